@@ -1,0 +1,30 @@
+// CLI: write the generated CRDs into a directory (default: the repo's crds/), or with
+// --check, fail when the directory differs from what the schemas produce.
+import { readFile, readdir, writeFile, mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { renderCrds } from './render.js';
+
+async function main(argv: string[]): Promise<number> {
+  const check = argv.includes('--check');
+  const dir = resolve(argv.find((a) => !a.startsWith('--')) ?? 'crds');
+  const wanted = renderCrds();
+  if (check) {
+    const present = (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.yaml'));
+    const stale = [...wanted.keys()].filter((f) => !present.includes(f));
+    for (const file of present) {
+      const text = await readFile(join(dir, file), 'utf8');
+      if (wanted.get(file) !== text) stale.push(file);
+    }
+    if (stale.length) {
+      process.stderr.write(`crds out of date in ${dir}: ${stale.join(', ')}; run npx nx run api:generate-crds\n`);
+      return 1;
+    }
+    return 0;
+  }
+  await mkdir(dir, { recursive: true });
+  for (const [file, text] of wanted) await writeFile(join(dir, file), text);
+  process.stdout.write(`wrote ${wanted.size} CRDs to ${dir}\n`);
+  return 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,25 @@
+// API group, version, kinds, and every label and annotation name flock reads or writes.
+// Existing clusters already use these exact names: never rename them.
+
+export const GROUP = 'flock.fritzlab.net';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+export const POOL_KIND = 'Pool';
+export const POOL_PLURAL = 'pools';
+export const NODECONFIG_KIND = 'NodeConfig';
+export const NODECONFIG_PLURAL = 'nodeconfigs';
+
+/** Node label: "false" keeps the flock agent off a node (the chart's DaemonSet affinity honours it). */
+export const AGENT_LABEL = `${GROUP}/agent`;
+/** Interface-ID algorithm for IPv6 pod addresses; on a Pod, or on a NodeConfig as the node default. */
+export const IP_ALGO_ANNOTATION = `${GROUP}/ip-algo`;
+/** Pod annotation: the pinned address(es) the pod keeps wherever it runs ("IP" or "IPv6,IPv4"). */
+export const PINNED_IP_ANNOTATION = `${GROUP}/pinned-ip`;
+/** Pod annotation: comma-separated anycast addresses the pod serves (put on its `lo`, announced while Ready). */
+export const ANYCAST_ANNOTATION = `${GROUP}/anycast`;
+/** Field manager names used for server-side apply. */
+export const OPERATOR_FIELD_MANAGER = 'flock-operator';
+export const AGENT_FIELD_MANAGER = 'flock-agent';
+/** Node condition the agent keeps False once the node's network is wired. */
+export const NETWORK_UNAVAILABLE_REASON = 'FlockReady';

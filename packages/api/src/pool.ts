@@ -1,0 +1,133 @@
+// Pool: address ranges, BGP settings and the nodes they apply to. Cluster-scoped, written by users.
+import { z } from 'zod';
+import { IpAlgo } from './annotations.js';
+import { Asn, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
+import { Condition, LabelSelector, ObjectMeta } from './meta.js';
+import { cidrString, splitCidr } from './net.js';
+import { withRules } from './rules.js';
+import { API_VERSION, POOL_KIND } from './names.js';
+
+/** A pool holds at most 2^32 node prefixes: nobody has more nodes, and counts stay exact. */
+export const MAX_NODE_PREFIX_BITS = 32;
+export const MAX_RANGES = 64;
+
+function nodePrefixRules(family: 4 | 6) {
+  const name = `ipv${family}`;
+  return [
+    {
+      cel: `!isCIDR(self.cidr) || self.nodePrefixLength > cidr(self.cidr).prefixLength()`,
+      message: `${name}.nodePrefixLength must be longer than the pool's prefix length`,
+      field: 'nodePrefixLength',
+      check: (v: { cidr: string; nodePrefixLength: number }) => {
+        const p = splitCidr(v.cidr);
+        return !p || v.nodePrefixLength > p.prefixLength;
+      },
+    },
+    {
+      cel: `!isCIDR(self.cidr) || self.nodePrefixLength - cidr(self.cidr).prefixLength() <= ${MAX_NODE_PREFIX_BITS}`,
+      message: `${name}: a pool holds at most 2^${MAX_NODE_PREFIX_BITS} node prefixes; shorten nodePrefixLength or lengthen the pool's prefix`,
+      field: 'nodePrefixLength',
+      check: (v: { cidr: string; nodePrefixLength: number }) => {
+        const p = splitCidr(v.cidr);
+        return !p || v.nodePrefixLength - p.prefixLength <= MAX_NODE_PREFIX_BITS;
+      },
+    },
+  ];
+}
+
+export const PoolIPv6 = withRules(
+  z.object({
+    cidr: cidrString('ipv6.cidr', 6).describe('The IPv6 range node prefixes are carved from, e.g. 2001:db8:100::/48.'),
+    nodePrefixLength: z
+      .int()
+      .min(48)
+      .max(120)
+      .default(64)
+      .describe("Length of each node's prefix (48..120, default 64); each pod gets one /128 from it."),
+  }),
+  nodePrefixRules(6),
+).describe('IPv6 addressing: every node gets one prefix of nodePrefixLength from cidr.');
+
+export const PoolIPv4 = withRules(
+  z.object({
+    cidr: cidrString('ipv4.cidr', 4).describe('The IPv4 range node slices are carved from, e.g. 192.0.2.0/24.'),
+    nodePrefixLength: z
+      .int()
+      .min(16)
+      .max(30)
+      .default(28)
+      .describe("Length of each node's IPv4 slice (16..30, default 28); the first and last address are never used."),
+  }),
+  nodePrefixRules(4),
+).describe('Optional IPv4 addressing: every node gets one slice of nodePrefixLength from cidr.');
+
+export const CidrList = (what: string) =>
+  z.object({
+    cidrs: z
+      .array(cidrString(`${what}.cidrs[]`))
+      .min(1)
+      .max(MAX_RANGES)
+      .describe(`The ${what} ranges (IPv6 or IPv4 CIDRs).`),
+  });
+
+export const PoolBgp = withRules(
+  z.object({
+    asn: Asn.describe('The ASN every node of this pool speaks as.'),
+    peers: z.array(PoolBgpPeer).max(MAX_PEERS).default([]).describe('Routers the nodes peer with.'),
+  }),
+  [uniquePeersRule('bgp.peers')],
+).describe('BGP: the nodes announce their prefixes to these peers.');
+
+export const PoolSpec = z
+  .object({
+    nodeSelector: LabelSelector.optional().describe('Nodes this pool applies to; absent or empty selects every node.'),
+    ipv6: PoolIPv6,
+    ipv4: PoolIPv4.optional(),
+    pinned: CidrList('pinned')
+      .optional()
+      .describe('Addresses a pod may request by annotation and keep when it moves to another node.'),
+    anycast: CidrList('anycast').optional().describe('The only ranges pods of this pool may announce as anycast.'),
+    bgp: PoolBgp,
+    ipAlgo: IpAlgo.optional().describe(
+      'Default interface-ID algorithm for pod IPv6 addresses on this pool\'s nodes (random, sequential, stable); pods may override it by annotation.',
+    ),
+  })
+  .describe('Desired state of a Pool.');
+export type PoolSpec = z.infer<typeof PoolSpec>;
+
+export const PrefixCounts = z
+  .object({
+    total: z.int().min(0).describe('Node prefixes the range holds.'),
+    allocated: z.int().min(0).describe('Node prefixes assigned to nodes.'),
+    quarantined: z.int().min(0).describe('Freed node prefixes not yet reusable.'),
+    free: z.int().min(0).describe('Node prefixes available now.'),
+  })
+  .describe('Node prefix counts of one address family.');
+
+export const PoolStatus = z
+  .object({
+    observedGeneration: z.int().min(0).optional().describe('The generation this status describes.'),
+    nodes: z.int().min(0).optional().describe('Nodes selected by this pool.'),
+    ipv6: PrefixCounts.optional(),
+    ipv4: PrefixCounts.optional(),
+    conditions: z.array(Condition).max(16).optional().describe('Ready, Exhausted, Overlap, NodeConflict.'),
+  })
+  .describe('Observed state of a Pool, written by the operator.');
+export type PoolStatus = z.infer<typeof PoolStatus>;
+
+export const Pool = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal(POOL_KIND),
+  metadata: ObjectMeta,
+  spec: PoolSpec,
+  status: PoolStatus.optional(),
+});
+export type Pool = z.infer<typeof Pool>;
+
+/** Pool condition types. */
+export const PoolConditions = {
+  Ready: 'Ready',
+  Exhausted: 'Exhausted',
+  Overlap: 'Overlap',
+  NodeConflict: 'NodeConflict',
+} as const;

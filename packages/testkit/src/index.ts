@@ -1,0 +1,2 @@
+export * from './preflight.js';
+export * from './netns.js';

@@ -1,0 +1,41 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '@flock/exec';
+import { Netns, liveNamespaces, vethBetween } from './netns.js';
+import { requireKernelTier } from './preflight.js';
+
+describe('Netns (kernel)', () => {
+  beforeAll(() => requireKernelTier('ping'));
+  const made: Netns[] = [];
+  afterEach(async () => {
+    for (const ns of made.splice(0)) await ns.destroy();
+  });
+
+  it('creates namespaces joined by a veth and removes them with their processes', async () => {
+    const a = await Netns.create('tka');
+    const b = await Netns.create('tkb');
+    made.push(a, b);
+    await vethBetween(a, 'va', b, 'vb');
+    await a.exec('ip', ['addr', 'add', '10.99.0.1/30', 'dev', 'va']);
+    await b.exec('ip', ['addr', 'add', '10.99.0.2/30', 'dev', 'vb']);
+    const ping = await a.exec('ping', ['-c', '1', '-W', '2', '10.99.0.2']);
+    expect(ping.stdout).toContain('1 received');
+    const sleeper = b.spawn('sleep', ['60']);
+    await a.destroy();
+    await b.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sleeper.exitCode !== null || sleeper.signalCode !== null).toBe(true);
+    const list = (await run('ip', ['netns', 'list'])).stdout;
+    expect(list).not.toContain(a.name);
+    expect(list).not.toContain(b.name);
+    expect(liveNamespaces()).not.toContain(a.name);
+  });
+
+  it('never touches the host namespace: the veth exists only inside', async () => {
+    const a = await Netns.create('tkc');
+    const b = await Netns.create('tkd');
+    made.push(a, b);
+    await vethBetween(a, 'vc', b, 'vd');
+    const host = (await run('ip', ['-o', 'link'])).stdout;
+    expect(host).not.toMatch(/\bvc@|\bvd@/);
+  });
+});

@@ -1,0 +1,54 @@
+// Kernel and cluster tests never skip: when root or a tool is missing they fail with a
+// message that says what to install.
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+/** Debian package that provides each tool the tests use. */
+const PACKAGE_OF: Record<string, string> = {
+  ip: 'iproute2',
+  nft: 'nftables',
+  bird: 'bird2',
+  birdc: 'bird2',
+  ping: 'iputils-ping',
+  socat: 'socat',
+  go: 'Go >= 1.26 (golang)',
+  kubectl: 'kubectl (./dev setup extracts it into .cache/bin)',
+  helm: 'helm (./dev setup extracts it into .cache/bin)',
+  'flock-controlplane': 'the test control plane (./dev setup builds it: scripts/build-controlplane.sh)',
+  cnitool: 'cnitool (./dev setup builds it: scripts/build-cnitool.sh)',
+};
+
+export function which(tool: string): string | undefined {
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+    const candidate = join(dir, tool);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      /* not in this directory */
+    }
+  }
+  return undefined;
+}
+
+/** Throw unless every tool is on PATH; the message lists what to install. */
+export function requireTools(...tools: string[]): void {
+  const missing = tools.filter((t) => !which(t));
+  if (missing.length) {
+    const how = missing.map((t) => `${t} (install: ${PACKAGE_OF[t] ?? t})`).join(', ');
+    throw new Error(`this test tier needs tools that are missing: ${how}. Run ./dev setup, or apt-get install them.`);
+  }
+}
+
+/** Throw unless running as root (network namespaces, nftables and BIRD need it). */
+export function requireRoot(): void {
+  if (process.getuid?.() !== 0) {
+    throw new Error('the kernel tier needs root (network namespaces, nftables, BIRD): run the tests as root, e.g. sudo ./dev test');
+  }
+}
+
+/** Preflight for kernel-tier tests: root plus the given tools. */
+export function requireKernelTier(...tools: string[]): void {
+  requireRoot();
+  requireTools('ip', ...tools);
+}

@@ -1,0 +1,48 @@
+// `npm test`: the whole suite, in the order that fails fastest. Every tier runs; a tier that
+// needs root or a tool that is missing fails with what to install (see @flock/testkit).
+//   1. nx sync:check   project references are in sync with the dependency graph
+//   2. lint, typecheck, build, unit tests of every project
+//   3. kernel tier     (root, network namespaces; one project at a time)
+//   4. cluster tier    (the real control plane; one project at a time)
+// It ends with one line "N passed, N failed" summed from every vitest run.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const results = join(root, '.cache', 'test-results');
+rmSync(results, { recursive: true, force: true });
+mkdirSync(results, { recursive: true });
+const only = process.argv.slice(2);
+
+const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false', FLOCK_TEST_RESULTS: results };
+const steps = [
+  ['nx sync:check', ['nx', 'sync:check']],
+  ['lint, typecheck, build, unit', ['nx', 'run-many', '-t', 'lint', 'typecheck', 'build', 'test', '--parallel=2', '--outputStyle=stream', '--skip-nx-cache']],
+  ['kernel tier', ['nx', 'run-many', '-t', 'test-kernel', '--parallel=1', '--outputStyle=stream']],
+  ['cluster tier', ['nx', 'run-many', '-t', 'test-cluster', '--parallel=1', '--outputStyle=stream']],
+].filter(([name]) => only.length === 0 || only.some((o) => name.includes(o)));
+
+let failedStep;
+for (const [name, args] of steps) {
+  process.stdout.write(`\n=== ${name} ===\n`);
+  const r = spawnSync('npx', args, { cwd: root, env, stdio: 'inherit' });
+  if (r.status !== 0) {
+    failedStep = name;
+    break;
+  }
+}
+
+let passed = 0;
+let failed = 0;
+for (const file of readdirSync(results).filter((f) => f.endsWith('.json'))) {
+  const report = JSON.parse(readFileSync(join(results, file), 'utf8'));
+  passed += report.numPassedTests ?? 0;
+  failed += (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0);
+}
+if (failedStep) {
+  process.stdout.write(`\nFAILED at step: ${failedStep}\n`);
+  if (failed === 0) failed = 1;
+}
+process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+process.exit(failedStep ? 1 : 0);

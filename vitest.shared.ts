@@ -1,0 +1,37 @@
+// Shared vitest settings. Test tiers are told apart by file name:
+//   *.test.ts          unit tier (pure logic, in-memory fakes)       -> target `test`
+//   *.kernel.test.ts   kernel tier (root, own network namespaces)    -> target `test-kernel`
+//   *.cluster.test.ts  cluster tier (real API server)                -> target `test-cluster`
+import { basename } from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+export type Tier = 'unit' | 'kernel' | 'cluster';
+
+const tierGlobs: Record<Tier, string> = {
+  unit: 'src/**/*.test.ts',
+  kernel: 'src/**/*.kernel.test.ts',
+  cluster: 'src/**/*.cluster.test.ts',
+};
+
+export function tierConfig(root: string) {
+  const tier = (process.env['FLOCK_TEST_TIER'] ?? 'unit') as Tier;
+  const exclude = tier === 'unit' ? ['**/*.kernel.test.ts', '**/*.cluster.test.ts'] : [];
+  return defineConfig({
+    root,
+    test: {
+      include: [tierGlobs[tier]],
+      exclude: ['**/node_modules/**', '**/dist/**', ...exclude],
+      environment: 'node',
+      testTimeout: tier === 'unit' ? 10_000 : 120_000,
+      hookTimeout: tier === 'unit' ? 10_000 : 300_000,
+      // Kernel and cluster tests share the machine's namespaces and ports: run files one by one.
+      fileParallelism: tier === 'unit',
+      // npm test sums these JSON reports into its closing "N passed, N failed" line.
+      reporters: process.env['FLOCK_TEST_RESULTS'] ? ['default', 'json'] : ['default'],
+      outputFile: process.env['FLOCK_TEST_RESULTS']
+        ? { json: `${process.env['FLOCK_TEST_RESULTS']}/${basename(root)}-${tier}.json` }
+        : {},
+      passWithNoTests: false,
+    },
+  });
+}
