@@ -15,12 +15,35 @@ rmSync(results, { recursive: true, force: true });
 mkdirSync(results, { recursive: true });
 const only = process.argv.slice(2);
 
-const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false', FLOCK_TEST_RESULTS: results };
+const env = {
+  ...process.env,
+  NX_DAEMON: 'false',
+  NX_NO_CLOUD: 'true',
+  NX_TUI: 'false',
+  FLOCK_TEST_RESULTS: results,
+};
 const steps = [
   ['nx sync:check', ['nx', 'sync:check']],
-  ['lint, typecheck, build, unit', ['nx', 'run-many', '-t', 'lint', 'typecheck', 'build', 'test', '--parallel=2', '--outputStyle=stream', '--skip-nx-cache']],
+  [
+    'lint, typecheck, build, unit',
+    [
+      'nx',
+      'run-many',
+      '-t',
+      'lint',
+      'typecheck',
+      'build',
+      'test',
+      '--parallel=2',
+      '--outputStyle=stream',
+      '--skip-nx-cache',
+    ],
+  ],
   ['kernel tier', ['nx', 'run-many', '-t', 'test-kernel', '--parallel=1', '--outputStyle=stream']],
-  ['cluster tier', ['nx', 'run-many', '-t', 'test-cluster', '--parallel=1', '--outputStyle=stream']],
+  [
+    'cluster tier',
+    ['nx', 'run-many', '-t', 'test-cluster', '--parallel=1', '--outputStyle=stream'],
+  ],
 ].filter(([name]) => only.length === 0 || only.some((o) => name.includes(o)));
 
 let failedStep;

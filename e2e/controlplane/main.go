@@ -1,13 +1,40 @@
+// Command flock-controlplane runs a real Kubernetes control plane for flock's
+// cluster and lab tests: embedded etcd, kube-apiserver, kube-controller-manager
+// and kube-scheduler built from the pinned k8s.io/kubernetes release, plus the
+// certificates and kubeconfigs they need. Each component runs as its own
+// process (a subcommand of this one binary); `up` supervises a whole set.
 package main
 
 import (
-	_ "go.etcd.io/etcd/server/v3/embed"
-	_ "k8s.io/component-base/cli"
-	_ "k8s.io/kubernetes/cmd/kube-apiserver/app"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler/app"
-	_ "k8s.io/client-go/tools/clientcmd"
-	_ "github.com/spf13/cobra"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/component-base/version"
 )
 
-func main() {}
+func main() {
+	root := &cobra.Command{
+		Use:   "flock-controlplane",
+		Short: "Test control plane for flock (etcd, kube-apiserver, kube-controller-manager, kube-scheduler)",
+		Long: `Test control plane for flock, built from k8s.io/kubernetes ` + version.Get().GitVersion + `.
+
+Typical use:
+  flock-controlplane up --dir /tmp/cp          # everything, on free ports; prints a JSON line
+Or piece by piece (each a long-running process):
+  flock-controlplane pki --dir D/pki --server https://127.0.0.1:6443
+  flock-controlplane etcd --data-dir D/etcd --listen-client-url http://127.0.0.1:2379 --listen-peer-url http://127.0.0.1:2380
+  flock-controlplane apiserver --pki-dir D/pki --secure-port=6443 --etcd-servers=http://127.0.0.1:2379
+  flock-controlplane controller-manager --pki-dir D/pki
+  flock-controlplane scheduler --pki-dir D/pki`,
+		SilenceUsage: true,
+		Version:      version.Get().GitVersion,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newPKICommand(), newMintCertCommand(), newEtcdCommand(), newUpCommand())
+	for _, c := range upstreamComponents {
+		root.AddCommand(c.command())
+	}
+	if err := root.Execute(); err != nil {
+		os.Exit(1)
+	}
+}

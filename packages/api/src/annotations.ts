@@ -30,7 +30,11 @@ function parseAddressList(raw: string, what: string): Parsed<{ ip: string; famil
   const out: { ip: string; family: Family }[] = [];
   for (const item of items) {
     const family = ipFamily(item);
-    if (!family) return { ok: false, error: `${what}: ${JSON.stringify(item)} is not an IPv4 or IPv6 address` };
+    if (!family)
+      return {
+        ok: false,
+        error: `${what}: ${JSON.stringify(item)} is not an IPv4 or IPv6 address`,
+      };
     out.push({ ip: item, family });
   }
   return { ok: true, value: out };
@@ -62,7 +66,10 @@ export function parseAnycast(raw: string | undefined): Parsed<string[]> | undefi
   if (!list.ok) return list;
   const ips = list.value.map((a) => a.ip);
   if (ips.length > MAX_ANYCAST_PER_POD) {
-    return { ok: false, error: `anycast: ${ips.length} addresses, at most ${MAX_ANYCAST_PER_POD} allowed` };
+    return {
+      ok: false,
+      error: `anycast: ${ips.length} addresses, at most ${MAX_ANYCAST_PER_POD} allowed`,
+    };
   }
   // Compare numerically: 2001:db8::1 and 2001:db8:0::1 are the same address.
   const keys = list.value.map((a) => `${a.family}/${ipToBigInt(a.ip)}`);

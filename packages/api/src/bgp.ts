@@ -7,19 +7,32 @@ import { withRules } from './rules.js';
 const RESERVED_ASNS = [0, 23456, 65535, 4294967295];
 
 /** A BGP autonomous system number (4-byte), excluding the reserved values. */
-export const Asn = withRules(z.int().min(1).max(4294967294).describe('Autonomous system number (1..4294967294).'), [
-  {
-    cel: 'self != 23456 && self != 65535',
-    message: 'ASN 23456 (AS_TRANS) and 65535 are reserved and cannot be used',
-    check: (n) => !RESERVED_ASNS.includes(n),
-  },
-]);
+export const Asn = withRules(
+  z.int().min(1).max(4294967294).describe('Autonomous system number (1..4294967294).'),
+  [
+    {
+      cel: 'self != 23456 && self != 65535',
+      message: 'ASN 23456 (AS_TRANS) and 65535 are reserved and cannot be used',
+      check: (n) => !RESERVED_ASNS.includes(n),
+    },
+  ],
+);
 
 export const SecretKeyRef = z
   .object({
     name: z.string().min(1).max(253).describe('Secret name.'),
-    namespace: z.string().min(1).max(63).optional().describe("Secret namespace; defaults to the flock agent's namespace."),
-    key: z.string().min(1).max(253).default('password').describe('Key in the Secret (default "password").'),
+    namespace: z
+      .string()
+      .min(1)
+      .max(63)
+      .optional()
+      .describe("Secret namespace; defaults to the flock agent's namespace."),
+    key: z
+      .string()
+      .min(1)
+      .max(253)
+      .default('password')
+      .describe('Key in the Secret (default "password").'),
   })
   .describe('Reference to a Secret key.');
 
@@ -27,17 +40,43 @@ export const SecretKeyRef = z
 export const BgpPeerSettings = {
   address: ipString('peer address').describe("The peer's IP address (the top-of-rack router)."),
   asn: Asn.describe("The peer's autonomous system number."),
-  passwordSecretRef: SecretKeyRef.optional().describe('TCP MD5 password for the session, from a Secret.'),
+  passwordSecretRef: SecretKeyRef.optional().describe(
+    'TCP MD5 password for the session, from a Secret.',
+  ),
   holdTime: withRules(z.int().min(0).max(65535), [
-    { cel: 'self == 0 || self >= 3', message: 'holdTime must be 0 (no keepalives) or at least 3 seconds', check: (n) => n === 0 || n >= 3 },
+    {
+      cel: 'self == 0 || self >= 3',
+      message: 'holdTime must be 0 (no keepalives) or at least 3 seconds',
+      check: (n) => n === 0 || n >= 3,
+    },
   ])
     .optional()
     .describe('BGP hold time in seconds (default 90 in BIRD; 0 disables keepalives).'),
-  keepaliveTime: z.int().min(1).max(21845).optional().describe('Keepalive interval in seconds (default hold time / 3).'),
-  gracefulRestart: z.boolean().optional().describe('Advertise graceful restart so routes survive an agent or BIRD restart (default true).'),
-  bfd: z.boolean().optional().describe('Run BFD on the session for sub-second failure detection (default false).'),
-  multihop: z.int().min(1).max(255).optional().describe('eBGP multihop TTL; absent means a directly connected peer.'),
-  sourceAddress: ipString('sourceAddress').optional().describe('Local address to source the session from; default: chosen by the kernel.'),
+  keepaliveTime: z
+    .int()
+    .min(1)
+    .max(21845)
+    .optional()
+    .describe('Keepalive interval in seconds (default hold time / 3).'),
+  gracefulRestart: z
+    .boolean()
+    .optional()
+    .describe(
+      'Advertise graceful restart so routes survive an agent or BIRD restart (default true).',
+    ),
+  bfd: z
+    .boolean()
+    .optional()
+    .describe('Run BFD on the session for sub-second failure detection (default false).'),
+  multihop: z
+    .int()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe('eBGP multihop TTL; absent means a directly connected peer.'),
+  sourceAddress: ipString('sourceAddress')
+    .optional()
+    .describe('Local address to source the session from; default: chosen by the kernel.'),
 };
 
 const peerRules = [
@@ -45,17 +84,24 @@ const peerRules = [
     cel: '!has(self.holdTime) || !has(self.keepaliveTime) || self.holdTime == 0 || self.keepaliveTime < self.holdTime',
     message: 'keepaliveTime must be shorter than holdTime',
     check: (p: { holdTime?: number | undefined; keepaliveTime?: number | undefined }) =>
-      p.holdTime === undefined || p.keepaliveTime === undefined || p.holdTime === 0 || p.keepaliveTime < p.holdTime,
+      p.holdTime === undefined ||
+      p.keepaliveTime === undefined ||
+      p.holdTime === 0 ||
+      p.keepaliveTime < p.holdTime,
   },
 ];
 
-export const NodeBgpPeer = withRules(z.object(BgpPeerSettings), peerRules).describe('A BGP peer of this node.');
+export const NodeBgpPeer = withRules(z.object(BgpPeerSettings), peerRules).describe(
+  'A BGP peer of this node.',
+);
 export type NodeBgpPeer = z.infer<typeof NodeBgpPeer>;
 
 export const PoolBgpPeer = withRules(
   z.object({
     ...BgpPeerSettings,
-    nodeSelector: LabelSelector.optional().describe('Nodes that peer with this router; absent means every node of the pool.'),
+    nodeSelector: LabelSelector.optional().describe(
+      'Nodes that peer with this router; absent means every node of the pool.',
+    ),
   }),
   peerRules,
 ).describe('A BGP peer; the operator gives it to the nodes its nodeSelector selects.');

@@ -5,20 +5,26 @@ import { withRules } from './rules.js';
 /** A label selector (metav1.LabelSelector). Empty or absent selects everything. */
 export const LabelSelectorRequirement = withRules(
   z.object({
-  key: z.string().min(1).max(317).describe('The label key the requirement applies to.'),
-  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']).describe('How the key relates to the values.'),
-  values: z
-    .array(z.string().max(63))
-    .max(64)
-    .optional()
-    .describe('Values for In and NotIn (must be non-empty there); empty for Exists and DoesNotExist.'),
+    key: z.string().min(1).max(317).describe('The label key the requirement applies to.'),
+    operator: z
+      .enum(['In', 'NotIn', 'Exists', 'DoesNotExist'])
+      .describe('How the key relates to the values.'),
+    values: z
+      .array(z.string().max(63))
+      .max(64)
+      .optional()
+      .describe(
+        'Values for In and NotIn (must be non-empty there); empty for Exists and DoesNotExist.',
+      ),
   }),
   [
     {
       cel: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
       message: 'values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist',
       check: (r) =>
-        r.operator === 'In' || r.operator === 'NotIn' ? (r.values?.length ?? 0) > 0 : (r.values?.length ?? 0) === 0,
+        r.operator === 'In' || r.operator === 'NotIn'
+          ? (r.values?.length ?? 0) > 0
+          : (r.values?.length ?? 0) === 0,
     },
   ],
 );
@@ -26,8 +32,15 @@ export type LabelSelectorRequirement = z.infer<typeof LabelSelectorRequirement>;
 
 export const LabelSelector = z
   .object({
-    matchLabels: z.record(z.string(), z.string()).optional().describe('Labels that must all match exactly.'),
-    matchExpressions: z.array(LabelSelectorRequirement).max(32).optional().describe('Requirements that must all hold.'),
+    matchLabels: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('Labels that must all match exactly.'),
+    matchExpressions: z
+      .array(LabelSelectorRequirement)
+      .max(32)
+      .optional()
+      .describe('Requirements that must all hold.'),
   })
   .describe('Selects objects by label; an empty selector selects every object.');
 export type LabelSelector = z.infer<typeof LabelSelector>;
@@ -41,7 +54,11 @@ export const Condition = z.object({
   reason: z.string().min(1).max(1024).describe('One CamelCase word saying why.'),
   message: z.string().max(32768).describe('What a person needs to know, in a sentence.'),
   lastTransitionTime: z.string().describe('When status last changed (RFC 3339).'),
-  observedGeneration: z.int().min(0).optional().describe('The .metadata.generation the condition was computed from.'),
+  observedGeneration: z
+    .int()
+    .min(0)
+    .optional()
+    .describe('The .metadata.generation the condition was computed from.'),
 });
 export type Condition = z.infer<typeof Condition>;
 
@@ -61,7 +78,10 @@ export const ObjectMeta = z.looseObject({
 export type ObjectMeta = z.infer<typeof ObjectMeta>;
 
 /** Does a label set satisfy a selector? (Same semantics as metav1.LabelSelectorAsSelector.) */
-export function matchesSelector(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
+export function matchesSelector(
+  selector: LabelSelector | undefined,
+  labels: Record<string, string> = {},
+): boolean {
   if (!selector) return true;
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
     if (labels[key] !== value) return false;

@@ -33,7 +33,8 @@ export function splitCidr(
 
 /** The address as a bigint (IPv4 in 32 bits, IPv6 in 128). Input must be a valid address. */
 export function ipToBigInt(ip: string): bigint {
-  if (isIPv4(ip)) return ip.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
+  if (isIPv4(ip))
+    return ip.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
   const [head = '', tail] = ip.split('::') as [string, string | undefined];
   const parse = (part: string): number[] =>
     part === ''
@@ -67,7 +68,8 @@ export function familyName(f?: Family): string {
 const example = (f?: Family, cidr = false) =>
   f === 4 ? (cidr ? '192.0.2.0/24' : '192.0.2.1') : cidr ? '2001:db8::/48' : '2001:db8::1';
 
-const celFamily = (f: Family | undefined, expr: string) => (f ? ` && ${expr}.family() == ${f}` : '');
+const celFamily = (f: Family | undefined, expr: string) =>
+  f ? ` && ${expr}.family() == ${f}` : '';
 
 /** An IP address of the given family (or either), e.g. a BGP peer. */
 export function ipString(what: string, family?: Family) {

@@ -13,7 +13,9 @@ export const NodeBgp = withRules(
     asn: Asn.describe('The ASN this node speaks as.'),
     routerID: ipString('bgp.routerID', 4)
       .optional()
-      .describe("BGP router ID; default: the node's IPv4 address, else a stable value derived from the node name."),
+      .describe(
+        "BGP router ID; default: the node's IPv4 address, else a stable value derived from the node name.",
+      ),
     peers: z.array(NodeBgpPeer).max(MAX_PEERS).default([]).describe('The BGP peers of this node.'),
   }),
   [uniquePeersRule('bgp.peers')],
@@ -23,12 +25,14 @@ export const NodeBgp = withRules(
 export const NODECONFIG_SPEC_TRANSITIONS = [
   {
     cel: 'self.cidr6 == oldSelf.cidr6',
-    message: 'cidr6 is immutable: a node prefix never moves (delete the NodeConfig to carve a new one)',
+    message:
+      'cidr6 is immutable: a node prefix never moves (delete the NodeConfig to carve a new one)',
     field: 'cidr6',
   },
   {
     cel: '!has(oldSelf.cidr4) || (has(self.cidr4) && self.cidr4 == oldSelf.cidr4)',
-    message: 'cidr4 cannot be changed or removed once set (delete the NodeConfig to carve a new one)',
+    message:
+      'cidr4 cannot be changed or removed once set (delete the NodeConfig to carve a new one)',
     field: 'cidr4',
   },
 ];
@@ -36,8 +40,12 @@ export const NODECONFIG_SPEC_TRANSITIONS = [
 export const NodeConfigSpec = withRules(
   z.object({
     pool: z.string().min(1).max(253).describe('Name of the Pool this node belongs to.'),
-    cidr6: cidrString('cidr6', 6).describe("The node's IPv6 prefix; pods get /128s from it. Never changes once set."),
-    cidr4: cidrString('cidr4', 4).optional().describe("The node's IPv4 slice; pods get /32s from it. Never changes once set."),
+    cidr6: cidrString('cidr6', 6).describe(
+      "The node's IPv6 prefix; pods get /128s from it. Never changes once set.",
+    ),
+    cidr4: cidrString('cidr4', 4)
+      .optional()
+      .describe("The node's IPv4 slice; pods get /32s from it. Never changes once set."),
     pinnedCIDRs: z
       .array(cidrString('pinnedCIDRs[]'))
       .max(MAX_RANGES)
@@ -59,8 +67,13 @@ export const BgpPeerStatus = z
   .object({
     address: z.string().describe('Peer address.'),
     asn: z.int().optional().describe('Peer ASN.'),
-    protocol: z.string().optional().describe("BIRD protocol name (for `birdc show protocols all NAME`)."),
-    state: z.string().describe('BGP state as BIRD reports it (Established, Active, Connect, Idle, ...).'),
+    protocol: z
+      .string()
+      .optional()
+      .describe('BIRD protocol name (for `birdc show protocols all NAME`).'),
+    state: z
+      .string()
+      .describe('BGP state as BIRD reports it (Established, Active, Connect, Idle, ...).'),
     since: z.string().optional().describe('When the state last changed, as BIRD reports it.'),
     info: z.string().optional().describe("BIRD's last error or extra information."),
     routesExported: z.int().min(0).optional().describe('Routes exported to this peer.'),
@@ -69,8 +82,16 @@ export const BgpPeerStatus = z
 
 export const NodeConfigStatus = z
   .object({
-    observedGeneration: z.int().min(0).optional().describe('The spec generation the agent has applied.'),
-    conditions: z.array(Condition).max(16).optional().describe('Ready, BGPEstablished, PolicyApplied.'),
+    observedGeneration: z
+      .int()
+      .min(0)
+      .optional()
+      .describe('The spec generation the agent has applied.'),
+    conditions: z
+      .array(Condition)
+      .max(16)
+      .optional()
+      .describe('Ready, BGPEstablished, PolicyApplied.'),
     allocations: z
       .object({
         pods: z.int().min(0).describe('Pods with committed addresses on this node.'),
@@ -81,7 +102,11 @@ export const NodeConfigStatus = z
       })
       .optional()
       .describe('Address allocation counts.'),
-    bgpPeers: z.array(BgpPeerStatus).max(MAX_PEERS).optional().describe('Per-peer BGP session state.'),
+    bgpPeers: z
+      .array(BgpPeerStatus)
+      .max(MAX_PEERS)
+      .optional()
+      .describe('Per-peer BGP session state.'),
     advertisedRoutes: z.int().min(0).optional().describe('Prefixes this node announces.'),
     agentVersion: z.string().optional().describe('Version of the agent that wrote this status.'),
   })

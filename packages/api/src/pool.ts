@@ -37,26 +37,34 @@ function nodePrefixRules(family: 4 | 6) {
 
 export const PoolIPv6 = withRules(
   z.object({
-    cidr: cidrString('ipv6.cidr', 6).describe('The IPv6 range node prefixes are carved from, e.g. 2001:db8:100::/48.'),
+    cidr: cidrString('ipv6.cidr', 6).describe(
+      'The IPv6 range node prefixes are carved from, e.g. 2001:db8:100::/48.',
+    ),
     nodePrefixLength: z
       .int()
       .min(48)
       .max(120)
       .default(64)
-      .describe("Length of each node's prefix (48..120, default 64); each pod gets one /128 from it."),
+      .describe(
+        "Length of each node's prefix (48..120, default 64); each pod gets one /128 from it.",
+      ),
   }),
   nodePrefixRules(6),
 ).describe('IPv6 addressing: every node gets one prefix of nodePrefixLength from cidr.');
 
 export const PoolIPv4 = withRules(
   z.object({
-    cidr: cidrString('ipv4.cidr', 4).describe('The IPv4 range node slices are carved from, e.g. 192.0.2.0/24.'),
+    cidr: cidrString('ipv4.cidr', 4).describe(
+      'The IPv4 range node slices are carved from, e.g. 192.0.2.0/24.',
+    ),
     nodePrefixLength: z
       .int()
       .min(16)
       .max(30)
       .default(28)
-      .describe("Length of each node's IPv4 slice (16..30, default 28); the first and last address are never used."),
+      .describe(
+        "Length of each node's IPv4 slice (16..30, default 28); the first and last address are never used.",
+      ),
   }),
   nodePrefixRules(4),
 ).describe('Optional IPv4 addressing: every node gets one slice of nodePrefixLength from cidr.');
@@ -80,16 +88,22 @@ export const PoolBgp = withRules(
 
 export const PoolSpec = z
   .object({
-    nodeSelector: LabelSelector.optional().describe('Nodes this pool applies to; absent or empty selects every node.'),
+    nodeSelector: LabelSelector.optional().describe(
+      'Nodes this pool applies to; absent or empty selects every node.',
+    ),
     ipv6: PoolIPv6,
     ipv4: PoolIPv4.optional(),
     pinned: CidrList('pinned')
       .optional()
-      .describe('Addresses a pod may request by annotation and keep when it moves to another node.'),
-    anycast: CidrList('anycast').optional().describe('The only ranges pods of this pool may announce as anycast.'),
+      .describe(
+        'Addresses a pod may request by annotation and keep when it moves to another node.',
+      ),
+    anycast: CidrList('anycast')
+      .optional()
+      .describe('The only ranges pods of this pool may announce as anycast.'),
     bgp: PoolBgp,
     ipAlgo: IpAlgo.optional().describe(
-      'Default interface-ID algorithm for pod IPv6 addresses on this pool\'s nodes (random, sequential, stable); pods may override it by annotation.',
+      "Default interface-ID algorithm for pod IPv6 addresses on this pool's nodes (random, sequential, stable); pods may override it by annotation.",
     ),
   })
   .describe('Desired state of a Pool.');
@@ -110,7 +124,11 @@ export const PoolStatus = z
     nodes: z.int().min(0).optional().describe('Nodes selected by this pool.'),
     ipv6: PrefixCounts.optional(),
     ipv4: PrefixCounts.optional(),
-    conditions: z.array(Condition).max(16).optional().describe('Ready, Exhausted, Overlap, NodeConflict.'),
+    conditions: z
+      .array(Condition)
+      .max(16)
+      .optional()
+      .describe('Ready, Exhausted, Overlap, NodeConflict.'),
   })
   .describe('Observed state of a Pool, written by the operator.');
 export type PoolStatus = z.infer<typeof PoolStatus>;

@@ -30,7 +30,9 @@ interface CelValidation {
 }
 
 function toCel(r: { cel: string; message: string; field?: string }): CelValidation {
-  return r.field ? { rule: r.cel, message: r.message, fieldPath: `.${r.field}` } : { rule: r.cel, message: r.message };
+  return r.field
+    ? { rule: r.cel, message: r.message, fieldPath: `.${r.field}` }
+    : { rule: r.cel, message: r.message };
 }
 
 /** Attach rules to a schema: zod checks them on parse, the CRD generator emits them as CEL. */
@@ -41,7 +43,8 @@ export function withRules<S extends z.ZodType>(
 ): S {
   const refined = schema.superRefine((value, ctx) => {
     for (const r of rules) {
-      if (!r.check(value)) ctx.addIssue({ code: 'custom', message: r.message, path: r.field ? [r.field] : [] });
+      if (!r.check(value))
+        ctx.addIssue({ code: 'custom', message: r.message, path: r.field ? [r.field] : [] });
     }
   }) as S;
   return refined.meta({ [VALIDATIONS_KEY]: [...rules.map(toCel), ...transitions.map(toCel)] }) as S;

@@ -38,7 +38,11 @@ export class CommandError extends Error {
 }
 
 /** Run `file` with `args` and resolve with its output; reject with a CommandError. */
-export function run(file: string, args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+export function run(
+  file: string,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<RunResult> {
   const { input, timeoutMs = 30_000, env, cwd, okCodes = [0] } = options;
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
@@ -74,8 +78,10 @@ export function run(file: string, args: readonly string[], options: RunOptions =
       const stdout = Buffer.concat(out).toString('utf8');
       const stderr = Buffer.concat(err).toString('utf8');
       if (failure) return reject(new CommandError(file, args, code, stderr, stdout, failure));
-      if (code === null) return reject(new CommandError(file, args, null, stderr, stdout, `killed by ${signal}`));
-      if (!okCodes.includes(code)) return reject(new CommandError(file, args, code, stderr, stdout, `exit code ${code}`));
+      if (code === null)
+        return reject(new CommandError(file, args, null, stderr, stdout, `killed by ${signal}`));
+      if (!okCodes.includes(code))
+        return reject(new CommandError(file, args, code, stderr, stdout, `exit code ${code}`));
       resolve({ stdout, stderr, code });
     });
     child.stdin.on('error', () => {

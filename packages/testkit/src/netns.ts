@@ -17,7 +17,9 @@ function installExitHook(): void {
 
 function destroySync(name: string): void {
   try {
-    const pids = execFileSync('ip', ['netns', 'pids', name], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
+    const pids = execFileSync('ip', ['netns', 'pids', name], { encoding: 'utf8' })
+      .split(/\s+/)
+      .filter(Boolean);
     for (const pid of pids) {
       try {
         process.kill(Number(pid), 'SIGKILL');
@@ -38,7 +40,8 @@ function destroySync(name: string): void {
 
 /** A short unique name: `<prefix>-<6 hex>` (prefix at most 8 characters). */
 export function uniqueName(prefix: string): string {
-  if (!/^[a-z][a-z0-9]{0,7}$/.test(prefix)) throw new Error(`bad namespace prefix ${JSON.stringify(prefix)}`);
+  if (!/^[a-z][a-z0-9]{0,7}$/.test(prefix))
+    throw new Error(`bad namespace prefix ${JSON.stringify(prefix)}`);
   return `${prefix}-${randomBytes(3).toString('hex')}`;
 }
 
@@ -88,7 +91,20 @@ export class Netns {
 
 /** Create a veth pair with one end in each namespace (names at most 15 characters). */
 export async function vethBetween(a: Netns, aIf: string, b: Netns, bIf: string): Promise<void> {
-  await run('ip', ['link', 'add', aIf, 'netns', a.name, 'type', 'veth', 'peer', 'name', bIf, 'netns', b.name]);
+  await run('ip', [
+    'link',
+    'add',
+    aIf,
+    'netns',
+    a.name,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    bIf,
+    'netns',
+    b.name,
+  ]);
   await a.exec('ip', ['link', 'set', aIf, 'up']);
   await b.exec('ip', ['link', 'set', bIf, 'up']);
 }

@@ -7,6 +7,8 @@ describe('preflight', () => {
   });
 
   it('fails with what to install', () => {
-    expect(() => requireTools('sh', 'bird-surely-missing')).toThrow(/bird-surely-missing \(install: bird-surely-missing\)/);
+    expect(() => requireTools('sh', 'bird-surely-missing')).toThrow(
+      /bird-surely-missing \(install: bird-surely-missing\)/,
+    );
   });
 });

@@ -14,7 +14,8 @@ const PACKAGE_OF: Record<string, string> = {
   go: 'Go >= 1.26 (golang)',
   kubectl: 'kubectl (./dev setup extracts it into .cache/bin)',
   helm: 'helm (./dev setup extracts it into .cache/bin)',
-  'flock-controlplane': 'the test control plane (./dev setup builds it: scripts/build-controlplane.sh)',
+  'flock-controlplane':
+    'the test control plane (./dev setup builds it: scripts/build-controlplane.sh)',
   cnitool: 'cnitool (./dev setup builds it: scripts/build-cnitool.sh)',
 };
 
@@ -36,14 +37,18 @@ export function requireTools(...tools: string[]): void {
   const missing = tools.filter((t) => !which(t));
   if (missing.length) {
     const how = missing.map((t) => `${t} (install: ${PACKAGE_OF[t] ?? t})`).join(', ');
-    throw new Error(`this test tier needs tools that are missing: ${how}. Run ./dev setup, or apt-get install them.`);
+    throw new Error(
+      `this test tier needs tools that are missing: ${how}. Run ./dev setup, or apt-get install them.`,
+    );
   }
 }
 
 /** Throw unless running as root (network namespaces, nftables and BIRD need it). */
 export function requireRoot(): void {
   if (process.getuid?.() !== 0) {
-    throw new Error('the kernel tier needs root (network namespaces, nftables, BIRD): run the tests as root, e.g. sudo ./dev test');
+    throw new Error(
+      'the kernel tier needs root (network namespaces, nftables, BIRD): run the tests as root, e.g. sudo ./dev test',
+    );
   }
 }
 

@@ -1,6 +1,13 @@
 // The CustomResourceDefinitions of flock, built from the zod schemas.
 import type { z } from 'zod';
-import { GROUP, NODECONFIG_KIND, NODECONFIG_PLURAL, POOL_KIND, POOL_PLURAL, VERSION } from '../names.js';
+import {
+  GROUP,
+  NODECONFIG_KIND,
+  NODECONFIG_PLURAL,
+  POOL_KIND,
+  POOL_PLURAL,
+  VERSION,
+} from '../names.js';
 import { NodeConfigSpec, NodeConfigStatus } from '../nodeconfig.js';
 import { PoolSpec, PoolStatus } from '../pool.js';
 import { structuralSchema, type JsonSchema } from './structural.js';
@@ -95,13 +102,39 @@ export const poolCrd = (): JsonSchema =>
     columns: [
       { name: 'IPv6', type: 'string', jsonPath: '.spec.ipv6.cidr', description: 'IPv6 range' },
       { name: 'IPv4', type: 'string', jsonPath: '.spec.ipv4.cidr', description: 'IPv4 range' },
-      { name: 'ASN', type: 'integer', jsonPath: '.spec.bgp.asn', description: 'BGP ASN of the nodes' },
+      {
+        name: 'ASN',
+        type: 'integer',
+        jsonPath: '.spec.bgp.asn',
+        description: 'BGP ASN of the nodes',
+      },
       { name: 'Nodes', type: 'integer', jsonPath: '.status.nodes', description: 'Nodes selected' },
-      { name: 'Used', type: 'integer', jsonPath: '.status.ipv6.allocated', description: 'IPv6 node prefixes assigned' },
-      { name: 'Free', type: 'integer', jsonPath: '.status.ipv6.free', description: 'IPv6 node prefixes free' },
-      { name: 'Ready', type: 'string', jsonPath: condition('Ready'), description: 'Ready condition' },
+      {
+        name: 'Used',
+        type: 'integer',
+        jsonPath: '.status.ipv6.allocated',
+        description: 'IPv6 node prefixes assigned',
+      },
+      {
+        name: 'Free',
+        type: 'integer',
+        jsonPath: '.status.ipv6.free',
+        description: 'IPv6 node prefixes free',
+      },
+      {
+        name: 'Ready',
+        type: 'string',
+        jsonPath: condition('Ready'),
+        description: 'Ready condition',
+      },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
-      { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', description: 'Why not ready', priority: 1 },
+      {
+        name: 'Reason',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+        description: 'Why not ready',
+        priority: 1,
+      },
     ],
   });
 
@@ -117,16 +150,58 @@ export const nodeConfigCrd = (): JsonSchema =>
     status: NodeConfigStatus,
     columns: [
       { name: 'Pool', type: 'string', jsonPath: '.spec.pool', description: 'Pool of this node' },
-      { name: 'CIDR6', type: 'string', jsonPath: '.spec.cidr6', description: "The node's IPv6 prefix" },
-      { name: 'CIDR4', type: 'string', jsonPath: '.spec.cidr4', description: "The node's IPv4 slice" },
-      { name: 'Pods', type: 'integer', jsonPath: '.status.allocations.pods', description: 'Pods with addresses' },
-      { name: 'Routes', type: 'integer', jsonPath: '.status.advertisedRoutes', description: 'Prefixes announced' },
-      { name: 'BGP', type: 'string', jsonPath: condition('BGPEstablished'), description: 'All BGP sessions established' },
-      { name: 'Policy', type: 'string', jsonPath: condition('PolicyApplied'), description: 'NetworkPolicy applied' },
+      {
+        name: 'CIDR6',
+        type: 'string',
+        jsonPath: '.spec.cidr6',
+        description: "The node's IPv6 prefix",
+      },
+      {
+        name: 'CIDR4',
+        type: 'string',
+        jsonPath: '.spec.cidr4',
+        description: "The node's IPv4 slice",
+      },
+      {
+        name: 'Pods',
+        type: 'integer',
+        jsonPath: '.status.allocations.pods',
+        description: 'Pods with addresses',
+      },
+      {
+        name: 'Routes',
+        type: 'integer',
+        jsonPath: '.status.advertisedRoutes',
+        description: 'Prefixes announced',
+      },
+      {
+        name: 'BGP',
+        type: 'string',
+        jsonPath: condition('BGPEstablished'),
+        description: 'All BGP sessions established',
+      },
+      {
+        name: 'Policy',
+        type: 'string',
+        jsonPath: condition('PolicyApplied'),
+        description: 'NetworkPolicy applied',
+      },
       { name: 'Ready', type: 'string', jsonPath: condition('Ready'), description: 'Agent ready' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
-      { name: 'ASN', type: 'integer', jsonPath: '.spec.bgp.asn', description: 'BGP ASN', priority: 1 },
-      { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', description: 'Why not ready', priority: 1 },
+      {
+        name: 'ASN',
+        type: 'integer',
+        jsonPath: '.spec.bgp.asn',
+        description: 'BGP ASN',
+        priority: 1,
+      },
+      {
+        name: 'Reason',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+        description: 'Why not ready',
+        priority: 1,
+      },
     ],
   });
 

@@ -16,7 +16,9 @@ async function main(argv: string[]): Promise<number> {
       if (wanted.get(file) !== text) stale.push(file);
     }
     if (stale.length) {
-      process.stderr.write(`crds out of date in ${dir}: ${stale.join(', ')}; run npx nx run api:generate-crds\n`);
+      process.stderr.write(
+        `crds out of date in ${dir}: ${stale.join(', ')}; run npx nx run api:generate-crds\n`,
+      );
       return 1;
     }
     return 0;

@@ -30,7 +30,10 @@ export function toStructural(node: JsonSchema, path = '$'): JsonSchema {
     }
     if (key === 'properties' && isObject(value)) {
       out[key] = Object.fromEntries(
-        Object.entries(value).map(([name, child]) => [name, toStructural(child as JsonSchema, `${path}.${name}`)]),
+        Object.entries(value).map(([name, child]) => [
+          name,
+          toStructural(child as JsonSchema, `${path}.${name}`),
+        ]),
       );
       continue;
     }
@@ -39,11 +42,17 @@ export function toStructural(node: JsonSchema, path = '$'): JsonSchema {
       continue;
     }
     if ((key === 'anyOf' || key === 'oneOf' || key === 'allOf') && Array.isArray(value)) {
-      throw new Error(`${path}: ${key} is not supported by flock's CRD generator; use a single type`);
+      throw new Error(
+        `${path}: ${key} is not supported by flock's CRD generator; use a single type`,
+      );
     }
     out[key] = value;
   }
-  if (out['type'] === undefined && !out['x-kubernetes-int-or-string'] && !out['x-kubernetes-preserve-unknown-fields']) {
+  if (
+    out['type'] === undefined &&
+    !out['x-kubernetes-int-or-string'] &&
+    !out['x-kubernetes-preserve-unknown-fields']
+  ) {
     throw new Error(`${path}: every node of a structural schema needs a type`);
   }
   if (Array.isArray(out['type'])) throw new Error(`${path}: type arrays are not structural`);
@@ -52,7 +61,11 @@ export function toStructural(node: JsonSchema, path = '$'): JsonSchema {
 
 /** The structural OpenAPI schema of a zod schema, as the API server will see it on input. */
 export function structuralSchema(schema: z.ZodType): JsonSchema {
-  const json = z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'throw' });
+  const json = z.toJSONSchema(schema, {
+    target: 'openapi-3.0',
+    io: 'input',
+    unrepresentable: 'throw',
+  });
   return toStructural(json as JsonSchema);
 }
 
@@ -67,16 +80,24 @@ export function structuralViolations(node: unknown, path = '$'): string[] {
   if (isObject(node['additionalProperties']) && node['properties']) {
     problems.push(`${path}: both properties and additionalProperties`);
   }
-  if (node['type'] === undefined && !node['x-kubernetes-int-or-string'] && !node['x-kubernetes-preserve-unknown-fields']) {
+  if (
+    node['type'] === undefined &&
+    !node['x-kubernetes-int-or-string'] &&
+    !node['x-kubernetes-preserve-unknown-fields']
+  ) {
     problems.push(`${path}: no type`);
   }
   if (Array.isArray(node['type'])) problems.push(`${path}: type is an array`);
-  for (const [name, child] of Object.entries((node['properties'] as JsonSchema | undefined) ?? {})) {
+  for (const [name, child] of Object.entries(
+    (node['properties'] as JsonSchema | undefined) ?? {},
+  )) {
     problems.push(...structuralViolations(child, `${path}.${name}`));
   }
   if (node['items']) problems.push(...structuralViolations(node['items'], `${path}[]`));
   if (isObject(node['additionalProperties'])) {
-    problems.push(...structuralViolations(node['additionalProperties'], `${path}.additionalProperties`));
+    problems.push(
+      ...structuralViolations(node['additionalProperties'], `${path}.additionalProperties`),
+    );
   }
   return problems;
 }

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { parseAnycast, parseIpAlgo, parsePinnedIp } from './annotations.js';
+
+describe('annotation grammars', () => {
+  it('ip-algo: trims, accepts known names, refuses others', () => {
+    expect(parseIpAlgo(undefined)).toBeUndefined();
+    expect(parseIpAlgo('  ')).toBeUndefined();
+    expect(parseIpAlgo(' stable\n')).toEqual({ ok: true, value: 'stable' });
+    expect(parseIpAlgo('random,stable')).toMatchObject({ ok: false });
+    expect(parseIpAlgo('Stable')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('"Stable"'),
+    });
+  });
+
+  it('pinned-ip: one address per family', () => {
+    expect(parsePinnedIp('2001:db8::5')).toEqual({ ok: true, value: { ipv6: '2001:db8::5' } });
+    expect(parsePinnedIp('2001:db8::5, 192.0.2.5')).toEqual({
+      ok: true,
+      value: { ipv6: '2001:db8::5', ipv4: '192.0.2.5' },
+    });
+    expect(parsePinnedIp('2001:db8::5,2001:db8::6')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('more than one IPv6'),
+    });
+    expect(parsePinnedIp('2001:db8::5/128')).toMatchObject({ ok: false });
+    expect(parsePinnedIp('fe80::1%eth0')).toMatchObject({ ok: false });
+  });
+
+  it('anycast: list of addresses, no duplicates even in another spelling', () => {
+    expect(parseAnycast('2001:db8:300::1,192.0.2.9')).toEqual({
+      ok: true,
+      value: ['2001:db8:300::1', '192.0.2.9'],
+    });
+    expect(parseAnycast('2001:db8::1,2001:db8:0::1')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('twice'),
+    });
+    expect(parseAnycast('$(reboot)')).toMatchObject({ ok: false });
+    const many = Array.from({ length: 17 }, (_, i) => `2001:db8::${i + 1}`).join(',');
+    expect(parseAnycast(many)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('at most 16'),
+    });
+  });
+});

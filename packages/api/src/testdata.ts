@@ -1,0 +1,172 @@
+// Example objects shared by the unit tests here and the cluster tests that apply them to a
+// real API server: each invalid case carries the message a user must see.
+import { API_VERSION, NODECONFIG_KIND, POOL_KIND } from './names.js';
+
+export const validPoolSpec = () => ({
+  nodeSelector: { matchLabels: { 'flock.fritzlab.net/pool': 'dc1' } },
+  ipv6: { cidr: '2001:db8:100::/48', nodePrefixLength: 64 },
+  ipv4: { cidr: '192.0.2.0/24', nodePrefixLength: 28 },
+  pinned: { cidrs: ['2001:db8:200::/64', '198.51.100.0/28'] },
+  anycast: { cidrs: ['2001:db8:300::/120'] },
+  bgp: {
+    asn: 64512,
+    peers: [
+      { address: '2001:db8:ffff::1', asn: 65000, holdTime: 9, keepaliveTime: 3 },
+      { address: '203.0.113.1', asn: 65000, nodeSelector: { matchLabels: { rack: 'r1' } } },
+    ],
+  },
+  ipAlgo: 'stable',
+});
+
+export const validNodeConfigSpec = () => ({
+  pool: 'dc1',
+  cidr6: '2001:db8:100::/64',
+  cidr4: '192.0.2.16/28',
+  pinnedCIDRs: ['2001:db8:200::/64'],
+  anycastCIDRs: ['2001:db8:300::/120'],
+  bgp: { asn: 64512, routerID: '192.0.2.17', peers: [{ address: '2001:db8:ffff::1', asn: 65000 }] },
+});
+
+export const poolObject = (name: string, spec: unknown) => ({
+  apiVersion: API_VERSION,
+  kind: POOL_KIND,
+  metadata: { name },
+  spec,
+});
+
+export const nodeConfigObject = (name: string, spec: unknown) => ({
+  apiVersion: API_VERSION,
+  kind: NODECONFIG_KIND,
+  metadata: { name },
+  spec,
+});
+
+type Spec = Record<string, unknown> & ReturnType<typeof validPoolSpec>;
+
+export interface InvalidCase {
+  name: string;
+  kind: 'Pool' | 'NodeConfig';
+  spec: unknown;
+  /** Text the user sees, from zod here and from the API server in the cluster tier. */
+  message: string;
+}
+
+const pool = (name: string, edit: (s: Spec) => void, message: string): InvalidCase => {
+  const spec = validPoolSpec() as Spec;
+  edit(spec);
+  return { name, kind: 'Pool', spec, message };
+};
+
+const nodeConfig = (
+  name: string,
+  edit: (s: ReturnType<typeof validNodeConfigSpec> & Record<string, unknown>) => void,
+  message: string,
+): InvalidCase => {
+  const spec = validNodeConfigSpec() as ReturnType<typeof validNodeConfigSpec> &
+    Record<string, unknown>;
+  edit(spec);
+  return { name, kind: 'NodeConfig', spec, message };
+};
+
+export const invalidCases: InvalidCase[] = [
+  pool(
+    'ipv6 cidr is not a CIDR',
+    (s) => (s.ipv6.cidr = '2001:db8::zz/48'),
+    'ipv6.cidr must be an IPv6 CIDR such as 2001:db8::/48',
+  ),
+  pool(
+    'ipv6 cidr is IPv4',
+    (s) => (s.ipv6.cidr = '10.0.0.0/8'),
+    'ipv6.cidr must be an IPv6 CIDR such as 2001:db8::/48',
+  ),
+  pool(
+    'ipv6 cidr has host bits',
+    (s) => (s.ipv6.cidr = '2001:db8:100::1/48'),
+    'ipv6.cidr has host bits set',
+  ),
+  pool(
+    'ipv4 cidr is IPv6',
+    (s) => (s.ipv4.cidr = '2001:db8::/64'),
+    'ipv4.cidr must be an IPv4 CIDR such as 192.0.2.0/24',
+  ),
+  pool(
+    'ipv4 cidr has host bits',
+    (s) => (s.ipv4.cidr = '192.0.2.1/24'),
+    'ipv4.cidr has host bits set',
+  ),
+  pool(
+    'node prefix not longer than the pool',
+    (s) => {
+      s.ipv6.cidr = '2001:db8::/64';
+      s.ipv6.nodePrefixLength = 64;
+    },
+    "ipv6.nodePrefixLength must be longer than the pool's prefix length",
+  ),
+  pool(
+    'ipv4 node prefix shorter than the pool',
+    (s) => (s.ipv4.nodePrefixLength = 20),
+    "ipv4.nodePrefixLength must be longer than the pool's prefix length",
+  ),
+  pool(
+    'too many node prefixes',
+    (s) => (s.ipv6.cidr = '2001:db8::/16'),
+    'a pool holds at most 2^32 node prefixes',
+  ),
+  pool(
+    'node prefix length out of range',
+    (s) => (s.ipv6.nodePrefixLength = 127),
+    'nodePrefixLength',
+  ),
+  pool('ASN zero', (s) => (s.bgp.asn = 0), 'bgp.asn'),
+  pool('ASN AS_TRANS', (s) => (s.bgp.asn = 23456), 'ASN 23456 (AS_TRANS) and 65535 are reserved'),
+  pool('ASN too large', (s) => (s.bgp.asn = 4294967296), 'bgp.asn'),
+  pool(
+    'peer address not an IP',
+    (s) => (s.bgp.peers[0]!.address = 'tor1.example'),
+    'peer address must be an IPv4 or IPv6 address',
+  ),
+  pool(
+    'duplicate peer',
+    (s) =>
+      s.bgp.peers.push({ address: '2001:db8:ffff::1', asn: 65001, holdTime: 9, keepaliveTime: 3 }),
+    'bgp.peers: each peer address may appear only once',
+  ),
+  pool(
+    'hold time 1 second',
+    (s) => (s.bgp.peers[0]!.holdTime = 1),
+    'holdTime must be 0 (no keepalives) or at least 3 seconds',
+  ),
+  pool(
+    'keepalive not shorter than hold',
+    (s) => (s.bgp.peers[0]!.keepaliveTime = 9),
+    'keepaliveTime must be shorter than holdTime',
+  ),
+  pool(
+    'anycast range not a CIDR',
+    (s) => (s.anycast.cidrs = ['2001:db8:300::']),
+    'anycast.cidrs[] must be an IPv4 or IPv6 CIDR',
+  ),
+  pool(
+    'pinned range with host bits',
+    (s) => (s.pinned.cidrs = ['2001:db8:200::5/64']),
+    'pinned.cidrs[] has host bits set',
+  ),
+  pool('unknown ip algorithm', (s) => (s.ipAlgo = 'fastest'), 'ipAlgo'),
+  pool(
+    'selector In without values',
+    (s) => (s.nodeSelector = { matchExpressions: [{ key: 'rack', operator: 'In' }] } as never),
+    'values must be non-empty for In and NotIn',
+  ),
+  pool('ipv6 missing', (s) => delete (s as Record<string, unknown>)['ipv6'], 'ipv6'),
+  nodeConfig(
+    'cidr6 not IPv6',
+    (s) => (s.cidr6 = '192.0.2.0/24'),
+    'cidr6 must be an IPv6 CIDR such as 2001:db8::/48',
+  ),
+  nodeConfig(
+    'router ID not IPv4',
+    (s) => (s.bgp.routerID = '2001:db8::1'),
+    'bgp.routerID must be an IPv4 address such as 192.0.2.1',
+  ),
+  nodeConfig('cidr4 host bits', (s) => (s.cidr4 = '192.0.2.17/28'), 'cidr4 has host bits set'),
+];

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Install everything flock's build and tests need, idempotently:
+#   Debian packages (BIRD 2, nftables, iproute2, ...), Node.js 24 (scripts/env.sh),
+#   npm packages (npm ci), kubectl + helm, the test control plane and cnitool (Go builds, cached).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/env.sh
+source scripts/env.sh
+
+step() { printf '\n\033[1m[setup] %s\033[0m\n' "$*"; }
+
+# --- Debian packages: command -> package ---------------------------------------------------
+declare -A APT=(
+  [bird]=bird2 [nft]=nftables [ip]=iproute2 [ping]=iputils-ping [socat]=socat
+  [tcpdump]=tcpdump [/usr/lib/cni/ptp]=containernetworking-plugins
+)
+missing=()
+for cmd in "${!APT[@]}"; do
+  if [[ "$cmd" == /* ]]; then [ -e "$cmd" ] || missing+=("${APT[$cmd]}")
+  else command -v "$cmd" >/dev/null 2>&1 || missing+=("${APT[$cmd]}"); fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  step "installing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup: need root to apt-get install ${missing[*]} (or install them yourself)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # Keep the packages' services (bird) from starting in the host namespace.
+  policy=/usr/sbin/policy-rc.d
+  had_policy=0; [ -e "$policy" ] && had_policy=1
+  [ $had_policy = 1 ] || { printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; }
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  [ $had_policy = 1 ] || rm -f "$policy"
+fi
+
+# --- npm packages ----------------------------------------------------------------------------
+stamp=node_modules/.flock-lock-hash
+want="$(sha256sum package-lock.json | cut -d' ' -f1)-$(node -v)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  step "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$want" >"$stamp"
+fi
+
+# --- kubectl and helm ------------------------------------------------------------------------
+node scripts/install-k8s-tools.mjs
+
+# --- Go builds: test control plane and cnitool (cached by content hash) -----------------------
+command -v go >/dev/null 2>&1 || { echo "setup: Go >= 1.26 is needed to build the test control plane (install golang)" >&2; exit 1; }
+for script in scripts/build-controlplane.sh scripts/build-cnitool.sh; do
+  [ -x "$script" ] && "$script"
+done
+step "toolchain ready: node $(node -v), $(kubectl version --client 2>/dev/null | head -1), helm $(helm version --short)"
