@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allCrds } from './definitions.js';
+import { renderReference } from './reference.js';
 import { renderCrds } from './render.js';
 import { structuralViolations, toStructural } from './structural.js';
 
@@ -17,6 +18,12 @@ describe('generated CRDs', () => {
     for (const [file, text] of renderCrds()) {
       expect(await readFile(join(repoCrds, file), 'utf8'), file).toBe(text);
     }
+  });
+
+  it('docs/reference.md is generated from the same schemas', async () => {
+    const reference = await readFile(join(repoCrds, '..', 'docs', 'reference.md'), 'utf8');
+    expect(reference).toBe(renderReference());
+    expect(reference).toContain('cidr6 is immutable');
   });
 
   it.each(crds())('%s obeys the structural schema rules', (_file, crd) => {

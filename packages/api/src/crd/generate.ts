@@ -1,12 +1,15 @@
-// CLI: write the generated CRDs into a directory (default: the repo's crds/), or with
-// --check, fail when the directory differs from what the schemas produce.
+// CLI: write the generated CRDs into a directory (default: the repo's crds/) and the field
+// reference next to it (--reference FILE), or with --check, fail when they differ.
 import { readFile, readdir, writeFile, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { renderReference } from './reference.js';
 import { renderCrds } from './render.js';
 
 async function main(argv: string[]): Promise<number> {
   const check = argv.includes('--check');
-  const dir = resolve(argv.find((a) => !a.startsWith('--')) ?? 'crds');
+  const refIndex = argv.indexOf('--reference');
+  const reference = refIndex >= 0 ? argv[refIndex + 1] : undefined;
+  const dir = resolve(argv.find((a, i) => !a.startsWith('--') && i !== refIndex + 1) ?? 'crds');
   const wanted = renderCrds();
   if (check) {
     const present = (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.yaml'));
@@ -25,6 +28,7 @@ async function main(argv: string[]): Promise<number> {
   }
   await mkdir(dir, { recursive: true });
   for (const [file, text] of wanted) await writeFile(join(dir, file), text);
+  if (reference) await writeFile(reference, renderReference());
   process.stdout.write(`wrote ${wanted.size} CRDs to ${dir}\n`);
   return 0;
 }
