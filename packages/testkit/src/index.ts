@@ -1,2 +1,4 @@
 export * from './preflight.js';
 export * from './netns.js';
+export * from './controlplane.js';
+export * from './kubectl.js';

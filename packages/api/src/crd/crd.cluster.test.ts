@@ -1,0 +1,125 @@
+// The generated CRDs on a real API server: established, CEL messages reach the user,
+// status subresource semantics, printer columns.
+import { join } from 'node:path';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubectl, startControlPlane, type ControlPlane } from '@flock/testkit';
+import { GROUP, NODECONFIG_PLURAL, POOL_PLURAL, VERSION } from '../names.js';
+import {
+  invalidCases,
+  nodeConfigObject,
+  poolObject,
+  validNodeConfigSpec,
+  validPoolSpec,
+} from '../testdata.js';
+
+const crdDir = join(import.meta.dirname, '..', '..', '..', '..', 'crds');
+
+describe('CRDs on the real API server', () => {
+  let cp: ControlPlane;
+  let api: CustomObjectsApi;
+  const k = (...args: string[]) => kubectl(cp.kubeconfigPath, args);
+
+  beforeAll(async () => {
+    cp = await startControlPlane();
+    api = cp.kubeConfig.makeApiClient(CustomObjectsApi);
+    await k('apply', '-f', crdDir);
+    await k(
+      'wait',
+      '--for',
+      'condition=established',
+      '--timeout=60s',
+      `crd/${POOL_PLURAL}.${GROUP}`,
+      `crd/${NODECONFIG_PLURAL}.${GROUP}`,
+    );
+  });
+  afterAll(async () => cp?.stop());
+
+  const create = (plural: string, body: object) =>
+    api.createClusterCustomObject({ group: GROUP, version: VERSION, plural, body });
+
+  it('accepts a valid Pool and NodeConfig and fills defaults', async () => {
+    const spec = validPoolSpec() as Record<string, unknown>;
+    spec['ipv6'] = { cidr: '2001:db8:100::/48' };
+    const pool = (await create(POOL_PLURAL, poolObject('valid', spec))) as {
+      spec: { ipv6: { nodePrefixLength: number } };
+    };
+    expect(pool.spec.ipv6.nodePrefixLength).toBe(64);
+    await create(NODECONFIG_PLURAL, nodeConfigObject('node-valid', validNodeConfigSpec()));
+  });
+
+  it.each(invalidCases.map((c, i) => [c.name, c, i] as const))(
+    'refuses: %s',
+    async (_name, c, i) => {
+      const body =
+        c.kind === 'Pool' ? poolObject(`bad-${i}`, c.spec) : nodeConfigObject(`bad-${i}`, c.spec);
+      const err = await create(c.kind === 'Pool' ? POOL_PLURAL : NODECONFIG_PLURAL, body).then(
+        () => undefined,
+        (e: { code?: number; body?: string }) => e,
+      );
+      expect(err, 'the API server accepted an invalid object').toBeDefined();
+      expect(err?.code).toBe(422);
+      expect(String(err?.body)).toContain(c.message);
+    },
+  );
+
+  it('keeps a NodeConfig prefix immutable', async () => {
+    await create(NODECONFIG_PLURAL, nodeConfigObject('node-immutable', validNodeConfigSpec()));
+    const patch = (spec: object) =>
+      k('patch', 'nodeconfig', 'node-immutable', '--type=merge', '-p', JSON.stringify({ spec }));
+    await expect(patch({ cidr6: '2001:db8:100:1::/64' })).rejects.toThrow(/cidr6 is immutable/);
+    await expect(patch({ cidr4: null })).rejects.toThrow(/cidr4 cannot be changed or removed/);
+    await patch({ anycastCIDRs: ['2001:db8:301::/120'] });
+  });
+
+  it('separates spec and status: each write leaves the other alone', async () => {
+    await create(NODECONFIG_PLURAL, nodeConfigObject('node-status', validNodeConfigSpec()));
+    const status = { observedGeneration: 1, advertisedRoutes: 3, conditions: [] };
+    // A status write through the main resource is ignored...
+    await k('patch', 'nodeconfig', 'node-status', '--type=merge', '-p', JSON.stringify({ status }));
+    let obj = JSON.parse((await k('get', 'nodeconfig', 'node-status', '-o', 'json')).stdout);
+    expect(obj.status).toBeUndefined();
+    // ...and through /status it lands without bumping the generation.
+    const gen = obj.metadata.generation;
+    await k(
+      'patch',
+      'nodeconfig',
+      'node-status',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status, spec: { pool: 'other' } }),
+    );
+    obj = JSON.parse((await k('get', 'nodeconfig', 'node-status', '-o', 'json')).stdout);
+    expect(obj.status.advertisedRoutes).toBe(3);
+    expect(obj.spec.pool).toBe('dc1');
+    expect(obj.metadata.generation).toBe(gen);
+    // A spec change bumps the generation, so observedGeneration tells a stale status apart.
+    await k(
+      'patch',
+      'nodeconfig',
+      'node-status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { anycastCIDRs: [] } }),
+    );
+    obj = JSON.parse((await k('get', 'nodeconfig', 'node-status', '-o', 'json')).stdout);
+    expect(obj.metadata.generation).toBe(gen + 1);
+    expect(obj.status.observedGeneration).toBe(1);
+  });
+
+  it('prints useful columns for kubectl get', async () => {
+    const pools = (await k('get', 'pools')).stdout;
+    expect(pools.split('\n')[0]).toMatch(
+      /NAME\s+IPV6\s+IPV4\s+ASN\s+NODES\s+USED\s+FREE\s+READY\s+AGE/,
+    );
+    expect(pools).toContain('2001:db8:100::/48');
+    const ncs = (await k('get', 'nodeconfigs')).stdout;
+    expect(ncs.split('\n')[0]).toMatch(
+      /NAME\s+POOL\s+CIDR6\s+CIDR4\s+PODS\s+ROUTES\s+BGP\s+POLICY\s+READY\s+AGE/,
+    );
+    expect(ncs).toMatch(/node-valid\s+dc1\s+2001:db8:100::\/64\s+192\.0\.2\.16\/28/);
+    const short = (await k('get', 'fnc', '-o', 'wide')).stdout;
+    expect(short.split('\n')[0]).toContain('ASN');
+  });
+});

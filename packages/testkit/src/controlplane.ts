@@ -1,0 +1,175 @@
+// Start the real test control plane (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler: e2e/controlplane, built by scripts/build-controlplane.sh) in a temp dir on
+// free ports, and hand back credentials. `stop()` leaves no process and no directory behind.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { run } from '@flock/exec';
+import { z } from 'zod';
+import { requireTools } from './preflight.js';
+
+export type Component = 'etcd' | 'apiserver' | 'controller-manager' | 'scheduler';
+
+export interface ControlPlaneOptions {
+  /** Components to run (default: etcd and apiserver). */
+  components?: Component[];
+  /** Extra upstream flags per component, e.g. { 'controller-manager': ['--node-monitor-grace-period=10s'] }. */
+  extraArgs?: Partial<Record<Component, string[]>>;
+  /** How long to wait for every component to be healthy (default 3 minutes). */
+  readyTimeoutMs?: number;
+}
+
+const UpState = z.object({
+  server: z.string(),
+  etcd: z.string(),
+  pkiDir: z.string(),
+  kubeconfig: z.string(),
+  caFile: z.string(),
+  adminCert: z.string(),
+  adminKey: z.string(),
+  logDir: z.string(),
+  pids: z.record(z.string(), z.number()),
+});
+export type ControlPlaneState = z.infer<typeof UpState>;
+
+export interface ControlPlane {
+  /** https://127.0.0.1:PORT */
+  server: string;
+  /** Admin kubeconfig file (user flock-admin in system:masters). */
+  kubeconfigPath: string;
+  /** The same credentials as a client-node KubeConfig. */
+  kubeConfig: KubeConfig;
+  state: ControlPlaneState;
+  dir: string;
+  /** A kubeconfig file for a user with the given groups (client certificate). */
+  mintUser(user: string, groups?: string[]): Promise<{ path: string; kubeConfig: KubeConfig }>;
+  /** A kubeconfig file for a ServiceAccount (a TokenRequest token); creates the account if needed. */
+  mintServiceAccount(
+    namespace: string,
+    name: string,
+  ): Promise<{ path: string; kubeConfig: KubeConfig; token: string }>;
+  /** Tail of a component's log, for failure messages. */
+  log(component: Component, lines?: number): Promise<string>;
+  /** Stop the components and remove the directory. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+const BINARY = 'flock-controlplane';
+
+/** Start a control plane; fails loudly (with what to build) if the binary is missing. */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  requireTools(BINARY);
+  const components = options.components ?? ['etcd', 'apiserver'];
+  const dir = await mkdtemp(join(tmpdir(), 'flock-cp-'));
+  const args = ['up', '--dir', dir, '--components', components.join(','), '--etcd-unsafe-no-fsync'];
+  args.push(`--ready-timeout=${Math.round((options.readyTimeoutMs ?? 180_000) / 1000)}s`);
+  for (const [component, extra] of Object.entries(options.extraArgs ?? {})) {
+    for (const a of extra ?? []) args.push(`--${component}-arg=${a}`);
+  }
+  const child = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-8192);
+  });
+  let state: ControlPlaneState;
+  try {
+    state = await firstJsonLine(child);
+  } catch (e) {
+    child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`the test control plane did not start: ${(e as Error).message}\n${stderr}`);
+  }
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(state.kubeconfig);
+  let stopped = false;
+
+  const cp: ControlPlane = {
+    server: state.server,
+    kubeconfigPath: state.kubeconfig,
+    kubeConfig,
+    state,
+    dir,
+    async mintUser(user, groups = []) {
+      const path = join(dir, `user-${user.replace(/[^a-zA-Z0-9_.-]/g, '_')}.kubeconfig`);
+      await run(BINARY, [
+        'mint-cert',
+        '--dir',
+        state.pkiDir,
+        '--user',
+        user,
+        ...groups.flatMap((g) => ['--group', g]),
+        '--out',
+        path,
+      ]);
+      const kc = new KubeConfig();
+      kc.loadFromFile(path);
+      return { path, kubeConfig: kc };
+    },
+    async mintServiceAccount(namespace, name) {
+      const core = kubeConfig.makeApiClient(CoreV1Api);
+      await core
+        .createNamespacedServiceAccount({ namespace, body: { metadata: { name } } })
+        .catch((e: unknown) => {
+          if ((e as { code?: number }).code !== 409) throw e;
+        });
+      const tr = await core.createNamespacedServiceAccountToken({
+        name,
+        namespace,
+        body: { spec: { audiences: [], expirationSeconds: 3600 } },
+      });
+      const token = tr.status?.token;
+      if (!token) throw new Error(`no token issued for ${namespace}/${name}`);
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'flock-test', server: state.server, caFile: state.caFile }],
+        users: [{ name: `${namespace}-${name}`, token }],
+        contexts: [{ name: 'sa', cluster: 'flock-test', user: `${namespace}-${name}` }],
+        currentContext: 'sa',
+      });
+      const path = join(dir, `sa-${namespace}-${name}.kubeconfig`);
+      await writeFile(path, kc.exportConfig(), { mode: 0o600 });
+      return { path, kubeConfig: kc, token };
+    },
+    async log(component, lines = 40) {
+      const text = await readFile(join(state.logDir, `${component}.log`), 'utf8').catch(() => '');
+      return text.split('\n').slice(-lines).join('\n');
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await terminate(child);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return cp;
+}
+
+function firstJsonLine(child: ChildProcess): Promise<ControlPlaneState> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    const onExit = (code: number | null) =>
+      reject(new Error(`flock-controlplane up exited with ${code}`));
+    child.once('exit', onExit);
+    lines.once('line', (line) => {
+      child.off('exit', onExit);
+      try {
+        resolve(UpState.parse(JSON.parse(line)));
+      } catch (e) {
+        reject(new Error(`unexpected output ${JSON.stringify(line)}: ${(e as Error).message}`));
+      }
+    });
+  });
+}
+
+/** SIGTERM (up stops its children in order), then SIGKILL after 20 s. */
+async function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
