@@ -51,7 +51,7 @@ export const BgpPeerSettings = {
     },
   ])
     .optional()
-    .describe('BGP hold time in seconds (default 90 in BIRD; 0 disables keepalives).'),
+    .describe('BGP hold time in seconds (default 240 as in BIRD; 0 disables keepalives).'),
   keepaliveTime: z
     .int()
     .min(1)
@@ -79,7 +79,18 @@ export const BgpPeerSettings = {
     .describe('Local address to source the session from; default: chosen by the kernel.'),
 };
 
+/** BIRD's hold time when none is configured. */
+export const DEFAULT_HOLD_TIME = 240;
+
 const peerRules = [
+  {
+    cel: `has(self.holdTime) || !has(self.keepaliveTime) || self.keepaliveTime < ${DEFAULT_HOLD_TIME}`,
+    message: `keepaliveTime must be shorter than the default holdTime of ${DEFAULT_HOLD_TIME} seconds (or set holdTime)`,
+    check: (p: { holdTime?: number | undefined; keepaliveTime?: number | undefined }) =>
+      p.holdTime !== undefined ||
+      p.keepaliveTime === undefined ||
+      p.keepaliveTime < DEFAULT_HOLD_TIME,
+  },
   {
     cel: '!has(self.holdTime) || !has(self.keepaliveTime) || self.holdTime == 0 || self.keepaliveTime < self.holdTime',
     message: 'keepaliveTime must be shorter than holdTime',
