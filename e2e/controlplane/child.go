@@ -27,11 +27,20 @@ func startChild(name, logPath string, args ...string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Exec through /proc/self/exe: it still works when a rebuild has replaced or
+	// pruned the binary file since `up` started. argv[0] keeps the real path for ps.
+	path := self
+	if _, err := os.Stat("/proc/self/exe"); err == nil {
+		path = "/proc/self/exe"
+	}
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, args...)
+	// Logs are appended across runs in the same directory; mark where this one starts.
+	fmt.Fprintf(logFile, "=== %s flock-controlplane %s\n", time.Now().Format(time.RFC3339), strings.Join(args, " "))
+	cmd := exec.Command(path, args...)
+	cmd.Args[0] = self
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -6,13 +6,28 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/component-base/version"
 )
 
 func main() {
+	// Upstream components get their argv untouched, exactly as in their own binaries.
+	if len(os.Args) > 1 {
+		for _, c := range upstreamComponents {
+			if os.Args[1] == c.use {
+				c.run(os.Args[2:])
+			}
+		}
+	}
+	// Kubernetes packages register flags (e.g. --version) on pflag.CommandLine,
+	// which cobra merges into every command; they mean nothing for ours.
+	pflag.CommandLine.VisitAll(func(f *pflag.Flag) { f.Hidden = true })
+
 	root := &cobra.Command{
 		Use:   "flock-controlplane",
 		Short: "Test control plane for flock (etcd, kube-apiserver, kube-controller-manager, kube-scheduler)",
@@ -27,14 +42,26 @@ Or piece by piece (each a long-running process):
   flock-controlplane controller-manager --pki-dir D/pki
   flock-controlplane scheduler --pki-dir D/pki`,
 		SilenceUsage: true,
-		Version:      version.Get().GitVersion,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newPKICommand(), newMintCertCommand(), newEtcdCommand(), newUpCommand())
+	root.AddCommand(newPKICommand(), newMintCertCommand(), newEtcdCommand(), newUpCommand(), newVersionCommand())
 	for _, c := range upstreamComponents {
 		root.AddCommand(c.command())
 	}
 	if err := root.Execute(); err != nil {
 		os.Exit(1)
+	}
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the Kubernetes version info (as the API server's /version reports it)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			data, err := json.MarshalIndent(version.Get(), "", "  ")
+			fmt.Fprintln(cmd.OutOrStdout(), string(data))
+			return err
+		},
 	}
 }

@@ -25,6 +25,14 @@ const (
 	fileAPIServerKey  = "apiserver.key"
 	fileSAKey         = "sa.key" // service-account token signing key (private)
 	fileSAPub         = "sa.pub" // service-account token verification key (public)
+	// The aggregation layer's own CA and the client cert the API server presents to
+	// aggregated API servers. Without a requestheader CA, controller-manager and
+	// scheduler log an error about extension-apiserver-authentication every few seconds.
+	fileFrontProxyCACert = "front-proxy-ca.crt"
+	fileFrontProxyCAKey  = "front-proxy-ca.key"
+	fileFrontProxyCert   = "front-proxy-client.crt"
+	fileFrontProxyKey    = "front-proxy-client.key"
+	frontProxyUser       = "front-proxy-client"
 )
 
 const (
@@ -59,6 +67,8 @@ func newPKICommand() *cobra.Command {
   apiserver.crt apiserver.key       API server serving cert (127.0.0.1, ::1, localhost,
                                     kubernetes.default.svc..., 10.96.0.1, plus --san)
   sa.key sa.pub                     service-account token signing / verification keys
+  front-proxy-ca.{crt,key}          aggregation-layer CA (--requestheader-client-ca-file)
+  front-proxy-client.{crt,key}      CN=front-proxy-client, the API server's proxy client cert
   admin.{crt,key,kubeconfig}        CN=flock-admin, O=system:masters
   controller-manager.{crt,key,kubeconfig}  CN=system:kube-controller-manager
   scheduler.{crt,key,kubeconfig}           CN=system:kube-scheduler
@@ -85,8 +95,15 @@ func writePKI(dir, server string, sans []string) error {
 	}
 	p := func(name string) string { return filepath.Join(dir, name) }
 
-	ca, err := loadOrCreateCA(dir)
+	ca, err := loadOrCreateCA(p(fileCACert), p(fileCAKey), "flock-test-ca")
 	if err != nil {
+		return err
+	}
+	frontProxyCA, err := loadOrCreateCA(p(fileFrontProxyCACert), p(fileFrontProxyCAKey), "flock-test-front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	if _, err := loadOrIssueClient(frontProxyCA, p(fileFrontProxyCert), p(fileFrontProxyKey), frontProxyUser, nil); err != nil {
 		return err
 	}
 
@@ -134,12 +151,11 @@ func writePKI(dir, server string, sans []string) error {
 	return nil
 }
 
-func loadOrCreateCA(dir string) (*keyPair, error) {
-	certPath, keyPath := filepath.Join(dir, fileCACert), filepath.Join(dir, fileCAKey)
+func loadOrCreateCA(certPath, keyPath, cn string) (*keyPair, error) {
 	if exists(certPath) {
 		return loadKeyPair(certPath, keyPath)
 	}
-	ca, err := newCA("flock-test-ca", caValidity)
+	ca, err := newCA(cn, caValidity)
 	if err != nil {
 		return nil, err
 	}

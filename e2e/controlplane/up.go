@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -31,6 +32,7 @@ type upOptions struct {
 	apiPort    int
 	etcdURL    string // external etcd, when etcd is not among the components
 	server     string // external API server, when apiserver is not among the components
+	sans       []string
 	noFsync    bool
 	timeout    time.Duration
 	extra      map[string]*[]string // component -> extra upstream args
@@ -78,6 +80,7 @@ If a component exits on its own, the others are stopped and up exits 1.`,
 	f.IntVar(&o.apiPort, "apiserver-port", 0, "API server port (0 = pick a free one)")
 	f.StringVar(&o.etcdURL, "etcd-url", "", "existing etcd to use when etcd is not among --components")
 	f.StringVar(&o.server, "server", "", "existing API server when apiserver is not among --components")
+	f.StringSliceVar(&o.sans, "san", nil, "extra IP/DNS name for the API server certificate (see pki); repeatable")
 	f.BoolVar(&o.noFsync, "etcd-unsafe-no-fsync", false, "run etcd without fsync (faster tests)")
 	f.DurationVar(&o.timeout, "ready-timeout", 2*time.Minute, "how long each component may take to become healthy")
 	for _, c := range allComponents[1:] {
@@ -87,7 +90,7 @@ If a component exits on its own, the others are stopped and up exits 1.`,
 	return cmd
 }
 
-func runUp(ctx context.Context, o upOptions, stdout interface{ Write([]byte) (int, error) }) error {
+func runUp(ctx context.Context, o upOptions, stdout io.Writer) error {
 	for _, c := range o.components {
 		if !slices.Contains(allComponents, c) {
 			return fmt.Errorf("unknown component %q (want some of %v)", c, allComponents)
@@ -103,20 +106,34 @@ func runUp(ctx context.Context, o upOptions, stdout interface{ Write([]byte) (in
 		return err
 	}
 
+	// Ports: chosen up front, because the kubeconfigs written by pki name the server.
+	ports := map[string]int{"etcd": o.etcdPort, "apiserver": o.apiPort}
+	var unset []string
+	for _, name := range []string{"etcd", "etcd-peer", "apiserver", "controller-manager", "scheduler"} {
+		if ports[name] == 0 {
+			unset = append(unset, name)
+		}
+	}
+	free, err := freePorts(len(unset))
+	if err != nil {
+		return err
+	}
+	for i, name := range unset {
+		ports[name] = free[i]
+	}
 	if has("etcd") {
-		o.etcdURL = loopbackURL("http", must(orFreePort(o.etcdPort)))
+		o.etcdURL = loopbackURL("http", ports["etcd"])
 	} else if o.etcdURL == "" && has("apiserver") {
 		return fmt.Errorf("--etcd-url is required when etcd is not among --components")
 	}
 	if has("apiserver") {
-		o.server = loopbackURL("https", must(orFreePort(o.apiPort)))
+		o.server = loopbackURL("https", ports["apiserver"])
 	} else if o.server == "" {
 		return fmt.Errorf("--server is required when apiserver is not among --components")
 	}
-	if err := writePKI(pkiDir, o.server, nil); err != nil {
+	if err := writePKI(pkiDir, o.server, o.sans); err != nil {
 		return fmt.Errorf("pki: %w", err)
 	}
-	adminKubeconfig := filepath.Join(pkiDir, "admin.kubeconfig")
 
 	var children []*child
 	defer func() { // reverse order: dependents first
@@ -125,44 +142,42 @@ func runUp(ctx context.Context, o upOptions, stdout interface{ Write([]byte) (in
 			children[i].stop(20 * time.Second)
 		}
 	}()
-	start := func(name, healthURL string, args ...string) error {
+	for _, name := range allComponents { // dependency order
+		if !has(name) {
+			continue
+		}
+		var health string
+		var args []string
+		switch name {
+		case "etcd":
+			health = o.etcdURL + "/health"
+			args = []string{"etcd", "--data-dir", filepath.Join(dir, "etcd"), "--listen-client-url", o.etcdURL,
+				"--listen-peer-url", loopbackURL("http", ports["etcd-peer"]),
+				"--unsafe-no-fsync=" + strconv.FormatBool(o.noFsync)}
+		case "apiserver":
+			health = o.server + "/readyz"
+			args = []string{"apiserver", "--pki-dir", pkiDir, "--secure-port=" + strconv.Itoa(ports[name]),
+				"--etcd-servers=" + o.etcdURL}
+		default: // controller-manager, scheduler: serve /healthz on a free port
+			health = loopbackURL("https", ports[name]) + "/healthz"
+			args = []string{name, "--pki-dir", pkiDir, "--secure-port=" + strconv.Itoa(ports[name])}
+		}
+		if name != "etcd" {
+			args = append(args, *o.extra[name]...)
+		}
 		c, err := startChild(name, filepath.Join(logDir, name+".log"), args...)
 		if err != nil {
 			return err
 		}
 		children = append(children, c)
-		fmt.Fprintf(os.Stderr, "flock-controlplane up: started %s (pid %d), waiting for %s\n", name, c.cmd.Process.Pid, healthURL)
-		return waitHealthy(ctx, c, healthURL, pkiDir, o.timeout)
-	}
-
-	for _, name := range allComponents { // dependency order
-		if !has(name) {
-			continue
-		}
-		var err error
-		switch name {
-		case "etcd":
-			peer := loopbackURL("http", must(freePort()))
-			err = start(name, o.etcdURL+"/health", "etcd", "--data-dir", filepath.Join(dir, "etcd"),
-				"--listen-client-url", o.etcdURL, "--listen-peer-url", peer,
-				"--unsafe-no-fsync="+strconv.FormatBool(o.noFsync))
-		case "apiserver":
-			_, port, _ := net.SplitHostPort(o.server[len("https://"):])
-			args := []string{"apiserver", "--pki-dir", pkiDir, "--secure-port=" + port, "--etcd-servers=" + o.etcdURL}
-			err = start(name, o.server+"/readyz", append(args, *o.extra[name]...)...)
-		default: // controller-manager, scheduler: serve /healthz on a free port
-			port := must(freePort())
-			args := []string{name, "--pki-dir", pkiDir, "--secure-port=" + strconv.Itoa(port),
-				"--kubeconfig=" + filepath.Join(pkiDir, name+".kubeconfig")}
-			err = start(name, loopbackURL("https", port)+"/healthz", append(args, *o.extra[name]...)...)
-		}
-		if err != nil {
+		fmt.Fprintf(os.Stderr, "flock-controlplane up: started %s (pid %d), waiting for %s\n", name, c.cmd.Process.Pid, health)
+		if err := waitHealthy(ctx, c, health, pkiDir, o.timeout); err != nil {
 			return err
 		}
 	}
 
 	state := upState{
-		Server: o.server, Etcd: o.etcdURL, PKIDir: pkiDir, Kubeconfig: adminKubeconfig,
+		Server: o.server, Etcd: o.etcdURL, PKIDir: pkiDir, Kubeconfig: filepath.Join(pkiDir, "admin.kubeconfig"),
 		CAFile: filepath.Join(pkiDir, fileCACert), AdminCert: filepath.Join(pkiDir, "admin.crt"),
 		AdminKey: filepath.Join(pkiDir, "admin.key"), LogDir: logDir, PIDs: map[string]int{},
 	}
@@ -195,27 +210,18 @@ func loopbackURL(scheme string, port int) string {
 	return scheme + "://127.0.0.1:" + strconv.Itoa(port)
 }
 
-// freePort asks the kernel for an unused loopback port. Another process could
-// take it before the component binds it; on this test machine that is rare.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// freePorts asks the kernel for n distinct unused loopback ports (all listeners
+// are held open until every port is known). Another process could still take
+// one before the component binds it; on a test machine that is rare.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func orFreePort(port int) (int, error) {
-	if port != 0 {
-		return port, nil
-	}
-	return freePort()
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
+	return ports, nil
 }

@@ -10,6 +10,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,9 @@ type upstreamComponent struct {
 	use        string
 	short      string
 	newCommand func() *cobra.Command
-	defaults   func(pkiDir string) []flagDefault
+	note       string // appended to the help text
+	// defaults for a PKI dir; given holds the flags the caller passed (name -> last value).
+	defaults func(pkiDir string, given map[string]string) []flagDefault
 }
 
 var upstreamComponents = []upstreamComponent{
@@ -43,10 +46,12 @@ var upstreamComponents = []upstreamComponent{
 		use:        "apiserver",
 		short:      "Run kube-apiserver (upstream flags; --pki-dir adds test defaults)",
 		newCommand: apiserver.NewAPIServerCommand,
-		defaults: func(d string) []flagDefault {
+		note:       "--endpoint-reconciler-type defaults to none for a loopback --advertise-address, else lease.\n",
+		defaults: func(d string, given map[string]string) []flagDefault {
 			return []flagDefault{
 				{"bind-address", "127.0.0.1"},
 				{"advertise-address", "127.0.0.1"},
+				{"endpoint-reconciler-type", endpointReconciler(given)},
 				{"secure-port", "6443"},
 				{"etcd-servers", "http://127.0.0.1:2379"},
 				{"tls-cert-file", filepath.Join(d, fileAPIServerCert)},
@@ -61,6 +66,14 @@ var upstreamComponents = []upstreamComponent{
 				{"service-account-key-file", filepath.Join(d, fileSAPub)},
 				{"service-account-signing-key-file", filepath.Join(d, fileSAKey)},
 				{"service-cluster-ip-range", "10.96.0.0/12"},
+				// Aggregation layer, as kubeadm sets it up.
+				{"requestheader-client-ca-file", filepath.Join(d, fileFrontProxyCACert)},
+				{"requestheader-allowed-names", frontProxyUser},
+				{"requestheader-username-headers", "X-Remote-User"},
+				{"requestheader-group-headers", "X-Remote-Group"},
+				{"requestheader-extra-headers-prefix", "X-Remote-Extra-"},
+				{"proxy-client-cert-file", filepath.Join(d, fileFrontProxyCert)},
+				{"proxy-client-key-file", filepath.Join(d, fileFrontProxyKey)},
 			}
 		},
 	},
@@ -68,7 +81,7 @@ var upstreamComponents = []upstreamComponent{
 		use:        "controller-manager",
 		short:      "Run kube-controller-manager (upstream flags; --pki-dir adds test defaults)",
 		newCommand: controllermanager.NewControllerManagerCommand,
-		defaults: func(d string) []flagDefault {
+		defaults: func(d string, _ map[string]string) []flagDefault {
 			kc := filepath.Join(d, "controller-manager.kubeconfig")
 			return []flagDefault{
 				{"kubeconfig", kc},
@@ -95,7 +108,7 @@ var upstreamComponents = []upstreamComponent{
 		use:        "scheduler",
 		short:      "Run kube-scheduler (upstream flags; --pki-dir adds test defaults)",
 		newCommand: func() *cobra.Command { return scheduler.NewSchedulerCommand() },
-		defaults: func(d string) []flagDefault {
+		defaults: func(d string, _ map[string]string) []flagDefault {
 			kc := filepath.Join(d, "scheduler.kubeconfig")
 			return []flagDefault{
 				{"kubeconfig", kc},
@@ -113,26 +126,31 @@ func (c upstreamComponent) command() *cobra.Command {
 	var help strings.Builder
 	fmt.Fprintf(&help, "%s\n\nAll upstream flags are accepted (see `flock-controlplane %s --help`).\n", c.short, c.use)
 	fmt.Fprintf(&help, "With --pki-dir DIR (a `pki` directory) these defaults are added for flags not given:\n\n")
-	for _, d := range c.defaults("DIR") {
+	for _, d := range c.defaults("DIR", nil) {
 		fmt.Fprintf(&help, "  --%s=%s\n", d.name, d.value)
 	}
+	help.WriteString(c.note)
 	return &cobra.Command{
 		Use:                c.use + " [--pki-dir DIR] [upstream flags]",
 		Short:              c.short,
 		Long:               help.String(),
 		DisableFlagParsing: true, // everything goes to the upstream command
-		Run: func(_ *cobra.Command, args []string) {
-			pkiDir, rest := extractFlag(args, "pki-dir")
-			final := rest
-			if pkiDir != "" {
-				final = withDefaults(c.defaults(pkiDir), rest)
-			}
-			fmt.Fprintf(os.Stderr, "flock-controlplane %s: args %s\n", c.use, strings.Join(final, " "))
-			up := c.newCommand()
-			up.SetArgs(final)
-			os.Exit(cli.Run(up))
-		},
+		Run:                func(_ *cobra.Command, args []string) { c.run(args) },
 	}
+}
+
+// run executes the upstream command with args (plus defaults) and exits.
+func (c upstreamComponent) run(args []string) {
+	pkiDir, rest := extractFlag(args, "pki-dir")
+	final := rest
+	if pkiDir != "" {
+		given := givenFlags(rest)
+		final = withDefaults(c.defaults(pkiDir, given), given, rest)
+	}
+	fmt.Fprintf(os.Stderr, "flock-controlplane %s: args %s\n", c.use, strings.Join(final, " "))
+	cmd := c.newCommand()
+	cmd.SetArgs(final)
+	os.Exit(cli.Run(cmd))
 }
 
 // extractFlag removes --name=value / --name value from args and returns value.
@@ -154,19 +172,44 @@ func extractFlag(args []string, name string) (string, []string) {
 	return value, rest
 }
 
-// withDefaults prepends a --name=value for each default whose flag is absent from args.
-func withDefaults(defaults []flagDefault, args []string) []string {
-	given := map[string]bool{}
-	for _, a := range args {
-		if strings.HasPrefix(a, "--") {
-			given[strings.SplitN(strings.TrimPrefix(a, "--"), "=", 2)[0]] = true
+// givenFlags maps each --name[=value] in args to its (last) value.
+func givenFlags(args []string) map[string]string {
+	given := map[string]string{}
+	for i, a := range args {
+		if !strings.HasPrefix(a, "--") {
+			continue
 		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			value = args[i+1]
+		}
+		given[name] = value
 	}
+	return given
+}
+
+// withDefaults prepends a --name=value for each default whose flag is not given.
+func withDefaults(defaults []flagDefault, given map[string]string, args []string) []string {
 	var out []string
 	for _, d := range defaults {
-		if !given[d.name] {
+		if _, ok := given[d.name]; !ok {
 			out = append(out, "--"+d.name+"="+d.value)
 		}
 	}
 	return append(out, args...)
+}
+
+// endpointReconciler picks "none" for a loopback advertise address: the
+// `kubernetes` Endpoints may not hold a loopback IP, and the default "lease"
+// reconciler would log that error every 10s. A routable --advertise-address
+// (e.g. a veth address reachable from lab nodes) keeps the upstream "lease".
+func endpointReconciler(given map[string]string) string {
+	addr, ok := given["advertise-address"]
+	if !ok {
+		return "none" // our default advertise address is 127.0.0.1
+	}
+	if ip := net.ParseIP(addr); ip != nil && ip.IsLoopback() {
+		return "none"
+	}
+	return "lease"
 }
