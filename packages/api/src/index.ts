@@ -7,3 +7,4 @@ export * from './bgp.js';
 export * from './pool.js';
 export * from './nodeconfig.js';
 export * from './conditions.js';
+export * from './cni.js';
