@@ -8,3 +8,4 @@ export * from './pool.js';
 export * from './nodeconfig.js';
 export * from './conditions.js';
 export * from './cni.js';
+export * from './logger.js';

@@ -2,6 +2,24 @@
 import { z } from 'zod';
 import { withRules } from './rules.js';
 
+/** A DNS-1123 label (namespace names). */
+export const DnsLabel = z
+  .string()
+  .max(63)
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    'must be a DNS-1123 label (lower-case alphanumerics and -)',
+  );
+
+/** A DNS-1123 subdomain (most object names, e.g. pods and nodes). */
+export const DnsSubdomain = z
+  .string()
+  .max(253)
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+    'must be a DNS-1123 subdomain (lower-case alphanumerics, - and .)',
+  );
+
 /** A label selector (metav1.LabelSelector). Empty or absent selects everything. */
 export const LabelSelectorRequirement = withRules(
   z.object({

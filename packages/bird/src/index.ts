@@ -3,6 +3,5 @@ export * from './render.js';
 export * from './reply.js';
 export * from './status.js';
 export * from './client.js';
-export * from './atomic-file.js';
 export * from './manager.js';
 export * from './bird-process.js';

@@ -5,20 +5,13 @@
 import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { BirdUnavailableError, type BirdControl, type ConfigureResult } from './client.js';
-import { readFileIfExists, writeFileAtomic } from './atomic-file.js';
+import { readFileIfExists, writeFileAtomic } from '@flock/exec';
+import { silentLogger, type Logger } from '@flock/api';
 import { BirdModel } from './model.js';
 import { BirdCommandError } from './reply.js';
 import { renderBirdConfig } from './render.js';
 
 /** The subset of a winston logger the manager uses. */
-export interface BirdLogger {
-  debug(message: string, meta?: Record<string, unknown>): void;
-  info(message: string, meta?: Record<string, unknown>): void;
-  warn(message: string, meta?: Record<string, unknown>): void;
-  error(message: string, meta?: Record<string, unknown>): void;
-}
-
-const silent: BirdLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** How one reload attempt ended. */
 export type ReloadOutcome =
@@ -39,7 +32,7 @@ export interface BirdConfigManagerOptions {
   /** The file BIRD was started with (`bird -c`). */
   configPath: string;
   control: BirdControl;
-  logger?: BirdLogger;
+  logger?: Logger;
   /** Collect updates for this long before reloading (default 500 ms). */
   debounceMs?: number;
   /** Run `configure check` before `configure` (default false: rendered configs are valid). */
@@ -54,7 +47,7 @@ interface Pending {
 }
 
 export class BirdConfigManager extends EventEmitter<{ settled: [ReloadOutcome] }> {
-  private readonly log: BirdLogger;
+  private readonly log: Logger;
   private readonly debounceMs: number;
   private readonly render: (model: BirdModel) => string;
   private applied: string | undefined;
@@ -66,7 +59,7 @@ export class BirdConfigManager extends EventEmitter<{ settled: [ReloadOutcome] }
 
   constructor(private readonly options: BirdConfigManagerOptions) {
     super();
-    this.log = options.logger ?? silent;
+    this.log = options.logger ?? silentLogger;
     this.debounceMs = options.debounceMs ?? 500;
     this.render = options.render ?? renderBirdConfig;
   }

@@ -5,7 +5,7 @@
 import { MAX_NODE_PREFIX_BITS, familyName, type Parsed } from '@flock/api';
 import {
   formatPrefix,
-  hostBits,
+  normalizeCidr,
   parsePrefix,
   subPrefix,
   subPrefixIndex,
@@ -62,8 +62,7 @@ export interface CarveProblem {
 }
 
 export type CarveResult =
-  | { ok: true; prefix: string; existing: boolean }
-  | { ok: false; error: PrefixExhausted };
+  { ok: true; prefix: string; existing: boolean } | { ok: false; error: PrefixExhausted };
 
 export class PrefixCarver {
   readonly problems: CarveProblem[] = [];
@@ -145,7 +144,12 @@ export class PrefixCarver {
   counts(): PrefixCounts {
     const allocated = this.allocated.size;
     const quarantined = this.quarantined.size;
-    return { total: this.total, allocated, quarantined, free: this.total - allocated - quarantined };
+    return {
+      total: this.total,
+      allocated,
+      quarantined,
+      free: this.total - allocated - quarantined,
+    };
   }
 
   private exhausted(): PrefixExhausted {
@@ -167,7 +171,12 @@ export class PrefixCarver {
   private indexOf(text: string, node?: string): number | undefined {
     const who = node === undefined ? 'quarantined prefix' : `node ${node}`;
     const problem = (reason: CarveProblem['reason'], message: string) => {
-      this.problems.push({ ...(node === undefined ? {} : { node }), prefix: text, reason, message });
+      this.problems.push({
+        ...(node === undefined ? {} : { node }),
+        prefix: text,
+        reason,
+        message,
+      });
       return undefined;
     };
     const parsed = parsePrefix(text);
@@ -180,7 +189,10 @@ export class PrefixCarver {
     }
     const index = subPrefixIndex(this.pool, parsed.value);
     if (index === undefined) {
-      return problem('outside-pool', `${who}: ${text} is outside ${this.input.cidr} (pool ${this.input.pool})`);
+      return problem(
+        'outside-pool',
+        `${who}: ${text} is outside ${this.input.cidr} (pool ${this.input.pool})`,
+      );
     }
     return Number(index);
   }
@@ -194,7 +206,10 @@ export function carveNodePrefix(
   const carver = PrefixCarver.create(input);
   if (!carver.ok) return carver;
   const result = carver.value.assign(node);
-  return { ok: true, value: { result, counts: carver.value.counts(), problems: carver.value.problems } };
+  return {
+    ok: true,
+    value: { result, counts: carver.value.counts(), problems: carver.value.problems },
+  };
 }
 
 /** The quarantine list after freeing `prefix` at `now` (expired entries are dropped). */
@@ -204,15 +219,20 @@ export function quarantinePrefix(
   now: number,
   durationMs = DEFAULT_PREFIX_QUARANTINE_MS,
 ): QuarantinedPrefix[] {
-  return [...pruneQuarantine(list, now).filter((q) => q.prefix !== prefix), { prefix, until: now + durationMs }];
+  const key = canonicalKey(prefix);
+  const others = pruneQuarantine(list, now).filter((q) => canonicalKey(q.prefix) !== key);
+  return [...others, { prefix: key, until: now + durationMs }];
 }
 
 /** The entries still in quarantine at `now`. */
-export function pruneQuarantine(list: readonly QuarantinedPrefix[], now: number): QuarantinedPrefix[] {
+export function pruneQuarantine(
+  list: readonly QuarantinedPrefix[],
+  now: number,
+): QuarantinedPrefix[] {
   return list.filter((q) => q.until > now);
 }
 
-/** Host bits of one node prefix (handy for sizing messages). */
-export function nodePrefixHostBits(nodePrefix: Prefix): number {
-  return hostBits(nodePrefix);
+function canonicalKey(text: string): string {
+  const normalized = normalizeCidr(text);
+  return normalized.ok ? normalized.value : text;
 }

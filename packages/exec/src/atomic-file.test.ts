@@ -14,7 +14,7 @@ import { readFileIfExists, writeFileAtomic } from './atomic-file.js';
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'flock-bird-atomic-'));
+  dir = mkdtempSync(join(tmpdir(), 'flock-atomic-'));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 

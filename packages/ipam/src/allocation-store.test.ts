@@ -1,0 +1,294 @@
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AllocationStore, AllocationStoreError } from './allocation-store.js';
+import { nodeFileSystem, tempPathOf, type FileSystem } from '@flock/exec';
+import type { NewAllocationEntry } from './store-schema.js';
+
+const NOW = Date.parse('2026-11-29T12:00:00.000Z');
+
+const entry = (
+  containerID: string,
+  extra: Partial<NewAllocationEntry> = {},
+): NewAllocationEntry => ({
+  containerID,
+  ifname: 'eth0',
+  namespace: 'default',
+  pod: `pod-${containerID}`,
+  podUID: '6f1c2a4e-0c1d-4b7e-9a55-3c2d1e0f9a8b',
+  ip6: '2001:db8::1',
+  ip4: '192.0.2.1',
+  pinned: false,
+  anycast: [],
+  ...extra,
+});
+
+/** The real file system with one step made to fail, as a full or read-only disk would. */
+function failing(
+  step: 'writeFile' | 'sync' | 'rename' | 'syncDirectory' | 'readFile',
+  code: string,
+) {
+  const state = { armed: true, calls: [] as string[] };
+  const fail = () => Object.assign(new Error(`${code}: injected failure`), { code });
+  const fs: FileSystem = {
+    ...nodeFileSystem,
+    readFile: async (path) => {
+      if (state.armed && step === 'readFile') throw fail();
+      return nodeFileSystem.readFile(path);
+    },
+    create: async (path, mode) => {
+      state.calls.push('create');
+      const file = await nodeFileSystem.create(path, mode);
+      return {
+        writeFile: async (data) => {
+          if (state.armed && step === 'writeFile') throw fail();
+          return file.writeFile(data);
+        },
+        sync: async () => {
+          if (state.armed && step === 'sync') throw fail();
+          return file.sync();
+        },
+        close: () => file.close(),
+      };
+    },
+    rename: async (from, to) => {
+      state.calls.push('rename');
+      if (state.armed && step === 'rename') throw fail();
+      return nodeFileSystem.rename(from, to);
+    },
+    syncDirectory: async (path) => {
+      if (state.armed && step === 'syncDirectory') throw fail();
+      return nodeFileSystem.syncDirectory(path);
+    },
+  };
+  return { fs, state };
+}
+
+let dir: string;
+let path: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'flock-ipam-store-'));
+  path = join(dir, 'state', 'allocations.json');
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function loaded(options: ConstructorParameters<typeof AllocationStore>[1] = {}) {
+  const store = new AllocationStore(path, { now: () => NOW, ...options });
+  await store.load();
+  return store;
+}
+
+const codeOf = async (promise: Promise<unknown>) => {
+  try {
+    await promise;
+    return 'resolved';
+  } catch (error) {
+    return error instanceof AllocationStoreError ? error.code : String(error);
+  }
+};
+
+describe('AllocationStore', () => {
+  it('treats a missing file as an empty store and refuses use before load', async () => {
+    const store = new AllocationStore(path);
+    expect(() => store.entries()).toThrow(/has not been loaded/);
+    expect(await codeOf(store.putPending(entry('a')))).toBe('NotLoaded');
+    await store.load();
+    expect(store.entries()).toEqual([]);
+  });
+
+  it('goes pending → committed → removed, each step on disk', async () => {
+    const store = await loaded();
+    const pending = await store.putPending(entry('a', { anycast: ['2001:db8:ac::1'] }));
+    expect(pending).toMatchObject({ state: 'pending', createdAt: '2026-11-29T12:00:00.000Z' });
+    const onDisk = () =>
+      readFile(path, 'utf8').then(
+        (t) => JSON.parse(t) as { version: number; entries: { state: string }[] },
+      );
+    expect(await onDisk()).toEqual({ version: 1, entries: [pending] });
+    expect((await store.commit('a', 'eth0')).state).toBe('committed');
+    expect((await onDisk()).entries.map((e) => e.state)).toEqual(['committed']);
+    expect(await store.remove('a', 'eth0')).toBe(true);
+    expect(await store.remove('a', 'eth0')).toBe(false);
+    expect(await onDisk()).toEqual({ version: 1, entries: [] });
+  });
+
+  it('reloads exactly what it wrote', async () => {
+    const store = await loaded();
+    await store.putPending(entry('a'));
+    await store.putPending(entry('b', { ifname: 'net1', ip4: undefined, pinned: true }));
+    await store.commit('a', 'eth0');
+    const again = await loaded();
+    expect(again.entries()).toEqual(store.entries());
+    expect(again.get('b', 'net1')).toMatchObject({ pinned: true, state: 'pending' });
+    expect(again.get('b', 'eth0')).toBeUndefined();
+  });
+
+  it('creates the file 0600 in a directory created 0700', async () => {
+    const store = await loaded();
+    await store.putPending(entry('a'));
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dir, 'state'))).mode & 0o777).toBe(0o700);
+    expect(await readdir(join(dir, 'state'))).toEqual(['allocations.json']);
+  });
+
+  it('refuses a second entry for the same container and interface', async () => {
+    const store = await loaded();
+    await store.putPending(entry('a'));
+    expect(await codeOf(store.putPending(entry('a', { ip6: '2001:db8::2' })))).toBe('Exists');
+    expect(await codeOf(store.putPending(entry('a', { ifname: 'net1' })))).toBe('resolved');
+  });
+
+  it('commits idempotently and refuses to commit what does not exist', async () => {
+    const { fs, state } = failing('rename', 'EIO');
+    state.armed = false;
+    const store = await loaded({ fileSystem: fs });
+    await store.putPending(entry('a'));
+    await store.commit('a', 'eth0');
+    const writes = state.calls.length;
+    expect((await store.commit('a', 'eth0')).state).toBe('committed');
+    expect(state.calls.length).toBe(writes);
+    expect(await codeOf(store.commit('b', 'eth0'))).toBe('NotFound');
+  });
+
+  it('validates entries: canonical addresses, CNI container IDs, Linux interface names', async () => {
+    const store = await loaded();
+    const invalid: Partial<NewAllocationEntry>[] = [
+      { ip6: '2001:DB8::1' },
+      { ip6: '2001:db8:0::1' },
+      { ip6: '192.0.2.1' },
+      { ip4: '2001:db8::1' },
+      { containerID: '-abc' },
+      { containerID: 'a/b' },
+      { containerID: '' },
+      { ifname: 'abcdefghijklmnop' },
+      { ifname: 'eth:0' },
+      { ifname: 'eth 0' },
+      { ifname: 'a/b' },
+      { ifname: '..' },
+      { ifname: '' },
+      { namespace: 'Default' },
+      { pod: 'Pod_1' },
+      { podUID: '' },
+      { anycast: ['2001:db8::a', '2001:db8::a'] },
+      { anycast: ['2001:0db8::a'] },
+    ];
+    for (const bad of invalid) {
+      expect(await codeOf(store.putPending(entry('a', bad))), JSON.stringify(bad)).toBe('Invalid');
+    }
+    expect(
+      await codeOf(store.putPending(entry('A1_b.c-d', { ifname: 'net-1.2_x', pod: 'web-0.a' }))),
+    ).toBe('resolved');
+  });
+
+  it('says a corrupt file is corrupt and leaves it in place', async () => {
+    const cases = [
+      ['{"version":1,"entries":[', /not JSON/],
+      ['{"version":1,"entries":[{"containerID":"a"}]}', /ifname/],
+      ['{"version":2,"entries":[]}', /format version 2, this version of flock reads version 1/],
+      ['null', /corrupt/],
+    ] as const;
+    await mkdir(join(dir, 'state'), { recursive: true });
+    for (const [text, detail] of cases) {
+      await writeFile(path, text);
+      const store = new AllocationStore(path);
+      const error = await store.load().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AllocationStoreError);
+      expect((error as AllocationStoreError).code).toBe('Corrupt');
+      expect((error as Error).message).toMatch(detail);
+      expect((error as Error).message).toContain('left in place');
+      expect(await readFile(path, 'utf8')).toBe(text);
+    }
+  });
+
+  it('refuses a file with the same entry twice', async () => {
+    const store = await loaded();
+    const a = await store.putPending(entry('a'));
+    await writeFile(path, JSON.stringify({ version: 1, entries: [a, a] }));
+    expect(await codeOf(new AllocationStore(path).load())).toBe('Corrupt');
+  });
+
+  it('reports an unreadable file and does not start empty', async () => {
+    await mkdir(path, { recursive: true }); // a directory where the file should be: EISDIR
+    const error = await new AllocationStore(path).load().catch((e: unknown) => e);
+    expect((error as AllocationStoreError).code).toBe('Unreadable');
+    expect((error as Error).message).toContain('left as it is');
+    const { fs } = failing('readFile', 'EACCES');
+    expect(await codeOf(new AllocationStore(join(dir, 'x.json'), { fileSystem: fs }).load())).toBe(
+      'Unreadable',
+    );
+  });
+
+  for (const [step, code] of [
+    ['writeFile', 'ENOSPC'],
+    ['sync', 'EIO'],
+    ['rename', 'EROFS'],
+  ] as const) {
+    it(`keeps the old file and the in-memory state when ${step} fails with ${code}`, async () => {
+      const { fs, state } = failing(step, code);
+      state.armed = false;
+      const store = await loaded({ fileSystem: fs });
+      await store.putPending(entry('a'));
+      const before = await readFile(path, 'utf8');
+      state.armed = true;
+      const error = await store
+        .putPending(entry('b', { ip6: '2001:db8::2' }))
+        .catch((e: unknown) => e);
+      expect((error as AllocationStoreError).code).toBe('WriteFailed');
+      expect((error as Error).message).toContain(code);
+      expect(await readFile(path, 'utf8')).toBe(before);
+      expect(store.entries().map((e) => e.containerID)).toEqual(['a']);
+      expect(await readdir(join(dir, 'state'))).toEqual(['allocations.json']); // temp file removed
+      expect(await codeOf(store.commit('a', 'eth0'))).toBe('WriteFailed');
+      expect(store.get('a', 'eth0')?.state).toBe('pending');
+      state.armed = false;
+      await store.putPending(entry('b', { ip6: '2001:db8::2' }));
+      expect((await loaded()).entries().map((e) => e.containerID)).toEqual(['a', 'b']);
+    });
+  }
+
+  it('serializes concurrent writers: no write starts before the previous one is renamed', async () => {
+    const { fs, state } = failing('rename', 'EIO');
+    state.armed = false;
+    const store = await loaded({ fileSystem: fs });
+    const ids = Array.from({ length: 40 }, (_, i) => `c${i}`);
+    await Promise.all([
+      ...ids.map((id, i) => store.putPending(entry(id, { ip6: `2001:db8::${i + 1}` }))),
+      store.remove('nothing', 'eth0'),
+    ]);
+    expect(state.calls).toEqual(ids.flatMap(() => ['create', 'rename']));
+    expect((await loaded()).entries().map((e) => e.containerID)).toEqual(ids);
+  });
+
+  it('keeps serving after a failed write in the middle of a queue', async () => {
+    const store = await loaded();
+    const results = await Promise.allSettled([
+      store.putPending(entry('a')),
+      store.putPending(entry('a')),
+      store.putPending(entry('b', { ip6: '2001:db8::2' })),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  });
+
+  it('ignores a temp file left by a crash mid-write and replaces it on the next write', async () => {
+    const store = await loaded();
+    await store.putPending(entry('a'));
+    await writeFile(tempPathOf(path), '{"version":1,"entries":[{"contai', { mode: 0o644 });
+    const again = await loaded();
+    expect(again.entries()).toEqual(store.entries());
+    await again.commit('a', 'eth0');
+    expect(await readdir(join(dir, 'state'))).toEqual(['allocations.json']);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it('returns copies: callers cannot change the store by mutating results', async () => {
+    const store = await loaded();
+    const put = await store.putPending(entry('a', { anycast: ['2001:db8:ac::1'] }));
+    put.anycast.push('2001:db8:ac::2');
+    store.entries()[0]?.anycast.push('2001:db8:ac::3');
+    expect(store.get('a', 'eth0')?.anycast).toEqual(['2001:db8:ac::1']);
+  });
+});

@@ -1,0 +1,212 @@
+// The agent's record of which container holds which addresses: one JSON file, replaced
+// atomically and durably on every change. ADD is two-phase: putPending before any kernel
+// work, commit after it; a crash in between leaves a pending entry the next start cleans up.
+// A file that cannot be read or parsed is an error and is left where it is: starting empty
+// would hand out addresses that pods still use.
+import { z } from 'zod';
+import { errorCode, nodeFileSystem, writeFileAtomic, type FileSystem } from '@flock/exec';
+import {
+  AllocationEntry,
+  STORE_FORMAT_VERSION,
+  StoreFile,
+  entryKey,
+  type NewAllocationEntry,
+} from './store-schema.js';
+
+export type StoreErrorCode =
+  'Unreadable' | 'Corrupt' | 'NotLoaded' | 'Invalid' | 'Exists' | 'NotFound' | 'WriteFailed';
+
+export class AllocationStoreError extends Error {
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'AllocationStoreError';
+  }
+}
+
+export interface AllocationStoreOptions {
+  /** Clock for createdAt, epoch milliseconds. */
+  now?: () => number;
+  fileSystem?: FileSystem;
+}
+
+export class AllocationStore {
+  private state: ReadonlyMap<string, AllocationEntry> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly now: () => number;
+  private readonly fs: FileSystem;
+
+  constructor(
+    readonly path: string,
+    options: AllocationStoreOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.fs = options.fileSystem ?? nodeFileSystem;
+  }
+
+  /** Read the file (a missing file is an empty store). Rejects when it is unreadable or corrupt. */
+  load(): Promise<void> {
+    return this.serialized(async () => {
+      let text: string;
+      try {
+        text = await this.fs.readFile(this.path);
+      } catch (error) {
+        if (errorCode(error) === 'ENOENT') {
+          this.state = new Map();
+          return;
+        }
+        throw new AllocationStoreError(
+          'Unreadable',
+          `cannot read the allocation store ${this.path}: ${describe(error)}; the file was left as it is`,
+          { cause: error },
+        );
+      }
+      this.state = new Map(
+        parseStoreFile(this.path, text).entries.map((e) => [entryKey(e.containerID, e.ifname), e]),
+      );
+    });
+  }
+
+  /** Every entry, in the order they were added. */
+  entries(): AllocationEntry[] {
+    return [...this.loaded().values()].map(copyEntry);
+  }
+
+  get(containerID: string, ifname: string): AllocationEntry | undefined {
+    const entry = this.loaded().get(entryKey(containerID, ifname));
+    return entry && copyEntry(entry);
+  }
+
+  /** Record a new allocation as pending (before any kernel work). */
+  putPending(entry: NewAllocationEntry): Promise<AllocationEntry> {
+    return this.change((current) => {
+      const parsed = AllocationEntry.safeParse({
+        ...entry,
+        state: 'pending',
+        createdAt: new Date(this.now()).toISOString(),
+      });
+      if (!parsed.success) {
+        throw new AllocationStoreError(
+          'Invalid',
+          `invalid allocation entry: ${z.prettifyError(parsed.error)}`,
+        );
+      }
+      const key = entryKey(parsed.data.containerID, parsed.data.ifname);
+      if (current.has(key)) {
+        throw new AllocationStoreError(
+          'Exists',
+          `container ${entry.containerID} interface ${entry.ifname} already has an allocation entry`,
+        );
+      }
+      return { next: new Map([...current, [key, parsed.data]]), result: copyEntry(parsed.data) };
+    });
+  }
+
+  /** Mark an entry committed (kernel work done). Committing a committed entry changes nothing. */
+  commit(containerID: string, ifname: string): Promise<AllocationEntry> {
+    return this.change((current) => {
+      const key = entryKey(containerID, ifname);
+      const entry = current.get(key);
+      if (!entry) {
+        throw new AllocationStoreError(
+          'NotFound',
+          `no allocation entry for container ${containerID} interface ${ifname}`,
+        );
+      }
+      if (entry.state === 'committed') return { result: copyEntry(entry) };
+      const committed: AllocationEntry = { ...entry, state: 'committed' };
+      return { next: new Map([...current, [key, committed]]), result: copyEntry(committed) };
+    });
+  }
+
+  /** Remove an entry; resolves false when there was none (DEL is idempotent). */
+  remove(containerID: string, ifname: string): Promise<boolean> {
+    return this.change((current) => {
+      const key = entryKey(containerID, ifname);
+      if (!current.has(key)) return { result: false };
+      const next = new Map(current);
+      next.delete(key);
+      return { next, result: true };
+    });
+  }
+
+  private loaded(): ReadonlyMap<string, AllocationEntry> {
+    if (!this.state)
+      throw new AllocationStoreError(
+        'NotLoaded',
+        `the allocation store ${this.path} has not been loaded`,
+      );
+    return this.state;
+  }
+
+  /**
+   * Apply a change: compute the next state, write it, and only then make it the current
+   * state. A failed write leaves both the file and the in-memory state as they were.
+   */
+  private change<T>(
+    compute: (current: ReadonlyMap<string, AllocationEntry>) => {
+      next?: Map<string, AllocationEntry>;
+      result: T;
+    },
+  ): Promise<T> {
+    return this.serialized(async () => {
+      const { next, result } = compute(this.loaded());
+      if (!next) return result;
+      const file: StoreFile = { version: STORE_FORMAT_VERSION, entries: [...next.values()] };
+      try {
+        await writeFileAtomic(this.path, `${JSON.stringify(file, null, 2)}\n`, { fs: this.fs });
+      } catch (error) {
+        throw new AllocationStoreError(
+          'WriteFailed',
+          `cannot write the allocation store ${this.path}: ${describe(error)}; the previous state is kept`,
+          { cause: error },
+        );
+      }
+      this.state = next;
+      return result;
+    });
+  }
+
+  /** Run one operation at a time, in call order, whatever the previous one's outcome. */
+  private serialized<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(operation, operation);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** Parse the store file's text; throws a Corrupt error that says what is wrong. */
+export function parseStoreFile(path: string, text: string): StoreFile {
+  const corrupt = (detail: string, cause?: unknown) =>
+    new AllocationStoreError(
+      'Corrupt',
+      `the allocation store ${path} is corrupt (${detail}); it was left in place: repair it, or move it aside to start with an empty store`,
+      { cause },
+    );
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw corrupt(`not JSON: ${describe(error)}`, error);
+  }
+  const version = (json as { version?: unknown } | null)?.version;
+  if (typeof version === 'number' && version !== STORE_FORMAT_VERSION) {
+    throw corrupt(
+      `format version ${version}, this version of flock reads version ${STORE_FORMAT_VERSION}`,
+    );
+  }
+  const parsed = StoreFile.safeParse(json);
+  if (!parsed.success) throw corrupt(z.prettifyError(parsed.error), parsed.error);
+  return parsed.data;
+}
+
+function copyEntry(entry: AllocationEntry): AllocationEntry {
+  return { ...entry, anycast: [...entry.anycast] };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

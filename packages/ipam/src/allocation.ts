@@ -1,0 +1,69 @@
+// The allocator's vocabulary: options, requests, allocations and the errors it returns.
+import type { Family, IpAlgo, PinnedAddresses } from '@flock/api';
+import type { RandomBytes } from './interface-id.js';
+
+/** Released addresses wait this long before reuse: routers, conntrack and DNS caches forget them. */
+export const DEFAULT_ADDRESS_QUARANTINE_MS = 5 * 60 * 1000;
+
+export interface AllocatorOptions {
+  /** The node's IPv6 prefix (at most /120). */
+  cidr6: string;
+  /** The node's IPv4 slice (at most /30), if the pool has IPv4. */
+  cidr4?: string;
+  /** The pool's pinned ranges: the only place a pinned address may come from. */
+  pinnedCIDRs?: readonly string[];
+  quarantineMs?: number;
+  /** Clock in epoch milliseconds (tests inject one). */
+  now?: () => number;
+  randomBytes?: RandomBytes;
+}
+
+export interface AllocationRequest {
+  /** Key of the allocation; the agent uses the container ID and interface name. */
+  owner: string;
+  namespace: string;
+  name: string;
+  /** IPv6 interface-ID algorithm (default random). */
+  algo?: IpAlgo;
+  pinned?: PinnedAddresses;
+}
+
+export interface Allocation {
+  owner: string;
+  namespace: string;
+  name: string;
+  ip6: string;
+  ip4?: string;
+  /** At least one of the addresses was pinned. */
+  pinned: boolean;
+}
+
+export type AllocationErrorCode =
+  | 'Exhausted'
+  | 'InvalidAddress'
+  | 'OutOfRange'
+  | 'PinnedOutsideRanges'
+  | 'PinnedReserved'
+  | 'PinnedInUse'
+  | 'PinnedQuarantined'
+  | 'Conflict';
+
+export interface FamilyCounts {
+  prefix: string;
+  /** Addresses of the prefix that may be handed out (reserved ones excluded). */
+  usable: bigint;
+  allocated: number;
+  quarantined: number;
+  free: bigint;
+}
+
+export interface AllocationError {
+  code: AllocationErrorCode;
+  message: string;
+  family?: Family;
+  /** With Exhausted: the state of the exhausted prefix. */
+  counts?: FamilyCounts;
+}
+
+export type AllocationResult =
+  { ok: true; value: Allocation } | { ok: false; error: AllocationError };

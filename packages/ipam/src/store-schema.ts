@@ -1,0 +1,64 @@
+// The allocation store's file format, checked on every load and every write.
+//   { "version": 1, "entries": [ { containerID, ifname, namespace, pod, podUID, ip6, ip4?,
+//     pinned, anycast: [], state: "pending" | "committed", createdAt } ] }
+import { ContainerId, DnsLabel, DnsSubdomain, IfName, MAX_ANYCAST_PER_POD } from '@flock/api';
+import { z } from 'zod';
+import { isCanonicalAddress } from './address.js';
+
+export const STORE_FORMAT_VERSION = 1;
+
+const canonicalIp = (family?: 4 | 6) =>
+  z.string().refine((s) => isCanonicalAddress(s, family), {
+    message: `must be an ${family ? `IPv${family}` : 'IP'} address in canonical form (RFC 5952 for IPv6)`,
+  });
+
+export const AllocationEntry = z.object({
+  containerID: ContainerId,
+  ifname: IfName,
+  namespace: DnsLabel,
+  pod: DnsSubdomain,
+  podUID: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9_.-]+$/, 'podUID must be a UID such as a UUID'),
+  ip6: canonicalIp(6),
+  ip4: canonicalIp(4).optional(),
+  pinned: z.boolean(),
+  anycast: z
+    .array(canonicalIp())
+    .max(MAX_ANYCAST_PER_POD)
+    .refine((list) => new Set(list).size === list.length, 'anycast addresses must be unique'),
+  state: z.enum(['pending', 'committed']),
+  createdAt: z.iso.datetime(),
+});
+export type AllocationEntry = z.infer<typeof AllocationEntry>;
+
+/** What a caller supplies for a new entry: the store sets state and createdAt. */
+export type NewAllocationEntry = Omit<AllocationEntry, 'state' | 'createdAt'>;
+
+export const StoreFile = z
+  .object({
+    version: z.literal(STORE_FORMAT_VERSION),
+    entries: z.array(AllocationEntry),
+  })
+  .superRefine((file, ctx) => {
+    const seen = new Set<string>();
+    file.entries.forEach((entry, index) => {
+      const key = entryKey(entry.containerID, entry.ifname);
+      if (seen.has(key)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['entries', index],
+          message: `duplicate entry for container ${entry.containerID} interface ${entry.ifname}`,
+        });
+      }
+      seen.add(key);
+    });
+  });
+export type StoreFile = z.infer<typeof StoreFile>;
+
+/** Map key of an entry ("/" appears in neither a container ID nor an interface name). */
+export function entryKey(containerID: string, ifname: string): string {
+  return `${containerID}/${ifname}`;
+}
