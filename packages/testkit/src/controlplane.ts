@@ -53,6 +53,10 @@ export interface ControlPlane {
   ): Promise<{ path: string; kubeConfig: KubeConfig; token: string }>;
   /** Tail of a component's log, for failure messages. */
   log(component: Component, lines?: number): Promise<string>;
+  /** A copy of the admin KubeConfig that talks to `server` instead (e.g. a TcpProxy in front). */
+  kubeConfigVia(server: string): KubeConfig;
+  /** Stop every component and start them again on the same ports with the same data. */
+  restart(): Promise<void>;
   /** Stop the components and remove the directory. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -69,18 +73,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   for (const [component, extra] of Object.entries(options.extraArgs ?? {})) {
     for (const a of extra ?? []) args.push(`--${component}-arg=${a}`);
   }
-  const child = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => {
-    stderr = (stderr + c.toString()).slice(-8192);
-  });
+  let child: ChildProcess;
   let state: ControlPlaneState;
   try {
-    state = await firstJsonLine(child);
+    ({ child, state } = await launch(args));
   } catch (e) {
-    child.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
-    throw new Error(`the test control plane did not start: ${(e as Error).message}\n${stderr}`);
+    throw e;
   }
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(state.kubeconfig);
@@ -137,6 +136,19 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       const text = await readFile(join(state.logDir, `${component}.log`), 'utf8').catch(() => '');
       return text.split('\n').slice(-lines).join('\n');
     },
+    kubeConfigVia(server) {
+      const kc = new KubeConfig();
+      kc.loadFromString(kubeConfig.exportConfig().replace(state.server, server));
+      return kc;
+    },
+    async restart() {
+      await terminate(child);
+      const ports = [
+        `--apiserver-port=${new URL(state.server).port}`,
+        `--etcd-port=${new URL(state.etcd).port}`,
+      ];
+      ({ child, state } = await launch([...args, ...ports]));
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -145,6 +157,21 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     },
   };
   return cp;
+}
+
+/** Run `flock-controlplane up ...` and wait for its JSON line (everything healthy). */
+async function launch(args: string[]): Promise<{ child: ChildProcess; state: ControlPlaneState }> {
+  const child = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-8192);
+  });
+  try {
+    return { child, state: await firstJsonLine(child) };
+  } catch (e) {
+    child.kill('SIGKILL');
+    throw new Error(`the test control plane did not start: ${(e as Error).message}\n${stderr}`);
+  }
 }
 
 function firstJsonLine(child: ChildProcess): Promise<ControlPlaneState> {

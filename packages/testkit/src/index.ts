@@ -2,3 +2,4 @@ export * from './preflight.js';
 export * from './netns.js';
 export * from './controlplane.js';
 export * from './kubectl.js';
+export * from './tcp-proxy.js';
