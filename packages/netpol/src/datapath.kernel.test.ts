@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireKernelTier } from '@flock/testkit';
+import { policy } from './testing/builders.js';
+import { PolicyLab, type Endpoint, type Probe } from './testing/lab.js';
+import { NAMESPACE_LABELS, topology } from './testing/topology.js';
+
+const UDP80 = (family: 4 | 6): Probe => ({ proto: 'udp', port: 80, family });
+const TCP80: Probe = { proto: 'tcp', port: 80, family: 4 };
+const token = () => randomBytes(8).toString('hex');
+
+describe('anti-spoofing and first packet (kernel)', () => {
+  let lab: PolicyLab;
+  const some = new Set(['x/a', 'x/b', 'y/a', 'x/r', 'ext']);
+  beforeAll(async () => {
+    requireKernelTier('nft', 'sysctl');
+    lab = await PolicyLab.create(
+      NAMESPACE_LABELS,
+      topology().filter((e) => some.has(e.ref)),
+    );
+    // x/a may now send from x/b's addresses, from an address nobody has, and from its anycast addresses.
+    const xa = lab.podNamespace('x/a');
+    for (const a of ['10.1.0.2/32', '10.99.0.1/32', '198.51.100.7/32'])
+      await xa.exec('ip', ['addr', 'add', a, 'dev', 'eth0']);
+    for (const a of ['fd00:1::2/128', '2001:db8:a::7/128'])
+      await xa.exec('ip', ['-6', 'addr', 'add', a, 'dev', 'eth0', 'nodad']);
+  });
+  afterAll(async () => {
+    await lab?.destroy();
+  });
+
+  /** Send one UDP datagram from x/a with a chosen source to y/a; did y/a's server get it? */
+  async function arrives(source: string, family: 4 | 6): Promise<boolean> {
+    const t = token();
+    await lab.probe('x/a', 'y/a', UDP80(family), 300, source, t);
+    return lab.seen('y/a', t);
+  }
+
+  it('without flock’s table a forged source gets through (the test can see spoofing)', async () => {
+    await lab.removeTable();
+    expect(await arrives('10.1.0.2', 4)).toBe(true);
+    expect(await arrives('fd00:1::2', 6)).toBe(true);
+  });
+
+  it('drops packets whose source is not the pod’s own address, with or without policies', async () => {
+    await lab.apply([]);
+    expect(await arrives('10.1.0.2', 4)).toBe(false);
+    expect(await arrives('10.99.0.1', 4)).toBe(false);
+    expect(await arrives('fd00:1::2', 6)).toBe(false);
+    expect(await arrives('198.51.100.7', 4)).toBe(false);
+    // The pod's real addresses still pass.
+    expect(await arrives('10.1.0.1', 4)).toBe(true);
+    expect(await arrives('fd00:1::1', 6)).toBe(true);
+  });
+
+  it('lets a pod send from the anycast addresses the agent gives it', async () => {
+    await lab.apply([], { anycast: { 'x/a': ['198.51.100.7', '2001:db8:a::7'] } });
+    expect(await arrives('198.51.100.7', 4)).toBe(true);
+    expect(await arrives('2001:db8:a::7', 6)).toBe(true);
+    expect(await arrives('10.1.0.2', 4)).toBe(false);
+  });
+
+  it('a new pod is isolated by the time apply returns: its first packet is judged by policy', async () => {
+    const deny = [
+      policy('z/default-deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] }),
+    ];
+    await lab.apply(deny);
+    const newPod: Endpoint = {
+      ref: 'z/new',
+      kind: 'pod',
+      local: true,
+      ns: 'z',
+      pod: 'new',
+      labels: { pod: 'new' },
+      v4: '10.3.0.50',
+      v6: 'fd00:3::50',
+    };
+    await lab.addPod(newPod); // wired like a CNI ADD; the apply below is what ADD waits for
+    await lab.apply(deny);
+    const first = await lab.probe('x/a', 'z/new', TCP80, 1000);
+    const t = token();
+    await lab.probe('x/a', 'z/new', UDP80(6), 300, undefined, t);
+    const out = await lab.probe('z/new', 'x/a', TCP80, 1000);
+    expect(first.ok).toBe(false);
+    expect(await lab.seen('z/new', t)).toBe(false);
+    expect(out.ok).toBe(false);
+    // The pod was reachable all along: allowing it lets the same probes through.
+    await lab.apply([
+      policy('z/allow-all', {
+        podSelector: {},
+        policyTypes: ['Ingress', 'Egress'],
+        ingress: [{}],
+        egress: [{}],
+      }),
+    ]);
+    expect((await lab.probe('x/a', 'z/new', TCP80, 3000)).reply).toBe('z/new');
+    expect((await lab.probe('z/new', 'x/a', TCP80, 3000)).reply).toBe('x/a');
+  });
+
+  it('the node reaches isolated pods (kubelet probes) and replies of allowed connections pass', async () => {
+    await lab.apply([
+      policy('x/default-deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] }),
+    ]);
+    expect((await lab.probe('node', 'x/a', TCP80, 3000)).reply).toBe('x/a');
+    expect(
+      (await lab.probe('node', 'x/a', { proto: 'udp', port: 81, family: 6 }, 3000)).reply,
+    ).toBe('x/a');
+    expect((await lab.probe('y/a', 'x/a', TCP80, 500)).ok).toBe(false);
+  });
+});

@@ -1,0 +1,72 @@
+// Named sets shared between rules: peer addresses are computed once per distinct peer list
+// (every local pod and every policy with the same peers use one set), port sets are shared by
+// content.
+// Names are handed out in order of first use, so the same state always gives the same names.
+import type { Family } from '@flock/api';
+import { formatAddress, intervalElement, mergeIntervals, type Interval } from './addresses.js';
+import type { AddressSetIR, PortSetIR, TupleSetIR } from './ir.js';
+
+export type FamilyIntervals = Record<Family, Interval[]>;
+
+export interface Tuple {
+  family: Family;
+  n: bigint;
+  /** Protocol number, for sorting. */
+  order: number;
+  protocol: string;
+  port: number;
+}
+
+export class SetRegistry {
+  readonly addressSets: AddressSetIR[] = [];
+  readonly portSets: PortSetIR[] = [];
+  readonly tupleSets: TupleSetIR[] = [];
+  private readonly peersByKey = new Map<string, string | null>();
+  private readonly portsByContent = new Map<string, string>();
+  private readonly tuplesByKey = new Map<string, string | null>();
+
+  /** Name of the peer set of one policy rule; null when it holds no address. */
+  peers(key: string, comment: string, compute: () => FamilyIntervals): string | null {
+    if (this.peersByKey.has(key)) return this.peersByKey.get(key) ?? null;
+    const intervals = compute();
+    const v4 = mergeIntervals(intervals[4]).map((iv) => intervalElement(iv, 4));
+    const v6 = mergeIntervals(intervals[6]).map((iv) => intervalElement(iv, 6));
+    let name: string | null = null;
+    if (v4.length || v6.length) {
+      name = `peers_${this.addressSets.length}`;
+      this.addressSets.push({ name, comment, v4, v6 });
+    }
+    this.peersByKey.set(key, name);
+    return name;
+  }
+
+  /** Name of a port set with these elements (shared by every rule with the same ports). */
+  ports(elements: string[], interval: boolean): string {
+    const key = elements.join(',');
+    let name = this.portsByContent.get(key);
+    if (!name) {
+      name = `ports_${this.portSets.length}`;
+      this.portSets.push({ name, elements, interval });
+      this.portsByContent.set(key, name);
+    }
+    return name;
+  }
+
+  /** Name of the address . protocol . port set of one egress rule with named ports; null when empty. */
+  tuples(key: string, comment: string, compute: () => Tuple[]): string | null {
+    if (this.tuplesByKey.has(key)) return this.tuplesByKey.get(key) ?? null;
+    const tuples = compute().sort((a, b) =>
+      a.n < b.n ? -1 : a.n > b.n ? 1 : a.order - b.order || a.port - b.port,
+    );
+    const text = (t: Tuple) => `${formatAddress(t.n, t.family)} . ${t.protocol} . ${t.port}`;
+    const v4 = [...new Set(tuples.filter((t) => t.family === 4).map(text))];
+    const v6 = [...new Set(tuples.filter((t) => t.family === 6).map(text))];
+    let name: string | null = null;
+    if (v4.length || v6.length) {
+      name = `tuples_${this.tupleSets.length}`;
+      this.tupleSets.push({ name, comment, v4, v6 });
+    }
+    this.tuplesByKey.set(key, name);
+    return name;
+  }
+}

@@ -1,0 +1,59 @@
+// Small builders of Kubernetes-shaped objects for tests and benchmarks (not exported by the
+// package): they write what a kubectl user would, so tests read like NetworkPolicy YAML.
+import type { StateInput } from '../state.js';
+
+export interface PortDecl {
+  name: string;
+  port: number;
+  protocol?: 'TCP' | 'UDP' | 'SCTP';
+}
+
+export function namespace(name: string, labels: Record<string, string> = {}) {
+  return { metadata: { name, labels } };
+}
+
+export function pod(
+  ref: string,
+  labels: Record<string, string>,
+  ips: string[],
+  ports: PortDecl[] = [],
+  extra: Record<string, unknown> = {},
+) {
+  const [ns, name] = ref.split('/') as [string, string];
+  return {
+    metadata: { name, namespace: ns, labels },
+    spec: {
+      containers: [
+        {
+          name: 'main',
+          ports: ports.map((p) => ({
+            name: p.name,
+            containerPort: p.port,
+            protocol: p.protocol ?? 'TCP',
+          })),
+        },
+      ],
+    },
+    status: { phase: 'Running', podIPs: ips.map((ip) => ({ ip })) },
+    ...extra,
+  };
+}
+
+export function policy(ref: string, spec: Record<string, unknown>) {
+  const [ns, name] = ref.split('/') as [string, string];
+  return { metadata: { name, namespace: ns }, spec };
+}
+
+export function local(ref: string, iface: string, anycast?: string[]) {
+  const [ns, name] = ref.split('/') as [string, string];
+  return { namespace: ns, name, interface: iface, ...(anycast ? { anycast } : {}) };
+}
+
+export function state(parts: Partial<Record<keyof StateInput, unknown[]>>): StateInput {
+  return {
+    namespaces: (parts.namespaces ?? []) as StateInput['namespaces'],
+    pods: (parts.pods ?? []) as StateInput['pods'],
+    policies: (parts.policies ?? []) as StateInput['policies'],
+    local: (parts.local ?? []) as StateInput['local'],
+  };
+}
