@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { AgentRequest, ContainerId, IfName, NetnsPath, parseCniArgs } from './cni.js';
+import {
+  AgentRequest,
+  ContainerId,
+  FlockNetConf,
+  IfName,
+  NetnsPath,
+  describeIssues,
+  parseAgentRequest,
+  parseCniArgs,
+} from './cni.js';
 
 describe('CNI boundary grammar', () => {
   it('parses CNI_ARGS and refuses malformed pairs', () => {
@@ -36,5 +45,42 @@ describe('CNI boundary grammar', () => {
     });
     expect(ok.success).toBe(true);
     expect(AgentRequest.safeParse({ command: 'VERSION', config: {} }).success).toBe(false);
+  });
+
+  it('requires the container fields each command needs', () => {
+    const config = { cniVersion: '1.1.0', name: 'flock', type: 'flock' };
+    const missing = (req: object) => {
+      const r = parseAgentRequest(req);
+      return r.success ? [] : r.problems.map((p) => `${String(p.path[0])}: ${p.problem}`);
+    };
+    expect(missing({ command: 'ADD', containerID: 'a', config })).toEqual([
+      'netns: required for ADD',
+      'ifName: required for ADD',
+    ]);
+    expect(missing({ command: 'DEL', containerID: 'a', ifName: 'eth0', config })).toEqual([]);
+    expect(missing({ command: 'GC', config })).toEqual([]);
+  });
+
+  it('describes issues by field, the same with zod/mini and its bare messages', () => {
+    const r = FlockNetConf.safeParse({
+      cniVersion: 1,
+      name: '',
+      type: 'bridge',
+      timeoutMs: 99,
+      'cni.dev/valid-attachments': [{ containerID: 'a' }],
+    });
+    expect(r.success).toBe(false);
+    expect(describeIssues(r.error?.issues ?? [], 'config', 10).message).toBe(
+      [
+        'config.cniVersion: expected string',
+        'config.name: must be at least 1',
+        'config.type: expected "flock"',
+        'config.timeoutMs: must be at least 100',
+        'config["cni.dev/valid-attachments"][0].ifname: expected string',
+      ].join('; '),
+    );
+    const few = describeIssues(r.error?.issues ?? [], '', 2);
+    expect(few.fields).toEqual(['cniVersion', 'name']);
+    expect(few.message).toMatch(/\(3 more\)$/);
   });
 });

@@ -1,60 +1,38 @@
-// The CNI side of flock: the plugin's network configuration, the request the plugin forwards
-// to the agent over its unix socket, and the result and error objects of the CNI spec.
-// The plugin validates what the runtime gives it; the agent validates the socket request again.
+// The CNI side of flock as zod schemas: the plugin's network configuration, the request the
+// plugin forwards to the agent over its unix socket, and the result and error objects of the
+// CNI spec. The agent validates every socket request with these. The plugin checks the same
+// rules by hand (packages/cni/src/checks.ts, proven equivalent by property tests) because it
+// is started for every pod and zod costs it ~5 ms (zod/mini) to ~25 ms (zod) of start-up.
 import { z } from 'zod';
+import {
+  AGENT_COMMANDS,
+  CNI_ARG_KEY_MAX,
+  CNI_ARG_VALUE_MAX,
+  TIMEOUT_MS_MAX,
+  TIMEOUT_MS_MIN,
+  containerIdProblem,
+  describeProblems,
+  ifNameProblem,
+  missingFields,
+  netnsProblem,
+  type FieldProblem,
+} from './cni-protocol.js';
 
-/** CNI spec versions the plugin answers; results are converted to the caller's version. */
-export const CNI_VERSIONS = ['0.4.0', '1.0.0', '1.1.0'] as const;
-export const CNI_VERSION = '1.1.0';
-export type CniVersion = (typeof CNI_VERSIONS)[number];
+export * from './cni-protocol.js';
 
-export const CNI_COMMANDS = ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'] as const;
-export type CniCommand = (typeof CNI_COMMANDS)[number];
+/** A string schema whose only rule is `problem` (shared with the plugin's checks). */
+const ruledString = (problem: (s: string) => string | undefined) =>
+  z.string().check((ctx) => {
+    const p = problem(ctx.value);
+    if (p) ctx.issues.push({ code: 'custom', message: p, input: ctx.value });
+  });
 
-/** Error codes of the CNI spec (1.1.0, "Error" section) that flock returns. */
-export const CniErrorCode = {
-  IncompatibleVersion: 1,
-  UnsupportedField: 2,
-  UnknownContainer: 3,
-  InvalidEnvironment: 4,
-  IoFailure: 5,
-  DecodeFailure: 6,
-  InvalidNetworkConfig: 7,
-  TryAgainLater: 11,
-  /** STATUS: the plugin is not available (the agent is not ready). */
-  PluginNotAvailable: 50,
-  PluginLimitedConnectivity: 51,
-  /** flock-specific (>= 100): a step of ADD failed; the message names the step. */
-  SetupFailed: 100,
-  /** flock-specific: the request asks for something this node does not allow (anycast, pinned). */
-  NotAllowed: 101,
-  /** flock-specific: the node's address space is exhausted. */
-  Exhausted: 102,
-} as const;
+export const ContainerId = ruledString(containerIdProblem);
+export const IfName = ruledString(ifNameProblem);
+export const NetnsPath = ruledString(netnsProblem);
 
-/** Default path of the agent's socket (root-only directory). */
-export const DEFAULT_AGENT_SOCKET = '/run/flock/cni.sock';
-
-/** The runtime's container ID, as the spec allows: alphanumerics plus _ . - (not first). */
-export const ContainerId = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9_.-]{0,254}$/,
-    'container ID must be alphanumerics, _ . - (starting alphanumeric), at most 255',
-  );
-
-/** A Linux interface name: 1-15 bytes, no '/', ':', whitespace, not "." or "..". */
-export const IfName = z
-  .string()
-  .regex(/^[A-Za-z0-9_.-]{1,15}$/, 'interface name must be 1-15 characters of A-Z a-z 0-9 _ . -')
-  .refine((s) => s !== '.' && s !== '..', 'interface name must not be "." or ".."');
-
-/** A network namespace path as runtimes pass it. */
-export const NetnsPath = z
-  .string()
-  .max(4096)
-  .regex(/^\/[A-Za-z0-9_./-]*$/, 'netns must be an absolute path of A-Z a-z 0-9 _ . / -')
-  .refine((s) => !s.split('/').includes('..'), 'netns path must not contain ".."');
+/** One entry of GC's `cni.dev/valid-attachments`. */
+export const CniAttachment = z.object({ containerID: z.string(), ifname: z.string() });
 
 /** flock's network configuration (the conflist entry with "type": "flock"). */
 export const FlockNetConf = z.looseObject({
@@ -64,26 +42,43 @@ export const FlockNetConf = z.looseObject({
   /** Where the agent listens (default /run/flock/cni.sock). */
   socketPath: z.string().startsWith('/').optional(),
   /** How long the plugin waits for the agent (default 60 s). */
-  timeoutMs: z.int().min(100).max(600_000).optional(),
+  timeoutMs: z.int().min(TIMEOUT_MS_MIN).max(TIMEOUT_MS_MAX).optional(),
   prevResult: z.looseObject({}).optional(),
-  'cni.dev/valid-attachments': z
-    .array(z.object({ containerID: z.string(), ifname: z.string() }))
-    .optional(),
+  'cni.dev/valid-attachments': z.array(CniAttachment).optional(),
 });
 export type FlockNetConf = z.infer<typeof FlockNetConf>;
 
-/** What the plugin sends the agent: one JSON object per connection. */
+/**
+ * What the plugin sends the agent: one JSON object per connection. Which of containerID,
+ * netns and ifName a command needs is checked by parseAgentRequest (use that to validate).
+ */
 export const AgentRequest = z.object({
-  command: z.enum(['ADD', 'DEL', 'CHECK', 'STATUS', 'GC']),
+  command: z.enum(AGENT_COMMANDS),
   containerID: ContainerId.optional(),
   netns: NetnsPath.optional(),
   ifName: IfName.optional(),
   /** CNI_ARGS as key/value pairs (K8S_POD_NAMESPACE, K8S_POD_NAME, K8S_POD_UID, ...). */
-  args: z.record(z.string().max(253), z.string().max(1024)).default({}),
-  /** The network configuration from stdin, already validated by the plugin. */
+  args: z.record(z.string().max(CNI_ARG_KEY_MAX), z.string().max(CNI_ARG_VALUE_MAX)).default({}),
+  /** The network configuration from stdin, already checked by the plugin. */
   config: FlockNetConf,
 });
 export type AgentRequest = z.infer<typeof AgentRequest>;
+
+/**
+ * Validate an agent request: AgentRequest's fields plus the ones its command needs, every
+ * problem named (a missing netns is reported next to a bad config, not after it is fixed).
+ */
+export function parseAgentRequest(
+  input: unknown,
+): { success: true; data: AgentRequest } | { success: false; problems: FieldProblem[] } {
+  const parsed = AgentRequest.safeParse(input);
+  const problems = [
+    ...(parsed.success ? [] : parsed.error.issues.map(issueProblem)),
+    ...missingFields(input),
+  ];
+  if (parsed.success && problems.length === 0) return { success: true, data: parsed.data };
+  return { success: false, problems };
+}
 
 export const CniInterface = z.object({
   name: z.string(),
@@ -128,15 +123,49 @@ export const AgentResponse = z.discriminatedUnion('ok', [
 ]);
 export type AgentResponse = z.infer<typeof AgentResponse>;
 
-/** Parse CNI_ARGS ("K1=V1;K2=V2"); undefined when malformed. */
-export function parseCniArgs(raw: string | undefined): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
-  if (!raw) return out;
-  for (const pair of raw.split(';')) {
-    if (pair === '') continue;
-    const eq = pair.indexOf('=');
-    if (eq <= 0) return undefined;
-    out[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return out;
+/** The parts of a zod issue that describeIssues reads. */
+interface IssueLike {
+  readonly code: string;
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+  readonly expected?: unknown;
+  readonly values?: readonly unknown[];
+  readonly minimum?: unknown;
+  readonly maximum?: unknown;
+  readonly keys?: readonly string[];
+  readonly issues?: readonly IssueLike[];
+}
+
+/** A zod issue in the words the plugin's own checks use (see packages/cni/src/checks.ts). */
+export function issueProblem(issue: IssueLike): FieldProblem {
+  const problem = (() => {
+    switch (issue.code) {
+      case 'invalid_type':
+        return `expected ${issue.expected === 'int' ? 'integer' : String(issue.expected)}`;
+      case 'invalid_value':
+        return `expected ${(issue.values ?? []).map((v) => JSON.stringify(v)).join(' or ')}`;
+      case 'too_small':
+        return `must be at least ${String(issue.minimum)}`;
+      case 'too_big':
+        return `must be at most ${String(issue.maximum)}`;
+      case 'unrecognized_keys':
+        return `unknown keys ${(issue.keys ?? []).join(', ')}`;
+      case 'invalid_union':
+        return 'matches none of the allowed forms';
+      case 'invalid_key':
+        return `key ${issue.issues?.[0] ? issueProblem(issue.issues[0]).problem : 'is invalid'}`;
+      default:
+        return issue.message;
+    }
+  })();
+  return { path: issue.path, problem };
+}
+
+/** One line naming each invalid field and why: `config.type: expected "flock"; ...`. */
+export function describeIssues(
+  issues: readonly IssueLike[],
+  prefix = '',
+  max = 3,
+): { fields: string[]; message: string } {
+  return describeProblems(issues.map(issueProblem), prefix, max);
 }

@@ -88,6 +88,16 @@ export function prefixContainsAddress(p: Prefix, a: IpAddress): boolean {
   return a.family === p.family && (a.value & maskOf(p.family, p.length)) === p.network;
 }
 
+/** Is the address text inside one of the CIDR texts? False for anything unparsable. */
+export function cidrsContainIp(cidrs: readonly string[], ip: string): boolean {
+  const address = parseAddress(ip);
+  if (!address) return false;
+  return cidrs.some((cidr) => {
+    const p = parsePrefix(cidr);
+    return p.ok && prefixContainsAddress(p.value, address);
+  });
+}
+
 /** Is `inner` entirely inside `outer` (or equal to it)? */
 export function prefixContains(outer: Prefix, inner: Prefix): boolean {
   return (

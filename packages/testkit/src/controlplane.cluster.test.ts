@@ -3,21 +3,8 @@
 import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from './controlplane.js';
+import { eventually } from './eventually.js';
 import { kubectl } from './kubectl.js';
-
-async function eventually<T>(
-  what: string,
-  fn: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe('test control plane', () => {
   let cp: ControlPlane;
@@ -55,7 +42,9 @@ describe('test control plane', () => {
         subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
       },
     });
-    const list = await eventually('alice may list namespaces', () => asAlice.listNamespace());
+    const list = await eventually('alice may list namespaces', () => asAlice.listNamespace(), {
+      timeoutMs: 60_000,
+    });
     expect(list.items.map((n) => n.metadata?.name)).toContain('default');
   });
 

@@ -3,3 +3,4 @@ export * from './netns.js';
 export * from './controlplane.js';
 export * from './kubectl.js';
 export * from './tcp-proxy.js';
+export * from './eventually.js';

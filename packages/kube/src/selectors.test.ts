@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import {
+  fieldValue,
+  formatFieldSelector,
+  formatLabelSelector,
+  matchesFieldSelector,
+  matchesLabelSelector,
+  parseFieldSelector,
+  parseLabelSelector,
+} from './selectors.js';
+
+describe('label selectors', () => {
+  it('formats a LabelSelector in the server syntax', () => {
+    expect(
+      formatLabelSelector({
+        matchLabels: { app: 'web' },
+        matchExpressions: [
+          { key: 'tier', operator: 'In', values: ['a', 'b'] },
+          { key: 'flock.fritzlab.net/agent', operator: 'NotIn', values: ['false'] },
+          { key: 'ready', operator: 'Exists' },
+          { key: 'legacy', operator: 'DoesNotExist' },
+        ],
+      }),
+    ).toBe('app=web,tier in (a,b),flock.fritzlab.net/agent notin (false),ready,!legacy');
+    expect(formatLabelSelector(undefined)).toBe('');
+  });
+
+  it('refuses keys and values that could smuggle extra requirements', () => {
+    expect(() => formatLabelSelector({ matchLabels: { app: 'web,admin=true' } })).toThrow(
+      /invalid label value/,
+    );
+    expect(() => formatLabelSelector({ matchLabels: { 'a b': 'x' } })).toThrow(/invalid label key/);
+  });
+
+  it('parses what it formats, with the same meaning', () => {
+    const text = 'app=web,tier in (a, b),env!=prod,ready,!legacy,x==1';
+    const sel = parseLabelSelector(text);
+    expect(sel.matchExpressions).toHaveLength(6);
+    const ok = { app: 'web', tier: 'b', ready: '', x: '1' };
+    expect(matchesLabelSelector(text, ok)).toBe(true);
+    expect(matchesLabelSelector(text, { ...ok, env: 'prod' })).toBe(false);
+    expect(matchesLabelSelector(text, { ...ok, legacy: 'y' })).toBe(false);
+    expect(matchesLabelSelector(text, { ...ok, tier: 'c' })).toBe(false);
+    expect(matchesLabelSelector('', {})).toBe(true);
+    expect(() => parseLabelSelector('a>1')).toThrow(/invalid label selector/);
+    expect(() => parseLabelSelector('a in (x')).toThrow(/invalid label selector/);
+  });
+});
+
+describe('field selectors', () => {
+  it('formats with escapes and parses back', () => {
+    const text = formatFieldSelector({ 'spec.nodeName': 'n1', 'metadata.name': 'a,b=c\\d' });
+    expect(text).toBe('spec.nodeName=n1,metadata.name=a\\,b\\=c\\\\d');
+    expect(parseFieldSelector(text)).toEqual([
+      { field: 'spec.nodeName', op: '=', value: 'n1' },
+      { field: 'metadata.name', op: '=', value: 'a,b=c\\d' },
+    ]);
+    expect(parseFieldSelector('status.phase!=Failed,a==b')).toEqual([
+      { field: 'status.phase', op: '!=', value: 'Failed' },
+      { field: 'a', op: '=', value: 'b' },
+    ]);
+    expect(() => formatFieldSelector({ 'spec nodeName': 'x' })).toThrow(/invalid field/);
+  });
+
+  it('matches like the API server: an absent field is the empty string', () => {
+    const pod = { spec: { nodeName: 'n1' }, status: {} };
+    expect(fieldValue(pod, 'spec.nodeName')).toBe('n1');
+    expect(matchesFieldSelector(parseFieldSelector('spec.nodeName=n1'), pod)).toBe(true);
+    expect(matchesFieldSelector(parseFieldSelector('status.phase='), pod)).toBe(true);
+    expect(matchesFieldSelector(parseFieldSelector('spec.nodeName!=n1'), pod)).toBe(false);
+  });
+});

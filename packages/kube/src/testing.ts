@@ -1,0 +1,6 @@
+// @flock/kube/testing: in-memory twins for unit tests of code built on @flock/kube.
+export * from './fake-apiserver.js';
+export { FakeClient } from './fake-client.js';
+export { FakeWatch, type StoredEvent, type WatchFilter } from './fake-watch.js';
+export type { FakeResourceOptions } from './fake-resources.js';
+export * from './memory-logger.js';
