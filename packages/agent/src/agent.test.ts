@@ -1,0 +1,145 @@
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { API_VERSION, NODECONFIG_KIND, silentLogger, type NodeConfig } from '@flock/api';
+import { NODECONFIGS, NODES } from '@flock/kube';
+import { FakeApiServer } from '@flock/kube/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startAgent, type RunningAgent } from './agent.js';
+import { AgentConfig } from './config.js';
+import { FakeDatapath, hostVethName } from './datapath/index.js';
+
+const nodeConfig: NodeConfig = {
+  apiVersion: API_VERSION,
+  kind: NODECONFIG_KIND,
+  metadata: { name: 'node-a' },
+  spec: {
+    pool: 'dc1',
+    cidr6: '2001:db8:100::/64',
+    cidr4: '192.0.2.16/28',
+    bgp: { asn: 64512, peers: [] },
+  },
+};
+
+const entry = (containerID: string, state: 'pending' | 'committed', ip6: string) => ({
+  containerID,
+  ifname: 'eth0',
+  namespace: 'default',
+  pod: containerID,
+  podUID: `uid-${containerID}`,
+  ip6,
+  pinned: false,
+  anycast: [],
+  state,
+  createdAt: '2026-11-29T10:00:00.000Z',
+});
+
+let dir: string;
+let api: FakeApiServer;
+let datapath: FakeDatapath;
+let agent: RunningAgent | undefined;
+
+const config = (over: Partial<AgentConfig> = {}): AgentConfig =>
+  AgentConfig.parse({
+    nodeName: 'node-a',
+    socketPath: join(dir, 'run', 'cni.sock'),
+    storePath: join(dir, 'lib', 'allocations.json'),
+    healthPort: 0,
+    ...over,
+  });
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'flock-agent-'));
+  api = new FakeApiServer();
+  api.putObject(NODES, {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'node-a' },
+    status: {},
+  });
+  datapath = new FakeDatapath();
+});
+afterEach(async () => {
+  await agent?.stop();
+  agent = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('agent start-up', () => {
+  it('re-marks committed allocations, drops pending ones, installs blackholes, serves a root-only socket', async () => {
+    api.putObject(NODECONFIGS, nodeConfig);
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'lib'), { recursive: true });
+    await writeFile(
+      join(dir, 'lib', 'allocations.json'),
+      JSON.stringify({
+        version: 1,
+        entries: [
+          entry('kept', 'committed', '2001:db8:100::5'),
+          entry('half', 'pending', '2001:db8:100::6'),
+        ],
+      }),
+    );
+    // The pending ADD had got as far as its veth when the previous run died.
+    const netns = datapath.createNetns();
+    await datapath.setupPod({
+      containerID: 'half',
+      ifName: 'eth0',
+      netns,
+      hostVeth: hostVethName('half', 'eth0'),
+      ip6: '2001:db8:100::6',
+    });
+
+    agent = await startAgent({ config: config(), transport: api, datapath, logger: silentLogger });
+
+    expect(agent.store.entries().map((e) => e.containerID)).toEqual(['kept']);
+    const allocator = agent.nodeConfig.current()!.allocator;
+    expect(allocator.ownerOf('2001:db8:100::5')).toBe('kept/eth0');
+    expect(allocator.ownerOf('2001:db8:100::6')).toBeUndefined();
+    expect(datapath.hostState().links.map((l) => l.name)).not.toContain(
+      hostVethName('half', 'eth0'),
+    );
+    const blackholes = datapath
+      .hostState()
+      .routes.filter((r) => r.type === 'blackhole')
+      .map((r) => r.dst)
+      .sort();
+    expect(blackholes).toEqual(['192.0.2.16/28', '2001:db8:100::/64']);
+    expect((await stat(join(dir, 'run', 'cni.sock'))).mode & 0o777).toBe(0o600);
+    expect(agent.handlers.status()).toEqual({ ok: true });
+  });
+
+  it('waits for the NodeConfig and gives up with a clear message after the bound', async () => {
+    await expect(
+      startAgent({
+        config: config({ nodeConfigTimeoutMs: 300 }),
+        transport: api,
+        datapath,
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow(/no NodeConfig node-a after .* does a Pool select this node/);
+  });
+
+  it('starts once the NodeConfig appears while it waits', async () => {
+    const starting = startAgent({
+      config: config(),
+      transport: api,
+      datapath,
+      logger: silentLogger,
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    api.putObject(NODECONFIGS, nodeConfig);
+    agent = await starting;
+    expect(agent.nodeConfig.current()?.nodeConfig.spec.cidr6).toBe('2001:db8:100::/64');
+  });
+
+  it('refuses a corrupt store rather than starting empty', async () => {
+    api.putObject(NODECONFIGS, nodeConfig);
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'lib'), { recursive: true });
+    await writeFile(join(dir, 'lib', 'allocations.json'), '{"version": 1, "entries": [');
+    await expect(
+      startAgent({ config: config(), transport: api, datapath, logger: silentLogger }),
+    ).rejects.toThrow(/allocations\.json/);
+  });
+});

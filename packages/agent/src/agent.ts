@@ -1,0 +1,193 @@
+// The node agent: start-up in the documented order, then serve the CNI socket. Every kernel
+// and API edge is injected (Datapath, KubeTransport) so the sequence runs in unit tests on
+// FakeDatapath and FakeApiServer, and for real in the kernel and cluster tiers.
+import {
+  entryKey,
+  AllocationStore,
+  type AddressAllocator,
+  type AllocationEntry,
+} from '@flock/ipam';
+import { EventRecorder, startHealthServer, type KubeTransport } from '@flock/kube';
+import type { Logger } from '@flock/api';
+import { Registry } from 'prom-client';
+import { CniHandlers, type FaultPoint } from './cni/handlers.js';
+import { startCniServer, type CniServer } from './cni-server/index.js';
+import type { AgentConfig } from './config.js';
+import type { Datapath } from './datapath/index.js';
+import { createAgentMetrics } from './metrics.js';
+import { NetworkConditionKeeper } from './node-condition.js';
+import { NodeConfigTracker } from './node-config.js';
+import { PodLookupWithFallback, nodePodCache } from './pods.js';
+
+export interface AgentDeps {
+  config: AgentConfig;
+  transport: KubeTransport;
+  datapath: Datapath;
+  logger: Logger;
+  registry?: Registry;
+  /** Test-only: called at ADD/DEL fault points. */
+  fault?: (point: FaultPoint) => void | Promise<void>;
+}
+
+export interface RunningAgent {
+  handlers: CniHandlers;
+  store: AllocationStore;
+  nodeConfig: NodeConfigTracker;
+  /** Port of the health server (when enabled). */
+  healthPort?: number;
+  stop(): Promise<void>;
+}
+
+export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
+  const { config, transport, datapath, logger } = deps;
+  const registry = deps.registry ?? new Registry();
+  const metrics = createAgentMetrics(registry);
+  const step = (name: string, meta: Record<string, unknown> = {}) =>
+    logger.info(`start-up: ${name}`, { node: config.nodeName, ...meta });
+  let ready = false;
+  const stoppers: (() => Promise<void> | void)[] = [];
+  const stop = async () => {
+    for (const s of stoppers.reverse()) await s();
+  };
+
+  try {
+    step('host sysctls');
+    for (const r of await datapath.applyHostSysctls()) {
+      if (!r.ok)
+        logger.warn('could not set a host sysctl; continuing', {
+          key: r.key,
+          value: r.value,
+          error: r.error,
+        });
+    }
+
+    // Health first, so a node stuck waiting for its NodeConfig is visible (not ready).
+    const health = config.healthPort
+      ? await startHealthServer({
+          port: config.healthPort,
+          host: config.healthHost,
+          registry,
+          logger,
+          checks: { started: () => ready, nodeconfig: () => nodeConfig.current() !== undefined },
+        })
+      : undefined;
+    if (health) stoppers.push(() => health.close());
+
+    step('wait for NodeConfig');
+    const nodeConfig = new NodeConfigTracker({
+      transport,
+      nodeName: config.nodeName,
+      logger,
+      addressQuarantineMs: config.addressQuarantineMs,
+    });
+    nodeConfig.start();
+    stoppers.push(() => nodeConfig.stop());
+    const node = await nodeConfig.waitForNodeConfig(config.nodeConfigTimeoutMs);
+
+    step('load allocation store', { path: config.storePath });
+    const store = new AllocationStore(config.storePath);
+    await store.load();
+    for (const e of store.entries().filter((x) => x.state === 'committed'))
+      remark(node.allocator, e, logger);
+
+    const pods = nodePodCache(transport, config.nodeName, logger);
+    const events = new EventRecorder({
+      transport,
+      reportingController: 'flock.fritzlab.net/agent',
+      reportingInstance: config.nodeName,
+      logger,
+    });
+    const handlers = new CniHandlers({
+      store,
+      datapath,
+      node: () => nodeConfig.current(),
+      pods: new PodLookupWithFallback(pods, transport),
+      logger,
+      ready: () => ready,
+      warn: (pod, reason, note) =>
+        events.event(pod as never, { type: 'Warning', reason, action: 'AddPod', note }),
+      ...(deps.fault ? { fault: deps.fault } : {}),
+    });
+
+    const pending = store.entries().filter((x) => x.state === 'pending');
+    step('drop pending leftovers of a previous run', { count: pending.length });
+    for (const e of pending) await handlers.undo(e);
+
+    step('start pod cache');
+    pods.start();
+    stoppers.push(() => pods.stop());
+
+    step('keep NetworkUnavailable=False');
+    const condition = new NetworkConditionKeeper(
+      transport,
+      config.nodeName,
+      logger,
+      config.resyncMs,
+    );
+    condition.start();
+    stoppers.push(() => condition.stop());
+
+    step('blackhole summary routes');
+    const blackholes = async () => {
+      const nc = nodeConfig.current()?.nodeConfig;
+      if (!nc) return;
+      try {
+        await datapath.ensureBlackholes([nc.spec.cidr6, ...(nc.spec.cidr4 ? [nc.spec.cidr4] : [])]);
+      } catch (error) {
+        logger.error('could not install blackhole routes', { error: String(error) });
+      }
+    };
+    await blackholes();
+    const timer = setInterval(() => void blackholes(), config.resyncMs);
+    stoppers.push(() => clearInterval(timer));
+
+    step('serve the CNI socket', { socket: config.socketPath });
+    const server: CniServer = await startCniServer({
+      socketPath: config.socketPath,
+      logger,
+      handle: async (request) => {
+        const started = process.hrtime.bigint();
+        const response = await handlers.handle(request);
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        metrics.cniDuration.observe(
+          { command: request.command, result: response.ok ? 'ok' : 'error' },
+          seconds,
+        );
+        if (!response.ok)
+          metrics.cniErrors.inc({ command: request.command, code: String(response.error.code) });
+        updateAllocationGauge();
+        return response;
+      },
+    });
+    stoppers.push(() => server.close());
+    const updateAllocationGauge = () => {
+      const committed = store.entries().filter((e) => e.state === 'committed');
+      metrics.allocations.set({ family: 'ipv6' }, committed.length);
+      metrics.allocations.set({ family: 'ipv4' }, committed.filter((e) => e.ip4).length);
+    };
+    updateAllocationGauge();
+    ready = true;
+    step('ready');
+    return { handlers, store, nodeConfig, ...(health ? { healthPort: health.port } : {}), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Re-mark a committed allocation in IPAM after a restart; a conflict is logged, not fatal. */
+function remark(allocator: AddressAllocator, e: AllocationEntry, logger: Logger): void {
+  const r = allocator.markAllocated({
+    owner: entryKey(e.containerID, e.ifname),
+    namespace: e.namespace,
+    name: e.pod,
+    ip6: e.ip6,
+    ...(e.ip4 ? { ip4: e.ip4 } : {}),
+    pinned: e.pinned,
+  });
+  if (!r.ok)
+    logger.error('committed allocation does not fit this node any more', {
+      containerID: e.containerID,
+      error: r.error.message,
+    });
+}

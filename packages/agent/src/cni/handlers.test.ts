@@ -1,0 +1,287 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  API_VERSION,
+  CniErrorCode,
+  NODECONFIG_KIND,
+  silentLogger,
+  type AgentRequest,
+  type NodeConfig,
+} from '@flock/api';
+import { AddressAllocator, AllocationStore } from '@flock/ipam';
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeDatapath, hostVethName } from '../datapath/index.js';
+import { CniHandlers, type CniHandlerDeps, type NodeState } from './handlers.js';
+
+const nodeConfig: NodeConfig = {
+  apiVersion: API_VERSION,
+  kind: NODECONFIG_KIND,
+  metadata: { name: 'node-a', annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
+  spec: {
+    pool: 'dc1',
+    cidr6: '2001:db8:100::/64',
+    cidr4: '192.0.2.16/28',
+    pinnedCIDRs: ['2001:db8:200::/64'],
+    anycastCIDRs: ['2001:db8:300::/120'],
+    bgp: { asn: 64512, peers: [] },
+  },
+};
+
+const pod = (
+  name: string,
+  annotations: Record<string, string> = {},
+  uid = `uid-${name}`,
+): V1Pod => ({
+  metadata: { namespace: 'default', name, uid, annotations },
+  spec: { nodeName: 'node-a', containers: [] },
+});
+
+let dir: string;
+let store: AllocationStore;
+let datapath: FakeDatapath;
+let node: NodeState | undefined;
+let pods: Map<string, V1Pod>;
+let warnings: string[];
+let committedHook: string[];
+let handlers: CniHandlers;
+const hostLinks = () =>
+  datapath
+    .hostState()
+    .links.filter((l) => l.kind === 'veth')
+    .map((l) => l.name);
+
+function make(extra: Partial<CniHandlerDeps> = {}) {
+  handlers = new CniHandlers({
+    store,
+    datapath,
+    node: () => node,
+    pods: { get: async (ns, name) => pods.get(`${ns}/${name}`) },
+    logger: silentLogger,
+    warn: (_pod, reason, message) => warnings.push(`${reason}: ${message}`),
+    hooks: { beforeCommit: async (e) => void committedHook.push(e.containerID) },
+    ...extra,
+  });
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'flock-cni-'));
+  store = new AllocationStore(join(dir, 'store.json'));
+  await store.load();
+  datapath = new FakeDatapath();
+  const alloc = AddressAllocator.create({
+    cidr6: nodeConfig.spec.cidr6,
+    cidr4: nodeConfig.spec.cidr4!,
+    pinnedCIDRs: nodeConfig.spec.pinnedCIDRs!,
+  });
+  if (!alloc.ok) throw new Error(alloc.error);
+  node = { nodeConfig, allocator: alloc.value };
+  pods = new Map([['default/web', pod('web')]]);
+  warnings = [];
+  committedHook = [];
+  make();
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+const request = (
+  command: AgentRequest['command'],
+  over: Partial<AgentRequest> = {},
+): AgentRequest => ({
+  command,
+  containerID: 'c1',
+  ifName: 'eth0',
+  netns: datapath.createNetns('/var/run/netns/p1'),
+  args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'web' },
+  config: { cniVersion: '1.1.0', name: 'flock', type: 'flock' },
+  ...over,
+});
+
+describe('CNI ADD', () => {
+  it('allocates, wires, commits and answers a 1.1.0 result', async () => {
+    const r = await handlers.handle(request('ADD'));
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.result?.ips?.map((i) => i.address)).toEqual(['2001:db8:100::1/128', '192.0.2.17/32']);
+    expect(store.get('c1', 'eth0')).toMatchObject({
+      state: 'committed',
+      ip6: '2001:db8:100::1',
+      podUID: 'uid-web',
+    });
+    expect(committedHook).toEqual(['c1']);
+    expect(hostLinks()).toEqual([hostVethName('c1', 'eth0')]);
+  });
+
+  it('is idempotent: a repeated ADD keeps the same addresses', async () => {
+    const first = await handlers.handle(request('ADD'));
+    const second = await handlers.handle(request('ADD'));
+    expect(second).toEqual(first);
+    expect(store.entries()).toHaveLength(1);
+  });
+
+  it('undoes everything when the datapath fails, naming the step', async () => {
+    datapath.failAt('pod-addresses');
+    const r = await handlers.handle(request('ADD'));
+    expect(r).toMatchObject({
+      ok: false,
+      error: { code: CniErrorCode.SetupFailed, msg: expect.stringContaining('pod-addresses') },
+    });
+    expect(store.entries()).toEqual([]);
+    expect(node!.allocator.allocations()).toEqual([]);
+    expect(hostLinks()).toEqual([]);
+  });
+
+  it('undoes everything when the policy hook fails', async () => {
+    make({ hooks: { beforeCommit: async () => Promise.reject(new Error('nft refused')) } });
+    const r = await handlers.handle(request('ADD'));
+    expect(r).toMatchObject({ ok: false, error: { msg: expect.stringContaining('nft refused') } });
+    expect(store.entries()).toEqual([]);
+    expect(hostLinks()).toEqual([]);
+  });
+
+  it('says try again later before the NodeConfig exists', async () => {
+    node = undefined;
+    expect(await handlers.handle(request('ADD'))).toMatchObject({
+      ok: false,
+      error: { code: CniErrorCode.TryAgainLater },
+    });
+  });
+
+  it('needs the pod identity in CNI_ARGS and an existing pod', async () => {
+    expect(await handlers.handle(request('ADD', { args: {} }))).toMatchObject({
+      ok: false,
+      error: { code: CniErrorCode.InvalidEnvironment },
+    });
+    expect(
+      await handlers.handle(
+        request('ADD', { args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'gone' } }),
+      ),
+    ).toMatchObject({
+      ok: false,
+      error: { code: CniErrorCode.UnknownContainer },
+    });
+    expect(
+      await handlers.handle(
+        request('ADD', {
+          args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'web', K8S_POD_UID: 'other' },
+        }),
+      ),
+    ).toMatchObject({ ok: false, error: { code: CniErrorCode.UnknownContainer } });
+  });
+
+  it('honours a pinned address inside the pinned ranges and refuses one outside', async () => {
+    pods.set('default/web', pod('web', { 'flock.fritzlab.net/pinned-ip': '2001:db8:200::7' }));
+    const r = await handlers.handle(request('ADD'));
+    expect(r.ok && r.result?.ips?.[0]?.address).toBe('2001:db8:200::7/128');
+    pods.set('default/bad', pod('bad', { 'flock.fritzlab.net/pinned-ip': '2001:db8:999::7' }));
+    const bad = await handlers.handle(
+      request('ADD', {
+        containerID: 'c2',
+        args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'bad' },
+      }),
+    );
+    expect(bad).toMatchObject({ ok: false, error: { code: CniErrorCode.NotAllowed } });
+    expect(warnings.join()).toContain('FlockAllocationFailed');
+  });
+
+  it('puts allowed anycast addresses on the pod and refuses others with an event', async () => {
+    pods.set('default/web', pod('web', { 'flock.fritzlab.net/anycast': '2001:db8:300:0::10' }));
+    await handlers.handle(request('ADD'));
+    expect(store.get('c1', 'eth0')?.anycast).toEqual(['2001:db8:300::10']);
+    pods.set('default/evil', pod('evil', { 'flock.fritzlab.net/anycast': '2001:db8:400::1' }));
+    const r = await handlers.handle(
+      request('ADD', {
+        containerID: 'c2',
+        args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'evil' },
+      }),
+    );
+    expect(r).toMatchObject({
+      ok: false,
+      error: { code: CniErrorCode.NotAllowed, msg: expect.stringContaining('outside this node') },
+    });
+    expect(warnings.join()).toContain('FlockAddressRefused');
+  });
+
+  it('reports exhaustion with its own code and keeps nothing of the failed ADD', async () => {
+    // A /30 IPv4 slice has two usable addresses (never the first or the last).
+    const tiny = AddressAllocator.create({ cidr6: '2001:db8:100::/64', cidr4: '192.0.2.16/30' });
+    if (!tiny.ok) throw new Error(tiny.error);
+    node = { nodeConfig, allocator: tiny.value };
+    const results = [];
+    for (let i = 0; i < 3; i++) {
+      pods.set(`default/p${i}`, pod(`p${i}`));
+      const args = { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: `p${i}` };
+      const netns = datapath.createNetns(`/var/run/netns/x${i}`);
+      results.push(await handlers.handle(request('ADD', { containerID: `c${i}`, netns, args })));
+    }
+    expect(results.map((r) => r.ok)).toEqual([true, true, false]);
+    expect(results[2]).toMatchObject({ ok: false, error: { code: CniErrorCode.Exhausted } });
+    expect(store.entries()).toHaveLength(2);
+    expect(tiny.value.allocations()).toHaveLength(2);
+  });
+});
+
+describe('CNI DEL, CHECK, GC, STATUS', () => {
+  it('DEL removes everything and is idempotent, also without a netns', async () => {
+    await handlers.handle(request('ADD'));
+    expect(await handlers.handle(request('DEL'))).toEqual({ ok: true });
+    expect(await handlers.handle(request('DEL', { netns: undefined }))).toEqual({ ok: true });
+    expect(await handlers.handle(request('DEL', { containerID: 'never-added' }))).toEqual({
+      ok: true,
+    });
+    expect(store.entries()).toEqual([]);
+    expect(hostLinks()).toEqual([]);
+    expect(node!.allocator.isQuarantined('2001:db8:100::1')).toBe(true);
+  });
+
+  it('CHECK passes on a healthy pod and reports a deleted route', async () => {
+    await handlers.handle(request('ADD'));
+    expect(await handlers.handle(request('CHECK'))).toEqual({ ok: true });
+    const veth = hostVethName('c1', 'eth0');
+    datapath.tamperHost([
+      {
+        op: 'route-del',
+        step: 'host-routes',
+        route: {
+          dst: '2001:db8:100::1/128',
+          type: 'unicast',
+          proto: 241,
+          nexthops: [{ dev: veth }],
+        },
+      },
+    ]);
+    const r = await handlers.handle(request('CHECK'));
+    expect(r).toMatchObject({
+      ok: false,
+      error: { msg: expect.stringContaining('2001:db8:100::1') },
+    });
+    expect(await handlers.handle(request('CHECK', { containerID: 'unknown' }))).toMatchObject({
+      ok: false,
+      error: { code: CniErrorCode.UnknownContainer },
+    });
+  });
+
+  it('GC removes attachments the runtime no longer lists', async () => {
+    pods.set('default/other', pod('other'));
+    await handlers.handle(request('ADD'));
+    await handlers.handle(
+      request('ADD', {
+        containerID: 'c2',
+        netns: datapath.createNetns('/var/run/netns/p2'),
+        args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'other' },
+      }),
+    );
+    const gc = request('GC', { containerID: undefined, ifName: undefined, netns: undefined });
+    gc.config['cni.dev/valid-attachments'] = [{ containerID: 'c2', ifname: 'eth0' }];
+    expect(await handlers.handle(gc)).toEqual({ ok: true });
+    expect(store.entries().map((e) => e.containerID)).toEqual(['c2']);
+    expect(hostLinks()).toEqual([hostVethName('c2', 'eth0')]);
+  });
+
+  it('STATUS is 50 until the node is ready', async () => {
+    node = undefined;
+    expect(handlers.status()).toMatchObject({ ok: false, error: { code: 50 } });
+    make({ ready: () => false });
+    expect(handlers.status()).toMatchObject({ ok: false, error: { code: 50 } });
+  });
+});

@@ -1,0 +1,79 @@
+// What an ADD asks for, read from the CNI request and the Pod object: who the pod is, which
+// interface-ID algorithm, which pinned and anycast addresses. Bad annotations are the user's
+// input: they become CNI errors that say what is wrong, never exceptions.
+import {
+  ANYCAST_ANNOTATION,
+  CniErrorCode,
+  PINNED_IP_ANNOTATION,
+  parseAnycast,
+  parsePinnedIp,
+  type IpAlgo,
+  type Logger,
+  type PinnedAddresses,
+} from '@flock/api';
+import { canonicalAddress, cidrsContainIp, resolveIpAlgo } from '@flock/ipam';
+import type { V1Pod } from '@kubernetes/client-node';
+import { CniCommandError } from './errors.js';
+
+export interface PodIdentity {
+  namespace: string;
+  name: string;
+  /** K8S_POD_UID from the runtime, when it passes one. */
+  uid?: string;
+}
+
+/** K8S_POD_NAMESPACE / K8S_POD_NAME (/ K8S_POD_UID) from CNI_ARGS. */
+export function podIdentity(args: Record<string, string>): PodIdentity {
+  const namespace = args['K8S_POD_NAMESPACE'];
+  const name = args['K8S_POD_NAME'];
+  if (!namespace || !name) {
+    throw new CniCommandError(
+      CniErrorCode.InvalidEnvironment,
+      'CNI_ARGS must name the pod: K8S_POD_NAMESPACE and K8S_POD_NAME are required',
+    );
+  }
+  const uid = args['K8S_POD_UID'];
+  return uid ? { namespace, name, uid } : { namespace, name };
+}
+
+export interface AddressRequest {
+  algo: IpAlgo;
+  pinned?: PinnedAddresses;
+  anycast: string[];
+}
+
+/** Resolve ip-algo, the pinned address and the anycast addresses of a pod on this node. */
+export function addressRequest(
+  pod: V1Pod,
+  node: { annotations?: Record<string, string>; anycastCIDRs?: string[] },
+  logger: Logger,
+): AddressRequest {
+  const annotations = pod.metadata?.annotations ?? {};
+  const who = `pod ${pod.metadata?.namespace}/${pod.metadata?.name}`;
+  const algo = resolveIpAlgo(annotations, node.annotations, logger);
+  const pinned = parsePinnedIp(annotations[PINNED_IP_ANNOTATION]);
+  if (pinned && !pinned.ok) {
+    throw new CniCommandError(
+      CniErrorCode.NotAllowed,
+      `${who}: annotation ${PINNED_IP_ANNOTATION}: ${pinned.error}`,
+    );
+  }
+  const anycast = parseAnycast(annotations[ANYCAST_ANNOTATION]);
+  if (anycast && !anycast.ok) {
+    throw new CniCommandError(
+      CniErrorCode.NotAllowed,
+      `${who}: annotation ${ANYCAST_ANNOTATION}: ${anycast.error}`,
+    );
+  }
+  // parseAnycast accepted each one as an address, so canonicalAddress is defined.
+  const anycastIps = (anycast?.value ?? []).map((ip) => canonicalAddress(ip) as string);
+  const ranges = node.anycastCIDRs ?? [];
+  const outside = anycastIps.filter((ip) => !cidrsContainIp(ranges, ip));
+  if (outside.length) {
+    throw new CniCommandError(
+      CniErrorCode.NotAllowed,
+      `${who}: anycast ${outside.join(', ')} outside this node's anycast ranges (${ranges.join(', ') || 'none'})`,
+    );
+  }
+  return { algo, ...(pinned?.value ? { pinned: pinned.value } : {}), anycast: anycastIps };
+}

@@ -1,0 +1,83 @@
+// The agent's settings: command-line flags override environment variables (FLOCK_*), which
+// override the defaults. Parsed with zod so a typo is a clear start-up error.
+import { DEFAULT_AGENT_SOCKET } from '@flock/api';
+import { z } from 'zod';
+
+/** A duration: milliseconds as a number, or text such as 500ms, 30s, 5m, 1h. */
+const duration = z.union([
+  z.number().int().min(0),
+  z
+    .string()
+    .regex(/^\d+(ms|s|m|h)$/, 'a duration such as 500ms, 30s, 5m, 1h')
+    .transform((s) => {
+      const n = Number.parseInt(s, 10);
+      const unit = s.replace(/^\d+/, '');
+      return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
+    }),
+]);
+
+export const AgentConfig = z.object({
+  /** This node's name (the Node object and its NodeConfig). */
+  nodeName: z.string().min(1).max(253),
+  kubeconfig: z.string().optional(),
+  socketPath: z.string().startsWith('/').default(DEFAULT_AGENT_SOCKET),
+  /** Allocation store file. */
+  storePath: z.string().startsWith('/').default('/var/lib/flock/allocations.json'),
+  /** How long to wait for this node's NodeConfig before giving up (exit 1). */
+  nodeConfigTimeoutMs: duration.default(600_000),
+  /** Released addresses wait this long before reuse. */
+  addressQuarantineMs: duration.default(300_000),
+  /** Periodic re-assertion of blackholes and the Node condition. */
+  resyncMs: duration.default(30_000),
+  healthPort: z.coerce.number().int().min(0).max(65535).default(9901),
+  healthHost: z.string().default('0.0.0.0'),
+  logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+  /** Test-only fault injection ("point[,point...]" to SIGKILL the agent there); never in production. */
+  testFaults: z.string().optional(),
+});
+export type AgentConfig = z.infer<typeof AgentConfig>;
+
+const FLAGS: Record<string, keyof AgentConfig> = {
+  '--node-name': 'nodeName',
+  '--kubeconfig': 'kubeconfig',
+  '--socket': 'socketPath',
+  '--store': 'storePath',
+  '--node-config-timeout': 'nodeConfigTimeoutMs',
+  '--address-quarantine': 'addressQuarantineMs',
+  '--resync': 'resyncMs',
+  '--health-port': 'healthPort',
+  '--health-host': 'healthHost',
+  '--log-level': 'logLevel',
+  '--test-faults': 'testFaults',
+};
+
+/** Read settings from argv and the environment; throws a message naming every bad setting. */
+export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig {
+  const raw: Record<string, string | undefined> = {
+    nodeName: env['FLOCK_NODE_NAME'] ?? env['NODE_NAME'],
+    kubeconfig: env['FLOCK_KUBECONFIG'] ?? env['KUBECONFIG'],
+    socketPath: env['FLOCK_SOCKET'],
+    storePath: env['FLOCK_STORE'],
+    logLevel: env['FLOCK_LOG_LEVEL'],
+    testFaults: env['FLOCK_TEST_FAULTS'],
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const [flag, inline] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
+    const key = FLAGS[flag];
+    if (!key) throw new Error(`unknown flag ${flag}; known: ${Object.keys(FLAGS).join(', ')}`);
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new Error(`${flag} needs a value`);
+    raw[key] = value;
+  }
+  const defined = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
+  const parsed = AgentConfig.safeParse(defined);
+  if (!parsed.success) {
+    throw new Error(
+      `bad agent settings: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,123 @@
+// This node's NodeConfig: a one-object cache, the wait for it at start-up, and the node's
+// address space (an allocator over cidr6/cidr4) derived from it.
+import { NodeConfig, type Logger } from '@flock/api';
+import { AddressAllocator } from '@flock/ipam';
+import {
+  Cache,
+  NODECONFIGS,
+  formatFieldSelector,
+  resourceListWatch,
+  type KubeTransport,
+} from '@flock/kube';
+import type { NodeState } from './cni/handlers.js';
+
+export interface NodeConfigTrackerOptions {
+  transport: KubeTransport;
+  nodeName: string;
+  logger: Logger;
+  addressQuarantineMs: number;
+  /** Called after the NodeConfig was created, changed or deleted. */
+  onChange?: (nodeConfig: NodeConfig | undefined) => void;
+}
+
+export class NodeConfigTracker {
+  readonly cache: Cache<NodeConfig>;
+  private state: NodeState | undefined;
+
+  constructor(private readonly options: NodeConfigTrackerOptions) {
+    this.cache = new Cache<NodeConfig>({
+      source: resourceListWatch(options.transport, NODECONFIGS),
+      schema: NodeConfig,
+      fieldSelector: formatFieldSelector({ 'metadata.name': options.nodeName }),
+      logger: options.logger,
+    });
+    const changed = () => {
+      this.refresh();
+      options.onChange?.(this.state?.nodeConfig);
+    };
+    this.cache.addHandler({ onAdd: changed, onUpdate: changed, onDelete: changed });
+  }
+
+  start(): void {
+    this.cache.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.cache.stop();
+  }
+
+  /** The node's state, or undefined while there is no (valid) NodeConfig. */
+  current(): NodeState | undefined {
+    return this.state;
+  }
+
+  /** Wait (bounded) for the NodeConfig, logging while waiting; throws after the bound. */
+  async waitForNodeConfig(timeoutMs: number, logEveryMs = 10_000): Promise<NodeState> {
+    const deadline = Date.now() + timeoutMs;
+    let nextLog = 0;
+    for (;;) {
+      if (this.state) return this.state;
+      const now = Date.now();
+      if (now >= deadline) {
+        throw new Error(
+          `no NodeConfig ${this.options.nodeName} after ${Math.round(timeoutMs / 1000)} s: is the flock operator running, and does a Pool select this node?`,
+        );
+      }
+      if (now >= nextLog) {
+        this.options.logger.info(
+          "waiting for this node's NodeConfig (written by the flock operator once a Pool selects the node)",
+          { node: this.options.nodeName },
+        );
+        nextLog = now + logEveryMs;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  /** Rebuild the allocator only when the address space changed; keep allocations otherwise. */
+  private refresh(): void {
+    const nc = this.cache.getObject(this.options.nodeName);
+    if (!nc) {
+      if (this.state)
+        this.options.logger.warn(
+          'NodeConfig of this node is gone: new pods wait until it is back',
+          { node: this.options.nodeName },
+        );
+      this.state = undefined;
+      return;
+    }
+    const prev = this.state;
+    const same =
+      prev &&
+      prev.nodeConfig.spec.cidr6 === nc.spec.cidr6 &&
+      prev.nodeConfig.spec.cidr4 === nc.spec.cidr4 &&
+      JSON.stringify(prev.nodeConfig.spec.pinnedCIDRs ?? []) ===
+        JSON.stringify(nc.spec.pinnedCIDRs ?? []);
+    if (prev && same) {
+      this.state = { nodeConfig: nc, allocator: prev.allocator };
+      return;
+    }
+    const created = AddressAllocator.create({
+      cidr6: nc.spec.cidr6,
+      ...(nc.spec.cidr4 ? { cidr4: nc.spec.cidr4 } : {}),
+      pinnedCIDRs: nc.spec.pinnedCIDRs ?? [],
+      quarantineMs: this.options.addressQuarantineMs,
+    });
+    if (!created.ok) {
+      this.options.logger.error('NodeConfig cannot be used', {
+        node: this.options.nodeName,
+        error: created.error,
+      });
+      this.state = undefined;
+      return;
+    }
+    // Carry the existing allocations over (a re-created NodeConfig with the same prefixes).
+    for (const a of prev?.allocator.allocations() ?? []) created.value.markAllocated(a);
+    this.state = { nodeConfig: nc, allocator: created.value };
+    this.options.logger.info('NodeConfig loaded', {
+      node: this.options.nodeName,
+      cidr6: nc.spec.cidr6,
+      cidr4: nc.spec.cidr4,
+    });
+  }
+}
