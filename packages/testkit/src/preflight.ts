@@ -11,6 +11,8 @@ const PACKAGE_OF: Record<string, string> = {
   birdc: 'bird2',
   ping: 'iputils-ping',
   socat: 'socat',
+  nsenter: 'util-linux',
+  sysctl: 'procps',
   go: 'Go >= 1.26 (golang)',
   kubectl: 'kubectl (./dev setup extracts it into .cache/bin)',
   helm: 'helm (./dev setup extracts it into .cache/bin)',

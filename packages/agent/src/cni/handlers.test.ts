@@ -278,6 +278,21 @@ describe('CNI DEL, CHECK, GC, STATUS', () => {
     expect(hostLinks()).toEqual([hostVethName('c2', 'eth0')]);
   });
 
+  it('GC also removes a flock veth that no allocation accounts for', async () => {
+    const netns = datapath.createNetns('/var/run/netns/crashed');
+    await datapath.setupPod({
+      containerID: 'lost',
+      ifName: 'eth0',
+      netns,
+      hostVeth: hostVethName('lost', 'eth0'),
+      ip6: '2001:db8:100::99',
+    });
+    const gc = request('GC', { containerID: undefined, ifName: undefined, netns: undefined });
+    gc.config['cni.dev/valid-attachments'] = [];
+    expect(await handlers.handle(gc)).toEqual({ ok: true });
+    expect(hostLinks()).toEqual([]);
+  });
+
   it('STATUS is 50 until the node is ready', async () => {
     node = undefined;
     expect(handlers.status()).toMatchObject({ ok: false, error: { code: 50 } });

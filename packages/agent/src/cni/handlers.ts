@@ -350,7 +350,8 @@ export class CniHandlers {
   }
 
   async removeStrayVeth(name: string): Promise<void> {
-    await this.deps.datapath.teardownPod({ containerID: 'stray', ifName: 'eth0', hostVeth: name });
-    this.deps.logger.info('removed a flock veth without an allocation', { hostVeth: name });
+    if (await this.deps.datapath.deleteStrayVeth(name)) {
+      this.deps.logger.info('removed a flock veth without an allocation', { hostVeth: name });
+    }
   }
 }
