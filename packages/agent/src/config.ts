@@ -32,6 +32,12 @@ export const AgentConfig = z.object({
   healthPort: z.coerce.number().int().min(0).max(65535).default(9901),
   healthHost: z.string().default('0.0.0.0'),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+  /**
+   * The node's network namespace when the agent does not run inside it (the lab and the kernel
+   * tests run the agent on the machine's loopback, next to the API server, and wire pods in a
+   * node namespace). Production leaves it unset: the agent runs in the host namespace.
+   */
+  hostNetns: z.string().startsWith('/').optional(),
   /** Test-only fault injection ("point[,point...]" to SIGKILL the agent there); never in production. */
   testFaults: z.string().optional(),
 });
@@ -49,6 +55,7 @@ const FLAGS: Record<string, keyof AgentConfig> = {
   '--health-host': 'healthHost',
   '--log-level': 'logLevel',
   '--test-faults': 'testFaults',
+  '--host-netns': 'hostNetns',
 };
 
 /** Read settings from argv and the environment; throws a message naming every bad setting. */

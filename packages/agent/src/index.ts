@@ -4,3 +4,4 @@ export * from './cni/handlers.js';
 export * from './cni/errors.js';
 export * from './pods.js';
 export * from './node-config.js';
+export * from './cni-server/index.js';

@@ -17,7 +17,10 @@ async function main(): Promise<void> {
   const agent = await startAgent({
     config,
     transport: new HttpTransport(loadKubeConfig(config.kubeconfig)),
-    datapath: new IprouteDatapath({ logger }),
+    datapath: new IprouteDatapath({
+      logger,
+      ...(config.hostNetns ? { hostNetns: config.hostNetns } : {}),
+    }),
     logger,
     ...(faults.size
       ? {
