@@ -207,7 +207,9 @@ describe('agent + CNI plugin on a real node namespace and API server', () => {
     await node.cnitool('gc', ns.path);
     const store = JSON.parse(await readFile(node.storePath, 'utf8')) as { entries: unknown[] };
     expect(store.entries).toEqual([]);
-    expect((await inNode('ip', ['-o', 'link', 'show', 'type', 'veth'])).stdout).not.toMatch(/flock[0-9a-f]{8}/);
+    expect((await inNode('ip', ['-o', 'link', 'show', 'type', 'veth'])).stdout).not.toMatch(
+      /flock[0-9a-f]{8}/,
+    );
   });
 
   it('an agent killed while an ADD is pending leaves nothing after its restart, and the address is free', async () => {
