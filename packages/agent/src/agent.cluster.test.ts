@@ -9,7 +9,6 @@ import {
   HttpTransport,
   NODECONFIGS,
   NODES,
-  PODS,
   applyObject,
   objectPath,
   type KubeObject,
