@@ -47,14 +47,12 @@ const steps = [
   ],
 ].filter(([name]) => only.length === 0 || only.some((o) => name.includes(o)));
 
-let failedStep;
+// Every step runs even when an earlier one failed: one CI run shows every broken tier.
+const failedSteps = [];
 for (const [name, args] of steps) {
   process.stdout.write(`\n=== ${name} ===\n`);
   const r = spawnSync('npx', args, { cwd: root, env, stdio: 'inherit' });
-  if (r.status !== 0) {
-    failedStep = name;
-    break;
-  }
+  if (r.status !== 0) failedSteps.push(name);
 }
 
 let passed = 0;
@@ -64,9 +62,9 @@ for (const file of readdirSync(results).filter((f) => f.endsWith('.json'))) {
   passed += report.numPassedTests ?? 0;
   failed += (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0);
 }
-if (failedStep) {
-  process.stdout.write(`\nFAILED at step: ${failedStep}\n`);
-  if (failed === 0) failed = 1;
+if (failedSteps.length) {
+  process.stdout.write(`\nFAILED steps: ${failedSteps.join(', ')}\n`);
+  if (failed === 0) failed = failedSteps.length;
 }
 process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
-process.exit(failedStep ? 1 : 0);
+process.exit(failedSteps.length ? 1 : 0);

@@ -2,7 +2,7 @@
 // plugin latency bench: the bundle and its launcher installed in one directory (as in
 // /opt/cni/bin), started as a process with CNI_* variables and the configuration on stdin.
 // The agent never imports the plugin: it builds and runs it, as a runtime would.
-import { mkdtemp } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -14,6 +14,8 @@ export interface PluginInstall {
   launcher: string;
   /** flock.mjs, the bundled plugin. */
   bundle: string;
+  /** Node.js the launcher runs (a copy inside `dir` when asked for, else this process's). */
+  node: string;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface PluginInstall {
  */
 export async function installPlugin(
   dir?: string,
-  options: { probes?: boolean } = {},
+  options: { probes?: boolean; copyNode?: boolean } = {},
 ): Promise<PluginInstall> {
   const cniRoot = dirname(createRequire(import.meta.url).resolve('@flock/cni/package.json'));
   const out = dir ?? (await mkdtemp(join(tmpdir(), 'flock-cni-')));
@@ -34,7 +36,14 @@ export async function installPlugin(
       timeoutMs: 120_000,
     },
   );
-  return { dir: out, launcher: join(out, 'flock'), bundle: join(out, 'flock.mjs') };
+  // A copy of Node next to the plugin, as the DaemonSet installs /opt/flock/bin/node: tests that
+  // run the plugin as another user must not depend on that user reaching this repository.
+  const node = options.copyNode ? join(out, 'node') : process.execPath;
+  if (options.copyNode) {
+    await copyFile(process.execPath, node);
+    await chmod(node, 0o755);
+  }
+  return { dir: out, launcher: join(out, 'flock'), bundle: join(out, 'flock.mjs'), node };
 }
 
 export interface PluginRun {
@@ -50,7 +59,7 @@ const CNI_VARIABLES = ['CNI_COMMAND', 'CNI_CONTAINERID', 'CNI_NETNS', 'CNI_IFNAM
 
 /**
  * Run the plugin once. `as: 'nobody'` drops to uid/gid 65534 first (setpriv; needs root).
- * Node is this process's own (FLOCK_NODE), as the launcher would find /opt/flock/bin/node.
+ * Node is `plugin.node` (FLOCK_NODE), as the launcher would find /opt/flock/bin/node.
  */
 export async function invokePlugin(
   plugin: PluginInstall,
@@ -65,7 +74,7 @@ export async function invokePlugin(
       : [plugin.launcher, []];
   const r = await run(file, args, {
     input: stdin,
-    env: { ...cleared, CNI_PATH: '/opt/cni/bin', FLOCK_NODE: process.execPath, ...env },
+    env: { ...cleared, CNI_PATH: '/opt/cni/bin', FLOCK_NODE: plugin.node, ...env },
     okCodes: [0, 1],
     timeoutMs: options.timeoutMs ?? 30_000,
   });

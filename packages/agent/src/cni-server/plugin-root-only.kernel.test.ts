@@ -18,7 +18,7 @@ const seen: AgentRequest[] = [];
 beforeAll(async () => {
   requireRoot();
   requireTools('setpriv');
-  plugin = await installPlugin();
+  plugin = await installPlugin(undefined, { copyNode: true });
   await chmod(plugin.dir, 0o755); // nobody must be able to run the plugin itself
 });
 afterAll(async () => {

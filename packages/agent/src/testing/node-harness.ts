@@ -3,14 +3,14 @@
 // --host-netns pointing at the node namespace), and the real CNI plugin driven by the
 // reference runtime client cnitool. Used by the agent's cluster tests and the lab.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run, type RunResult } from '@flock/exec';
 import { requireTools, type ControlPlane, type Netns } from '@flock/testkit';
+import { installPlugin, type PluginInstall } from '../cni-server/plugin-process.js';
 
 const repo = join(import.meta.dirname, '..', '..', '..', '..');
 export const AGENT_MAIN = join(repo, 'packages', 'agent', 'dist', 'main.js');
-export const PLUGIN_BUNDLE_DIR = join(repo, 'packages', 'cni', 'dist', 'bundle');
 export const NETWORK_NAME = 'flock';
 
 export interface AgentProcess {
@@ -38,6 +38,7 @@ export class TestNode {
   readonly binDir: string;
   readonly confDir: string;
   agent: AgentProcess | undefined;
+  private plugin: PluginInstall | undefined;
 
   constructor(readonly options: NodeOptions) {
     this.socketPath = join(options.dir, 'run', 'cni.sock');
@@ -49,11 +50,8 @@ export class TestNode {
   /** Install the plugin (launcher + bundle) and a conflist that points at this node's socket. */
   async installPlugin(): Promise<void> {
     requireTools('cnitool', 'nsenter');
-    await mkdir(this.binDir, { recursive: true });
+    this.plugin = await installPlugin(this.binDir);
     await mkdir(this.confDir, { recursive: true });
-    for (const file of ['flock', 'flock.mjs'])
-      await copyFile(join(PLUGIN_BUNDLE_DIR, file), join(this.binDir, file));
-    await run('chmod', ['0755', join(this.binDir, 'flock')]);
     const conflist = {
       cniVersion: '1.1.0',
       name: NETWORK_NAME,
@@ -140,7 +138,7 @@ export class TestNode {
       env: {
         CNI_PATH: this.binDir,
         NETCONFPATH: this.confDir,
-        FLOCK_NODE: process.execPath,
+        FLOCK_NODE: this.plugin?.node ?? process.execPath,
         ...(cniArgs ? { CNI_ARGS: cniArgs } : {}),
       },
       timeoutMs: 60_000,
