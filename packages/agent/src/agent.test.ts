@@ -2,7 +2,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_VERSION, NODECONFIG_KIND, silentLogger, type NodeConfig } from '@flock/api';
-import { NODECONFIGS, NODES } from '@flock/kube';
+import { NODECONFIGS, NODES, PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from './agent.js';
@@ -70,12 +70,19 @@ describe('agent start-up', () => {
     api.putObject(NODECONFIGS, nodeConfig);
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'lib'), { recursive: true });
+    // The committed entry's pod still exists (else the orphan sweep would remove the entry).
+    const kept = api.putObject(PODS, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'kept', namespace: 'default' },
+      spec: { nodeName: 'node-a', containers: [] },
+    });
     await writeFile(
       join(dir, 'lib', 'allocations.json'),
       JSON.stringify({
         version: 1,
         entries: [
-          entry('kept', 'committed', '2001:db8:100::5'),
+          { ...entry('kept', 'committed', '2001:db8:100::5'), podUID: kept.metadata.uid },
           entry('half', 'pending', '2001:db8:100::6'),
         ],
       }),

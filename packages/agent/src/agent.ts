@@ -18,6 +18,12 @@ import { createAgentMetrics } from './metrics.js';
 import { NetworkConditionKeeper } from './node-condition.js';
 import { NodeConfigTracker } from './node-config.js';
 import { PodLookupWithFallback, nodePodCache } from './pods.js';
+import { PolicyReconciler, policyCaches, type PolicyApplier } from './policy/index.js';
+import type { BirdControl } from '@flock/bird';
+import { Routing, birdControls, routingSettings } from './routing/index.js';
+
+/** How long start-up waits for the NetworkPolicy caches before serving the CNI socket anyway. */
+const POLICY_SYNC_WAIT_MS = 30_000;
 
 export interface AgentDeps {
   config: AgentConfig;
@@ -27,12 +33,23 @@ export interface AgentDeps {
   registry?: Registry;
   /** Test-only: called at ADD/DEL fault points. */
   fault?: (point: FaultPoint) => void | Promise<void>;
+  /**
+   * NetworkPolicy's kernel edge (main.ts: nftables in the node's namespace). Without it the
+   * agent enforces no NetworkPolicy — only for unit tests of other parts of the agent.
+   */
+  policyApplier?: PolicyApplier;
+  /** BIRD's control socket (default: BirdClients on --bird-socket); unit tests pass a fake. */
+  bird?: { reload: BirdControl; status: BirdControl };
 }
 
 export interface RunningAgent {
   handlers: CniHandlers;
   store: AllocationStore;
   nodeConfig: NodeConfigTracker;
+  /** NetworkPolicy enforcement (onResult feeds the PolicyApplied condition); absent without an applier. */
+  policy?: PolicyReconciler;
+  /** Announcements, anycast routes, orphan sweep, NodeConfig status (status.setPolicy). */
+  routing: Routing;
   /** Port of the health server (when enabled). */
   healthPort?: number;
   stop(): Promise<void>;
@@ -61,6 +78,12 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
         });
     }
 
+    const nodeConfig = new NodeConfigTracker({
+      transport,
+      nodeName: config.nodeName,
+      logger,
+      addressQuarantineMs: config.addressQuarantineMs,
+    });
     // Health first, so a node stuck waiting for its NodeConfig is visible (not ready).
     const health = config.healthPort
       ? await startHealthServer({
@@ -74,12 +97,6 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     if (health) stoppers.push(() => health.close());
 
     step('wait for NodeConfig');
-    const nodeConfig = new NodeConfigTracker({
-      transport,
-      nodeName: config.nodeName,
-      logger,
-      addressQuarantineMs: config.addressQuarantineMs,
-    });
     nodeConfig.start();
     stoppers.push(() => nodeConfig.stop());
     const node = await nodeConfig.waitForNodeConfig(config.nodeConfigTimeoutMs);
@@ -91,17 +108,66 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       remark(node.allocator, e, logger);
 
     const pods = nodePodCache(transport, config.nodeName, logger);
+    const routing = new Routing({
+      nodeName: config.nodeName,
+      transport,
+      logger,
+      store,
+      pods,
+      nodeConfig,
+      datapath,
+      undo: async (e) => void (await handlers.undoIfUnchanged(e)),
+      bird: deps.bird ?? birdControls(config.birdSocketPath),
+      settings: routingSettings(config),
+    });
     const events = new EventRecorder({
       transport,
       reportingController: 'flock.fritzlab.net/agent',
       reportingInstance: config.nodeName,
       logger,
     });
+    const podLookup = new PodLookupWithFallback(pods, transport);
+    const policy = deps.policyApplier
+      ? new PolicyReconciler({
+          caches: policyCaches(transport, logger),
+          store,
+          pods: podLookup,
+          applier: deps.policyApplier,
+          logger,
+          resyncMs: config.resyncMs,
+          warn: (p) =>
+            void events.event(
+              {
+                apiVersion: 'networking.k8s.io/v1',
+                kind: 'NetworkPolicy',
+                metadata: {
+                  name: p.name,
+                  namespace: p.namespace,
+                  ...(p.uid ? { uid: p.uid } : {}),
+                },
+              },
+              {
+                type: 'Warning',
+                reason: 'PolicyNotEnforceable',
+                action: 'Enforce',
+                note: p.message,
+              },
+            ),
+        })
+      : undefined;
+    if (!policy) logger.warn('no NetworkPolicy applier: NetworkPolicy is not enforced');
     const handlers = new CniHandlers({
       store,
       datapath,
       node: () => nodeConfig.current(),
-      pods: new PodLookupWithFallback(pods, transport),
+      pods: podLookup,
+      hooks: {
+        ...(policy ? { beforeCommit: (e) => policy.beforeCommit(e) } : {}),
+        changed: () => {
+          policy?.trigger();
+          routing.changed();
+        },
+      },
       logger,
       ready: () => ready,
       warn: (pod, reason, note) =>
@@ -141,6 +207,22 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     const timer = setInterval(() => void blackholes(), config.resyncMs);
     stoppers.push(() => clearInterval(timer));
 
+    step('announcements, anycast routes, orphan sweep', { birdConfig: config.birdConfigPath });
+    policy?.onResult((r) => routing.status.setPolicy(r));
+    await routing.start();
+    stoppers.push(() => routing.stop());
+
+    if (policy) {
+      step('start the NetworkPolicy reconciler');
+      policy.start();
+      stoppers.push(() => policy.stop());
+      // Until the caches have synced the previous table stays in force and ADDs are retried.
+      if (!(await policy.waitForSync(POLICY_SYNC_WAIT_MS)))
+        logger.warn('NetworkPolicy caches have not synced yet; ADDs wait for them', {
+          waitedMs: POLICY_SYNC_WAIT_MS,
+        });
+    }
+
     step('serve the CNI socket', { socket: config.socketPath });
     const server: CniServer = await startCniServer({
       socketPath: config.socketPath,
@@ -168,7 +250,15 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     updateAllocationGauge();
     ready = true;
     step('ready');
-    return { handlers, store, nodeConfig, ...(health ? { healthPort: health.port } : {}), stop };
+    return {
+      handlers,
+      store,
+      nodeConfig,
+      routing,
+      ...(policy ? { policy } : {}),
+      ...(health ? { healthPort: health.port } : {}),
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -1,6 +1,6 @@
 // The agent's settings: command-line flags override environment variables (FLOCK_*), which
 // override the defaults. Parsed with zod so a typo is a clear start-up error.
-import { DEFAULT_AGENT_SOCKET } from '@flock/api';
+import { DEFAULT_AGENT_SOCKET, ipString } from '@flock/api';
 import { z } from 'zod';
 
 /** A duration: milliseconds as a number, or text such as 500ms, 30s, 5m, 1h. */
@@ -40,6 +40,26 @@ export const AgentConfig = z.object({
   hostNetns: z.string().startsWith('/').optional(),
   /** Test-only fault injection ("point[,point...]" to SIGKILL the agent there); never in production. */
   testFaults: z.string().optional(),
+  /**
+   * bird.conf, written by the agent (0600) and read by BIRD. On tmpfs so that a rebooted node's
+   * BIRD never starts from the announcements of a previous boot; the directory must exist (the
+   * chart mounts it into both containers).
+   */
+  birdConfigPath: z.string().startsWith('/').default('/run/flock/bird/bird.conf'),
+  /** BIRD's control socket (`bird -s`), in a directory shared with the BIRD container. */
+  birdSocketPath: z.string().startsWith('/').default('/run/bird/bird.ctl'),
+  /** BGP router ID for this node, over NodeConfig spec.bgp.routerID and the Node's address. */
+  routerId: ipString('routerId', 4).optional(),
+  /** The orphan sweep leaves allocations younger than this alone (the pod cache may lag). */
+  orphanGraceMs: duration.default(10_000),
+  /** How often the orphan sweep runs (besides pod deletions), and Secrets are re-read. */
+  sweepPeriodMs: duration.default(30_000),
+  /** How often the anycast routes and announcements are re-checked (besides events). */
+  anycastPeriodMs: duration.default(2_000),
+  /** How often BIRD is asked for its BGP sessions (NodeConfig status). */
+  bgpStatusPeriodMs: duration.default(5_000),
+  /** The agent's namespace: where a passwordSecretRef without a namespace points. */
+  namespace: z.string().min(1).max(63).default('flock-system'),
 });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
@@ -56,6 +76,14 @@ const FLAGS: Record<string, keyof AgentConfig> = {
   '--log-level': 'logLevel',
   '--test-faults': 'testFaults',
   '--host-netns': 'hostNetns',
+  '--bird-config': 'birdConfigPath',
+  '--bird-socket': 'birdSocketPath',
+  '--router-id': 'routerId',
+  '--orphan-grace': 'orphanGraceMs',
+  '--sweep-period': 'sweepPeriodMs',
+  '--anycast-period': 'anycastPeriodMs',
+  '--bgp-status-period': 'bgpStatusPeriodMs',
+  '--namespace': 'namespace',
 };
 
 /** Read settings from argv and the environment; throws a message naming every bad setting. */
@@ -67,6 +95,7 @@ export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentCo
     storePath: env['FLOCK_STORE'],
     logLevel: env['FLOCK_LOG_LEVEL'],
     testFaults: env['FLOCK_TEST_FAULTS'],
+    namespace: env['FLOCK_NAMESPACE'] ?? env['POD_NAMESPACE'],
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;

@@ -5,3 +5,5 @@ export * from './cni/errors.js';
 export * from './pods.js';
 export * from './node-config.js';
 export * from './cni-server/index.js';
+export * from './policy/index.js';
+export * from './routing/index.js';

@@ -5,6 +5,7 @@ import { startAgent } from './agent.js';
 import { loadAgentConfig } from './config.js';
 import { IprouteDatapath } from './datapath/index.js';
 import type { FaultPoint } from './cni/handlers.js';
+import { nftPolicyApplier } from './policy/index.js';
 
 async function main(): Promise<void> {
   const config = loadAgentConfig(process.argv.slice(2), process.env);
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
       logger,
       ...(config.hostNetns ? { hostNetns: config.hostNetns } : {}),
     }),
+    policyApplier: nftPolicyApplier(config.hostNetns),
     logger,
     ...(faults.size
       ? {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { IpAlgo } from './annotations.js';
 import { Asn, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, LabelSelector, ObjectMeta } from './meta.js';
-import { cidrString, splitCidr } from './net.js';
+import { MAX_ADDRESS_LENGTH, cidrString, splitCidr } from './net.js';
 import { withRules } from './rules.js';
 import { API_VERSION, POOL_KIND } from './names.js';
 
@@ -118,6 +118,24 @@ export const PrefixCounts = z
   })
   .describe('Node prefix counts of one address family.');
 
+/** Most quarantine entries a Pool's status holds (a day of churn on a very large cluster). */
+export const MAX_QUARANTINE_ENTRIES = 10_000;
+
+// No CEL here: status is written by the operator alone, and a rule per item of a 10,000-item
+// list would blow the CRD's validation cost budget. The operator parses it with this schema.
+export const QuarantineEntry = z
+  .object({
+    prefix: z
+      .string()
+      .min(1)
+      .max(MAX_ADDRESS_LENGTH)
+      .describe('The freed node prefix (an IPv6 or IPv4 CIDR).'),
+    node: z.string().max(253).optional().describe('The node that held it.'),
+    until: z.string().min(1).max(64).describe('When it may be handed out again (RFC 3339).'),
+  })
+  .describe('A freed node prefix that is not given to another node before `until`.');
+export type QuarantineEntry = z.infer<typeof QuarantineEntry>;
+
 export const PoolStatus = z
   .object({
     observedGeneration: z.int().min(0).optional().describe('The generation this status describes.'),
@@ -128,7 +146,14 @@ export const PoolStatus = z
       .array(Condition)
       .max(16)
       .optional()
-      .describe('Ready, Exhausted, Overlap, NodeConflict.'),
+      .describe('Ready, Exhausted, Overlap, NodeConflict, PrefixMismatch.'),
+    quarantine: z
+      .array(QuarantineEntry)
+      .max(MAX_QUARANTINE_ENTRIES)
+      .optional()
+      .describe(
+        'Prefixes of deleted NodeConfigs, held back from new nodes until their time has passed (routers, DNS and allow-lists elsewhere still know them). Kept here so that a restarted operator honours them.',
+      ),
   })
   .describe('Observed state of a Pool, written by the operator.');
 export type PoolStatus = z.infer<typeof PoolStatus>;
@@ -148,4 +173,5 @@ export const PoolConditions = {
   Exhausted: 'Exhausted',
   Overlap: 'Overlap',
   NodeConflict: 'NodeConflict',
+  PrefixMismatch: 'PrefixMismatch',
 } as const;

@@ -127,6 +127,13 @@ export const CONFIGMAPS: ResourceRef = {
   kind: 'ConfigMap',
   namespaced: true,
 };
+export const SECRETS: ResourceRef = {
+  group: '',
+  version: 'v1',
+  plural: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
 export const LEASES: ResourceRef = {
   group: 'coordination.k8s.io',
   version: 'v1',

@@ -300,3 +300,17 @@ describe('CNI DEL, CHECK, GC, STATUS', () => {
     expect(handlers.status()).toMatchObject({ ok: false, error: { code: 50 } });
   });
 });
+
+describe('undoIfUnchanged (the orphan sweep)', () => {
+  it('removes the entry it was given, and nothing that replaced it', async () => {
+    await handlers.handle(request('ADD'));
+    const stale = store.get('c1', 'eth0')!;
+    expect(
+      await handlers.undoIfUnchanged({ ...stale, createdAt: '2000-01-01T00:00:00.000Z' }),
+    ).toBe(false);
+    expect(store.get('c1', 'eth0')).toBeDefined();
+    expect(await handlers.undoIfUnchanged(stale)).toBe(true);
+    expect(store.get('c1', 'eth0')).toBeUndefined();
+    expect(await handlers.undoIfUnchanged(stale)).toBe(false);
+  });
+});

@@ -269,6 +269,21 @@ export class CniHandlers {
     };
   }
 
+  /**
+   * Tear down an allocation found stale elsewhere (the orphan sweep), under the container's
+   * lock, and only if the store still holds that very entry: a concurrent ADD or DEL of the
+   * same container wins. Returns whether it removed anything.
+   */
+  undoIfUnchanged(entry: AllocationEntry): Promise<boolean> {
+    return this.mutex.run(entryKey(entry.containerID, entry.ifname), async () => {
+      const current = this.deps.store.get(entry.containerID, entry.ifname);
+      if (!current || current.state !== entry.state || current.createdAt !== entry.createdAt)
+        return false;
+      await this.undo(current);
+      return true;
+    });
+  }
+
   /** Remove an entry's kernel state, the entry, and its addresses (idempotent). */
   async undo(entry: AllocationEntry, netns?: string): Promise<void> {
     await this.deps.datapath.teardownPod({

@@ -7,6 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run, type RunResult } from '@flock/exec';
 import { requireTools, type ControlPlane, type Netns } from '@flock/testkit';
+import { nodeBirdPaths } from './router.js';
 import { installPlugin, type PluginInstall } from '../cni-server/plugin-process.js';
 
 const repo = join(import.meta.dirname, '..', '..', '..', '..');
@@ -37,6 +38,9 @@ export class TestNode {
   readonly storePath: string;
   readonly binDir: string;
   readonly confDir: string;
+  /** The node's bird.conf and BIRD control socket (the agent's defaults here; startNodeBird). */
+  readonly birdConfigPath: string;
+  readonly birdSocketPath: string;
   agent: AgentProcess | undefined;
   private plugin: PluginInstall | undefined;
 
@@ -45,6 +49,9 @@ export class TestNode {
     this.storePath = join(options.dir, 'lib', 'allocations.json');
     this.binDir = join(options.dir, 'cni-bin');
     this.confDir = join(options.dir, 'cni-conf');
+    const bird = nodeBirdPaths(options.dir);
+    this.birdConfigPath = bird.configPath;
+    this.birdSocketPath = bird.socketPath;
   }
 
   /** Install the plugin (launcher + bundle) and a conflist that points at this node's socket. */
@@ -79,6 +86,11 @@ export class TestNode {
       '0',
       '--resync',
       '2s',
+      // Never the machine's /run: BIRD's files live in the test directory.
+      '--bird-config',
+      this.birdConfigPath,
+      '--bird-socket',
+      this.birdSocketPath,
       ...(this.options.extraArgs ?? []),
       ...extraArgs,
     ];

@@ -1,0 +1,6 @@
+export * from './caches.js';
+export * from './nft.js';
+export * from './reconciler.js';
+export * from './result.js';
+export * from './state.js';
+export * from './validate.js';

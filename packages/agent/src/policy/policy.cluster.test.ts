@@ -1,0 +1,288 @@
+// NetworkPolicy for real: the agent process against a real API server, pods wired by cnitool
+// in real namespaces, nftables in the node namespace, probed with real TCP connections.
+// Self-contained: its own control plane, node namespace and agent.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'node:net';
+import { API_VERSION, NODECONFIG_KIND, allCrds } from '@flock/api';
+import {
+  CUSTOM_RESOURCE_DEFINITIONS,
+  HttpTransport,
+  NETWORK_POLICIES,
+  NODECONFIGS,
+  applyObject,
+  objectPath,
+  type KubeObject,
+} from '@flock/kube';
+import {
+  Netns,
+  eventually,
+  requireKernelTier,
+  startControlPlane,
+  type ControlPlane,
+} from '@flock/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostVethName } from '../datapath/index.js';
+import { TestNode } from '../testing/node-harness.js';
+
+const PORT = 8080;
+/** A pod's TCP server on PORT, and a prober that connects on command (a unix socket, which is
+ *  not namespaced, so the test reaches it) and answers connected / timeout / refused. */
+const POD_PROCESS = `
+const net = require('net');
+// Probers hang up at once: a reset is normal here, not a crash.
+net.createServer((s) => { s.on('error', () => {}); s.end('hi'); }).listen(${PORT}, '::', () => {
+  net.createServer((c) => {
+    let buf = '';
+    c.on('data', (d) => {
+      buf += d;
+      if (!buf.includes('\\n')) return;
+      const [host, ms] = buf.trim().split(' ');
+      const s = net.connect({ host, port: ${PORT} });
+      const t = setTimeout(() => { s.destroy(); c.end('timeout'); }, Number(ms));
+      s.on('connect', () => { clearTimeout(t); s.destroy(); c.end('connected'); });
+      s.on('error', (e) => { clearTimeout(t); c.end(e.code === 'ECONNREFUSED' ? 'refused' : e.code); });
+    });
+  }).listen(process.argv[1], () => console.log('ready'));
+});`;
+
+interface TestPod {
+  name: string;
+  ns: Netns;
+  control: string;
+  ip6?: string;
+  veth?: string;
+}
+
+let cp: ControlPlane;
+let api: HttpTransport;
+let node: TestNode;
+let nodeNs: Netns;
+let dir: string;
+const pods: TestPod[] = [];
+
+const apply = (resource: Parameters<typeof applyObject>[1], obj: object) =>
+  applyObject(api, resource, obj as KubeObject, { fieldManager: 'flock-test' });
+const policy = (name: string, spec: object) =>
+  apply(NETWORK_POLICIES, {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name, namespace: 'default' },
+    spec,
+  });
+const deletePolicy = (name: string) =>
+  api.request({ method: 'DELETE', path: objectPath(NETWORK_POLICIES, name, 'default') });
+
+/** The Pod object, its namespace and its processes (server + prober), not wired yet. */
+async function createPod(name: string, labels: Record<string, string>): Promise<TestPod> {
+  await eventually(`pod ${name} created`, () =>
+    api.request({
+      method: 'POST',
+      path: '/api/v1/namespaces/default/pods',
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, labels },
+        spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'example/x:1' }] },
+      },
+    }),
+  );
+  const ns = await Netns.create('pod');
+  const control = join(dir, `${name}.sock`);
+  const child = ns.spawn(process.execPath, ['-e', POD_PROCESS, control]);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`pod process ${name} exited ${code}`)));
+  });
+  const pod: TestPod = { name, ns, control };
+  pods.push(pod);
+  return pod;
+}
+
+async function wire(pod: TestPod): Promise<TestPod> {
+  const out = await node.cnitool('add', pod.ns.path, { namespace: 'default', name: pod.name });
+  pod.ip6 = (JSON.parse(out.stdout) as { ips: { address: string }[] }).ips[0]!.address.replace(
+    '/128',
+    '',
+  );
+  pod.veth = hostVethName(await TestNode.cnitoolContainerId(pod.ns.path), 'eth0');
+  return pod;
+}
+
+/** Connect from `from` to `to` on PORT; what happened. */
+function probe(from: TestPod, to: TestPod, timeoutMs = 1500): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let answer = '';
+    const c = connect(from.control, () => c.write(`${to.ip6} ${timeoutMs}\n`));
+    c.on('data', (d) => (answer += d.toString()));
+    c.on('end', () => resolve(answer));
+    c.on('error', reject);
+  });
+}
+
+/** Is the pod's veth in the map of ingress-isolated pods (the table in the node namespace)? */
+async function ingressIsolated(pod: TestPod): Promise<boolean> {
+  const r = await nodeNs.exec('nft', ['list', 'map', 'inet', 'flock', 'ingress_pods'], {
+    okCodes: [0, 1],
+  });
+  return r.stdout.includes(`"${pod.veth}"`);
+}
+
+/** The PolicyApplied condition of this node's NodeConfig status. */
+async function policyApplied() {
+  const nc = (await api.request({ method: 'GET', path: objectPath(NODECONFIGS, 'node-a') })) as {
+    status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
+  };
+  return nc.status?.conditions?.find((c) => c.type === 'PolicyApplied');
+}
+
+beforeAll(async () => {
+  requireKernelTier('cnitool', 'nsenter', 'nft');
+  cp = await startControlPlane();
+  api = new HttpTransport(cp.kubeConfig);
+  for (const [, crd] of allCrds()) await apply(CUSTOM_RESOURCE_DEFINITIONS, crd);
+  await eventually('CRDs served', () =>
+    api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/nodeconfigs' }),
+  );
+  await eventually('default namespace', () =>
+    api.request({ method: 'GET', path: '/api/v1/namespaces/default' }),
+  );
+  // No controller-manager here: the ServiceAccount pod admission looks for.
+  await api.request({
+    method: 'POST',
+    path: '/api/v1/namespaces/default/serviceaccounts',
+    body: { metadata: { name: 'default' } },
+  });
+  await api.request({
+    method: 'POST',
+    path: '/api/v1/nodes',
+    body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } },
+  });
+  await apply(NODECONFIGS, {
+    apiVersion: API_VERSION,
+    kind: NODECONFIG_KIND,
+    metadata: { name: 'node-a', annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
+    spec: { pool: 'dc1', cidr6: '2001:db8:100::/64', bgp: { asn: 64512, peers: [] } },
+  });
+  nodeNs = await Netns.create('node');
+  dir = await mkdtemp(join(tmpdir(), 'flock-policy-it-'));
+  node = new TestNode({ cp, nodeName: 'node-a', netns: nodeNs, dir });
+  await node.installPlugin();
+  await node.startAgent();
+}, 300_000);
+
+afterAll(async () => {
+  await node?.agent?.stop();
+  for (const p of pods) await p.ns.destroy();
+  await nodeNs?.destroy();
+  await cp?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('NetworkPolicy enforced by the agent', () => {
+  let client: TestPod;
+  let other: TestPod;
+
+  it("a new pod's policy is in force when its ADD returns: the first connection is filtered", async () => {
+    client = await wire(await createPod('client', { app: 'client' }));
+    other = await wire(await createPod('other', { app: 'other' }));
+    const canary = await wire(await createPod('canary', { role: 'guarded' }));
+    await policy('guarded', {
+      podSelector: { matchLabels: { role: 'guarded' } },
+      ingress: [{ from: [{ podSelector: { matchLabels: { app: 'client' } } }] }],
+    });
+    // The agent has seen the policy once it isolates the pod that was already there.
+    await eventually('the policy known to the agent', () => ingressIsolated(canary));
+
+    const web = await createPod('web', { role: 'guarded' }); // listening before it is wired
+    await wire(web);
+    // Right after ADD returns — before any debounced pass could run — both probes go out.
+    const [denied, allowed] = await Promise.all([probe(other, web), probe(client, web)]);
+    expect(denied).toBe('timeout');
+    expect(allowed).toBe('connected');
+  });
+
+  it('default deny plus an allow from a labelled pod, across two local pods; removal reopens', async () => {
+    const a = await wire(await createPod('a', { app: 'a' }));
+    const b = await wire(await createPod('b', { app: 'b' }));
+    expect(await probe(a, b)).toBe('connected');
+    await policy('default-deny', { podSelector: {}, policyTypes: ['Ingress'] });
+    await policy('b-from-a', {
+      podSelector: { matchLabels: { app: 'b' } },
+      ingress: [
+        { from: [{ podSelector: { matchLabels: { app: 'a' } } }], ports: [{ port: PORT }] },
+      ],
+    });
+    await eventually('b reachable from a only', async () => (await probe(b, a)) === 'timeout');
+    expect(await probe(a, b)).toBe('connected');
+    expect(await probe(other, b)).toBe('timeout');
+    expect(await probe(client, a)).toBe('timeout');
+
+    await deletePolicy('default-deny');
+    await eventually('a open again', async () => (await probe(b, a)) === 'connected');
+    expect(await probe(other, b)).toBe('timeout'); // b-from-a still isolates b
+    await deletePolicy('b-from-a');
+    await eventually('b open again', async () => (await probe(other, b)) === 'connected');
+  });
+
+  it('a policy the API server accepts but flock cannot enforce: isolated, reported, Warning Event', async () => {
+    const d = await wire(await createPod('d', { app: 'd' }));
+    expect(await probe(client, d)).toBe('connected');
+    // 65 values in one expression: valid for Kubernetes, above flock's selector limits.
+    const values = Array.from({ length: 65 }, (_, i) => `v${i}`);
+    await policy('too-big', {
+      podSelector: { matchLabels: { app: 'd' } },
+      ingress: [
+        { from: [{ podSelector: { matchExpressions: [{ key: 'app', operator: 'In', values }] } }] },
+      ],
+    });
+    await eventually(
+      'd isolated (fail closed)',
+      async () => (await probe(client, d)) === 'timeout',
+    );
+    const logged = await eventually('PolicyNotEnforceable logged', () =>
+      node.agent!.logs.find(
+        (l) => l.includes('NetworkPolicy pass') && l.includes('PolicyNotEnforceable'),
+      ),
+    );
+    expect(logged).toMatch(
+      /networkpolicy default\/too-big: spec\.ingress\[0\]\.from\[0\]\.podSelector/,
+    );
+    const event = await eventually('a Warning Event on the NetworkPolicy', async () => {
+      const list = (await api.request({
+        method: 'GET',
+        path: '/apis/events.k8s.io/v1/namespaces/default/events',
+      })) as {
+        items: {
+          type: string;
+          reason: string;
+          regarding: { kind: string; name: string };
+          note: string;
+        }[];
+      };
+      return list.items.find(
+        (e) => e.regarding.kind === 'NetworkPolicy' && e.regarding.name === 'too-big',
+      );
+    });
+    expect(event).toMatchObject({ type: 'Warning', reason: 'PolicyNotEnforceable' });
+    expect(event.note).toMatch(/isolated \(Ingress\) and it allows nothing/);
+    const failed = await eventually('PolicyApplied=False on the NodeConfig', async () => {
+      const c = await policyApplied();
+      return c?.status === 'False' && c;
+    });
+    expect(failed).toMatchObject({ reason: 'PolicyNotEnforceable' });
+    expect(failed.message).toMatch(/networkpolicy default\/too-big/);
+
+    await deletePolicy('too-big');
+    await eventually('d open again', async () => (await probe(client, d)) === 'connected');
+    const applied = await eventually('PolicyApplied=True again', async () => {
+      const c = await policyApplied();
+      return c?.status === 'True' && c;
+    });
+    expect(applied).toMatchObject({
+      reason: 'Applied',
+      message: expect.stringMatching(/local pod/),
+    });
+  });
+});

@@ -1,0 +1,299 @@
+// The NetworkPolicy reconciler: keeps flock's nftables table equal to what the cluster's
+// policies say about this node's pods. Passes are triggered by cache changes and allocation
+// changes (debounced), by a self-heal tick, and — synchronously, with the new pod included — by
+// ADD before it commits, so a new pod's rules are in force before its ADD returns. All passes
+// run one at a time through one queue, so applies never interleave.
+import { CniErrorCode, type Logger } from '@flock/api';
+import { entryKey, type AllocationEntry } from '@flock/ipam';
+import type { KubeObject } from '@flock/kube';
+import { render, translate } from '@flock/netpol';
+import type { PodLookup } from '../cni/handlers.js';
+import { CniCommandError } from '../cni/errors.js';
+import { KeyedMutex } from '../keyed-mutex.js';
+import { PolicyPod, type PolicyCaches } from './caches.js';
+import type { PolicyApplier } from './nft.js';
+import {
+  appliedResult,
+  failedResult,
+  sameResult,
+  type PolicyResult,
+  type PolicyResultListener,
+} from './result.js';
+import { buildPolicyState, type LocalAttachment, type PolicyProblem } from './state.js';
+import { PolicyChecker } from './validate.js';
+
+/** Tell a policy's owner that flock cannot enforce it (a Warning Event on the NetworkPolicy). */
+export type PolicyWarning = (policy: PolicyProblem) => void;
+
+export interface PolicyReconcilerOptions {
+  caches: PolicyCaches;
+  /** The allocation store: committed entries are this node's pods. */
+  store: { entries(): AllocationEntry[] };
+  /** Where a new pod is looked up when the cluster-wide cache has not seen it yet. */
+  pods: PodLookup;
+  applier: PolicyApplier;
+  logger: Logger;
+  warn?: PolicyWarning;
+  /** Delay between a change and the pass it triggers (changes meanwhile share it; default 100 ms). */
+  debounceMs?: number;
+  /** Self-heal: re-apply the whole table this often even when unchanged (default 30 s). */
+  resyncMs?: number;
+  /** How long an ADD waits for the caches' first sync before it asks to be retried (default 10 s). */
+  syncTimeoutMs?: number;
+}
+
+const QUEUE = 'policy';
+
+export class PolicyReconciler {
+  private readonly queue = new KeyedMutex();
+  private readonly checker = new PolicyChecker();
+  /** Pending entries whose ADD is in beforeCommit or past it: in the table before they commit. */
+  private readonly admitted = new Map<string, AllocationEntry>();
+  /** Local pods by UID as last seen, so a deleted pod keeps its labels until its DEL. */
+  private readonly lastSeen = new Map<string, PolicyPod>();
+  private readonly listeners = new Set<PolicyResultListener>();
+  /** Policy (uid or key) → the problem already reported by an Event. */
+  private readonly warned = new Map<string, string>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private debounce: ReturnType<typeof setTimeout> | undefined;
+  private tick: ReturnType<typeof setInterval> | undefined;
+  private passQueued = false;
+  private stopped = false;
+  private last: PolicyResult | undefined;
+  private passCount = 0;
+  /** The caches have synced: before that a pass would see a partial cluster and open things. */
+  private complete = false;
+  private readonly synced: Promise<void>;
+
+  constructor(private readonly options: PolicyReconcilerOptions) {
+    const { pods, namespaces, policies } = options.caches;
+    this.synced = Promise.all([pods.synced, namespaces.synced, policies.synced]).then(() => {
+      this.complete = true;
+    });
+    this.synced.catch(() => undefined); // stopped before sync
+  }
+
+  /** Start the caches and the self-heal tick; the first pass runs once the caches have synced. */
+  start(): void {
+    const { pods, namespaces, policies } = this.options.caches;
+    const trigger = () => this.trigger();
+    // Replayed or relisted objects come as updates with equal content: no pass for those.
+    const onChange = <T>(same: (a: T, b: T) => boolean) => ({
+      onAdd: trigger,
+      onDelete: trigger,
+      onUpdate: (a: T, b: T) => void (same(a, b) || trigger()),
+    });
+    const sameJson = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+    this.unsubscribe.push(
+      pods.addHandler(onChange(sameJson), { replay: false }),
+      namespaces.addHandler(onChange(sameJson), { replay: false }),
+      policies.addHandler(
+        onChange<KubeObject>(
+          (a, b) => a === b || a.metadata.resourceVersion === b.metadata.resourceVersion,
+        ),
+        { replay: false },
+      ),
+    );
+    pods.start();
+    namespaces.start();
+    policies.start();
+    // The first pass as soon as the caches are complete, not a debounce later.
+    void this.synced.then(
+      () => this.enqueue(false).catch(() => undefined),
+      () => undefined,
+    );
+    this.tick = setInterval(() => void this.resync(), this.options.resyncMs ?? 30_000);
+  }
+
+  /** Resolves true once the caches have synced, false after `timeoutMs`. */
+  async waitForSync(timeoutMs: number): Promise<boolean> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
+    try {
+      return await Promise.race([this.synced.then(() => true), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.debounce);
+    clearInterval(this.tick);
+    for (const u of this.unsubscribe.splice(0)) u();
+    await this.queue.run(QUEUE, async () => undefined);
+    const { pods, namespaces, policies } = this.options.caches;
+    await Promise.all([pods.stop(), namespaces.stop(), policies.stop()]);
+  }
+
+  /** Subscribe to results (each pass whose result differs from the previous one). */
+  onResult(listener: PolicyResultListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Passes started so far (each builds and translates the whole state). */
+  get passes(): number {
+    return this.passCount;
+  }
+
+  /** The result of the latest pass; undefined before the first. */
+  get lastResult(): PolicyResult | undefined {
+    return this.last;
+  }
+
+  /** Something changed: a pass after the debounce delay (one pass for a burst of changes). */
+  trigger(): void {
+    if (this.stopped || this.debounce) return;
+    this.debounce = setTimeout(() => {
+      this.debounce = undefined;
+      if (this.passQueued) return; // a queued pass has not started yet: it will see this change
+      this.passQueued = true;
+      this.enqueue(false).catch(() => undefined); // reported and logged by the pass
+    }, this.options.debounceMs ?? 100);
+  }
+
+  /** Self-heal: re-apply even when nothing changed (someone may have flushed the table). */
+  resync(): Promise<PolicyResult | undefined> {
+    return this.enqueue(true).catch(() => undefined);
+  }
+
+  /** A pass now (behind any running one); rejects when it fails. */
+  reconcile(): Promise<PolicyResult | undefined> {
+    return this.enqueue(false);
+  }
+
+  /**
+   * The CNI hook: after the new pod's veth exists and before its entry commits, apply the table
+   * with the pod included. Throws (and the ADD fails, undoing everything) when that fails.
+   */
+  async beforeCommit(entry: AllocationEntry): Promise<void> {
+    const timeoutMs = this.options.syncTimeoutMs ?? 10_000;
+    if (!(await this.waitForSync(timeoutMs))) {
+      throw new CniCommandError(
+        CniErrorCode.TryAgainLater,
+        `NetworkPolicy caches have not synced after ${timeoutMs} ms; retry`,
+      );
+    }
+    const pod = await this.lookupPod(entry);
+    if (pod) this.lastSeen.set(entry.podUID, pod);
+    const key = entryKey(entry.containerID, entry.ifname);
+    this.admitted.set(key, entry);
+    try {
+      const done = await this.enqueue(false);
+      if (!done) throw new Error('the agent is stopping');
+    } catch (error) {
+      this.admitted.delete(key);
+      throw new Error(`NetworkPolicy for the new pod: ${(error as Error).message}`);
+    }
+  }
+
+  private async lookupPod(entry: AllocationEntry): Promise<PolicyPod | undefined> {
+    const cached = this.options.caches.pods.getObject(entry.pod, entry.namespace);
+    if (cached?.metadata.uid === entry.podUID) return cached;
+    const fetched = await this.options.pods.get(entry.namespace, entry.pod, entry.podUID);
+    if (!fetched) return undefined;
+    const parsed = PolicyPod.safeParse(fetched);
+    if (!parsed.success)
+      throw new Error(`pod ${entry.namespace}/${entry.pod}: ${parsed.error.issues[0]?.message}`);
+    return parsed.data;
+  }
+
+  /** Run a pass behind the running one; undefined when stopped, or before the caches synced. */
+  private enqueue(force: boolean): Promise<PolicyResult | undefined> {
+    return this.queue.run(QUEUE, async () => {
+      this.passQueued = false; // this pass sees every change made until now
+      if (this.stopped || !this.complete) return undefined;
+      return this.pass(force);
+    });
+  }
+
+  /** Build, translate, render, apply; report. Rejects when no table could be applied. */
+  private async pass(force: boolean): Promise<PolicyResult> {
+    this.passCount++;
+    const { caches, applier } = this.options;
+    const locals = this.locals();
+    const built = buildPolicyState({
+      namespaces: caches.namespaces.list(),
+      pods: caches.pods.list(),
+      policies: caches.policies.list().flatMap((raw) => this.checker.check(raw) ?? []),
+      locals,
+    });
+    let script: string;
+    let result: PolicyResult;
+    try {
+      const ir = translate(built.state);
+      script = render(ir);
+      result = appliedResult(built, ir);
+    } catch (error) {
+      throw this.report(failedResult('TranslateFailed', error), error);
+    }
+    if (force) applier.forget();
+    try {
+      await applier.apply(script);
+    } catch (error) {
+      throw this.report(failedResult('ApplyFailed', error), error);
+    }
+    this.report(result);
+    this.warnAbout(built.problems);
+    return result;
+  }
+
+  /** Committed entries and admitted pending ones, each with its Pod as known. */
+  private locals(): LocalAttachment[] {
+    const entries = this.options.store.entries();
+    const present = new Set<string>();
+    const uids = new Set<string>();
+    const out: LocalAttachment[] = [];
+    for (const entry of entries) {
+      const key = entryKey(entry.containerID, entry.ifname);
+      present.add(key);
+      if (entry.state === 'committed') this.admitted.delete(key);
+      else if (!this.admitted.has(key)) continue; // an ADD that has not reached its policy step
+      uids.add(entry.podUID);
+      out.push({ entry, pod: this.podOf(entry) });
+    }
+    for (const key of this.admitted.keys()) if (!present.has(key)) this.admitted.delete(key);
+    for (const uid of this.lastSeen.keys()) if (!uids.has(uid)) this.lastSeen.delete(uid);
+    return out;
+  }
+
+  private podOf(entry: AllocationEntry): PolicyPod | undefined {
+    const cached = this.options.caches.pods.getObject(entry.pod, entry.namespace);
+    if (cached?.metadata.uid === entry.podUID) {
+      this.lastSeen.set(entry.podUID, cached);
+      return cached;
+    }
+    return this.lastSeen.get(entry.podUID) ?? cached;
+  }
+
+  /** Publish a result (when it differs from the last one); returns an error to throw for failures. */
+  private report(result: PolicyResult, cause?: unknown): Error {
+    if (!sameResult(this.last, result)) {
+      this.last = result;
+      const log = result.ok ? 'info' : result.reason === 'PolicyNotEnforceable' ? 'warn' : 'error';
+      this.options.logger[log]('NetworkPolicy pass', { ...result });
+      for (const listener of this.listeners) {
+        try {
+          listener(result);
+        } catch (error) {
+          this.options.logger.error('policy result listener failed', { error: String(error) });
+        }
+      }
+    }
+    return cause instanceof Error ? cause : new Error(result.message);
+  }
+
+  /** One Event per policy and problem (again only if the problem changes or comes back). */
+  private warnAbout(problems: PolicyProblem[]): void {
+    const current = new Set<string>();
+    for (const p of problems) {
+      const id = p.uid ?? `${p.namespace}/${p.name}`;
+      current.add(id);
+      if (this.warned.get(id) === p.message) continue;
+      this.warned.set(id, p.message);
+      this.options.warn?.(p);
+    }
+    for (const id of this.warned.keys()) if (!current.has(id)) this.warned.delete(id);
+  }
+}

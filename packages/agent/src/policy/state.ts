@@ -1,0 +1,166 @@
+// The input of @flock/netpol's translate(), built from the agent's own knowledge: this node's
+// pods are its allocation-store entries (addresses from the store — the Pod's status.podIPs is
+// only set after ADD returns — host veth from the container ID, anycast as validated at ADD),
+// every other pod of the cluster is a peer known by status.podIPs. Pure and deterministic.
+import { matchesSelector } from '@flock/api';
+import type { AllocationEntry } from '@flock/ipam';
+import type { LocalPod, NetworkPolicy, Pod, State } from '@flock/netpol';
+import { hostVethName } from '../datapath/index.js';
+import type { PolicyNamespace, PolicyPod } from './caches.js';
+import type { CheckedPolicy } from './validate.js';
+
+/**
+ * Label of the stand-in of a local pod whose Pod object is unknown (gone, or another pod now
+ * has its name). The key is not a valid Kubernetes label key, so no real pod can carry it.
+ */
+export const UNKNOWN_POD_LABEL = 'flock:unknown-pod';
+/** Name of the policy that isolates such pods (not a valid object name: no clash possible). */
+export const UNKNOWN_POD_POLICY = 'flock:unknown-pods';
+
+/** One allocation of this node (committed, or the pending one whose ADD is being finished). */
+export interface LocalAttachment {
+  entry: AllocationEntry;
+  /** The Pod as last seen; undefined when it was never seen. */
+  pod: PolicyPod | undefined;
+}
+
+export interface PolicyInputs {
+  namespaces: readonly PolicyNamespace[];
+  /** Every pod of the cluster (this node's included: they are recognised and skipped). */
+  pods: readonly PolicyPod[];
+  policies: readonly CheckedPolicy[];
+  locals: readonly LocalAttachment[];
+}
+
+/** A policy that cannot be enforced as written and selects a pod of this node. */
+export interface PolicyProblem {
+  namespace: string;
+  name: string;
+  uid?: string;
+  message: string;
+}
+
+export interface BuiltState {
+  state: State;
+  problems: PolicyProblem[];
+  /** `namespace/pod` of local attachments whose Pod is unknown (isolated). */
+  unknownPods: string[];
+}
+
+const podKey = (namespace: string, name: string) => `${namespace}/${name}`;
+
+function addresses(entry: AllocationEntry): { ip: string }[] {
+  return [{ ip: entry.ip6 }, ...(entry.ip4 ? [{ ip: entry.ip4 }] : [])];
+}
+
+/** Is this attachment's Pod the one it was made for (same UID)? */
+function knows(local: LocalAttachment): local is LocalAttachment & { pod: PolicyPod } {
+  const uid = local.pod?.metadata.uid;
+  return local.pod !== undefined && (uid === undefined || uid === local.entry.podUID);
+}
+
+/** The attachment that keeps the pod's own name: the newest one of the pod's current UID. */
+function primaries(locals: readonly LocalAttachment[]): Map<string, LocalAttachment> {
+  const out = new Map<string, LocalAttachment>();
+  for (const l of locals) {
+    if (!knows(l)) continue;
+    const key = podKey(l.entry.namespace, l.entry.pod);
+    const best = out.get(key);
+    if (
+      !best ||
+      l.entry.createdAt > best.entry.createdAt ||
+      (l.entry.createdAt === best.entry.createdAt && l.entry.containerID < best.entry.containerID)
+    )
+      out.set(key, l);
+  }
+  return out;
+}
+
+export function buildPolicyState(input: PolicyInputs): BuiltState {
+  const locals = [...input.locals].sort((a, b) =>
+    hostVethName(a.entry.containerID, a.entry.ifname) <
+    hostVethName(b.entry.containerID, b.entry.ifname)
+      ? -1
+      : 1,
+  );
+  const primary = primaries(locals);
+  const pods: Pod[] = [];
+  const local: LocalPod[] = [];
+  const unknownPods: string[] = [];
+  const unknownNamespaces = new Set<string>();
+  const localLabels: { namespace: string; labels: Record<string, string> }[] = [];
+
+  for (const l of locals) {
+    const { entry } = l;
+    const veth = hostVethName(entry.containerID, entry.ifname);
+    const key = podKey(entry.namespace, entry.pod);
+    const known = knows(l);
+    // A second attachment of the same pod (an old sandbox) or an unknown pod: a name of its own.
+    const name = known && primary.get(key) === l ? entry.pod : `${entry.pod}@${veth}`;
+    const labels = known ? (l.pod.metadata.labels ?? {}) : { [UNKNOWN_POD_LABEL]: 'true' };
+    if (!known) {
+      unknownPods.push(key);
+      unknownNamespaces.add(entry.namespace);
+    }
+    pods.push({
+      metadata: { namespace: entry.namespace, name, labels },
+      spec: { containers: known ? l.pod.spec.containers : [] },
+      status: {
+        ...(known && l.pod.status.phase ? { phase: l.pod.status.phase } : {}),
+        podIPs: addresses(entry),
+      },
+    });
+    local.push({ namespace: entry.namespace, name, interface: veth, anycast: entry.anycast });
+    localLabels.push({ namespace: entry.namespace, labels });
+  }
+
+  for (const pod of input.pods) {
+    const { namespace, name } = pod.metadata;
+    if (primary.has(podKey(namespace, name))) continue; // this node's: from the store
+    if (pod.spec.hostNetwork) continue; // the node's addresses, not the pod's
+    if (!pod.status.podIPs?.length && !pod.status.podIP) continue; // nothing to match
+    pods.push(pod);
+  }
+
+  const policies: NetworkPolicy[] = input.policies.map((p) => p.policy);
+  for (const namespace of [...unknownNamespaces].sort()) {
+    policies.push({
+      metadata: { namespace, name: UNKNOWN_POD_POLICY },
+      spec: {
+        podSelector: { matchLabels: { [UNKNOWN_POD_LABEL]: 'true' } },
+        policyTypes: ['Ingress', 'Egress'],
+      },
+    });
+  }
+  const problems: PolicyProblem[] = input.policies.flatMap(({ policy, problem }) => {
+    if (!problem) return [];
+    const { namespace, name, uid } = policy.metadata;
+    const selects = localLabels.some(
+      (l) => l.namespace === namespace && matchesSelector(policy.spec.podSelector, l.labels),
+    );
+    return selects ? [{ namespace, name, ...(uid ? { uid } : {}), message: problem }] : [];
+  });
+
+  return {
+    state: { namespaces: namespacesFor(input.namespaces, pods, policies), pods, policies, local },
+    problems,
+    unknownPods,
+  };
+}
+
+/**
+ * The cached namespaces, plus a bare one for each namespace a pod or policy names that the
+ * namespace cache has not seen yet (caches are only eventually consistent with each other).
+ */
+function namespacesFor(
+  cached: readonly PolicyNamespace[],
+  pods: readonly Pod[],
+  policies: readonly NetworkPolicy[],
+): PolicyNamespace[] {
+  const known = new Set(cached.map((n) => n.metadata.name));
+  const missing = new Set<string>();
+  for (const o of [...pods, ...policies]) {
+    if (!known.has(o.metadata.namespace)) missing.add(o.metadata.namespace);
+  }
+  return [...cached, ...[...missing].sort().map((name) => ({ metadata: { name } }))];
+}

@@ -1,0 +1,107 @@
+// Shared by the policy unit tests: Kubernetes-shaped fixtures, store entries, and a recording
+// stand-in for the nft kernel call (NftRun). NftApplier runs for real on top of it; its real
+// twin, nftRunner in a namespace, is tested in nft.kernel.test.ts.
+import type { AllocationEntry } from '@flock/ipam';
+import type { NftRun } from '@flock/netpol';
+
+export function entry(
+  name: string,
+  ip6: string,
+  over: Partial<AllocationEntry> = {},
+): AllocationEntry {
+  return {
+    containerID: `ctr-${name}`,
+    ifname: 'eth0',
+    namespace: 'shop',
+    pod: name,
+    podUID: `uid-${name}`,
+    ip6,
+    pinned: false,
+    anycast: [],
+    state: 'committed',
+    createdAt: '2026-11-29T10:00:00.000Z',
+    ...over,
+  };
+}
+
+export function pod(
+  name: string,
+  labels: Record<string, string>,
+  ips: string[],
+  over: { namespace?: string; uid?: string; ports?: { name: string; port: number }[] } = {},
+) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: over.namespace ?? 'shop',
+      uid: over.uid ?? `uid-${name}`,
+      labels,
+    },
+    spec: {
+      containers: [
+        {
+          name: 'main',
+          image: 'example/x:1',
+          ports: (over.ports ?? []).map((p) => ({ name: p.name, containerPort: p.port })),
+        },
+      ],
+    },
+    status: { phase: 'Running', podIPs: ips.map((ip) => ({ ip })) },
+  };
+}
+
+export function namespace(name: string, labels: Record<string, string> = {}) {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } };
+}
+
+export function networkPolicy(ref: string, spec: Record<string, unknown>) {
+  const [namespace, name] = ref.split('/') as [string, string];
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name, namespace, uid: `uid-np-${name}` },
+    spec,
+  };
+}
+
+/** An isolation policy: ingress to `app=<to>` only from `app=<from>`. */
+export const allowFrom = (ref: string, to: string, from: string) =>
+  networkPolicy(ref, {
+    podSelector: { matchLabels: { app: to } },
+    ingress: [{ from: [{ podSelector: { matchLabels: { app: from } } }] }],
+  });
+
+/** The nft kernel call, recorded: scripts in order, overlap detection, failures and pauses. */
+export class RecordingNft {
+  readonly scripts: string[] = [];
+  running = 0;
+  maxRunning = 0;
+  /** The next calls fail with this error (until cleared). */
+  failWith: Error | undefined;
+  /** While set, calls wait for it (to hold an apply in progress). */
+  gate: Promise<void> | undefined;
+
+  readonly run: NftRun = async (script) => {
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    try {
+      await this.gate;
+      await new Promise((r) => setTimeout(r, 1));
+      if (this.failWith) throw this.failWith;
+      this.scripts.push(script);
+    } finally {
+      this.running--;
+    }
+  };
+
+  get last(): string {
+    return this.scripts.at(-1) ?? '';
+  }
+}
+
+/** The host veth's elements in the table: in pod_ifaces, and its source addresses. */
+export const hasPod = (script: string, veth: string) => script.includes(`"${veth}"`);
+export const isolatedForIngress = (script: string, veth: string) =>
+  script.includes(`"${veth}" : jump ingress_${veth}`);

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { hostVethName } from '../datapath/index.js';
+import { advertisedCount, planAnnouncements, toBirdModel } from './announcements.js';
+import { NODE_CONFIG, entry, pod } from '../testing/routing-fixtures.js';
+import type { V1Pod } from '@kubernetes/client-node';
+
+const spec = NODE_CONFIG.spec;
+const podsOf = (...list: V1Pod[]) => {
+  const byKey = new Map(list.map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p]));
+  return (namespace: string, name: string) => byKey.get(`${namespace}/${name}`);
+};
+const veth = (name: string) => hostVethName(`c-${name}`, 'eth0');
+
+describe('announcement plan', () => {
+  it('always announces the aggregates, even without pods', () => {
+    const plan = planAnnouncements({ spec, entries: [], podOf: podsOf() });
+    expect(plan.aggregates).toEqual(['2001:db8:100::/64', '192.0.2.16/28']);
+    expect(plan.hostRoutes).toEqual([]);
+    expect(plan.anycast.size).toBe(0);
+  });
+
+  it('announces pinned and outside-aggregate addresses only while the pod is live with the same UID', () => {
+    const entries = [
+      entry('pinned', { ip6: '2001:db8:200::7', ip4: '198.51.100.7', pinned: true }),
+      entry('outside', { ip6: '2001:db8:999::1' }),
+      entry('carved', { ip6: '2001:db8:100::5', ip4: '192.0.2.18' }),
+      entry('gone', { ip6: '2001:db8:200::8', pinned: true }),
+      entry('reused', { ip6: '2001:db8:200::9', pinned: true }),
+      entry('done', { ip6: '2001:db8:200::a', pinned: true }),
+      entry('adding', { ip6: '2001:db8:200::b', pinned: true, state: 'pending' }),
+    ];
+    const plan = planAnnouncements({
+      spec,
+      entries,
+      podOf: podsOf(
+        pod('pinned'),
+        pod('outside'),
+        pod('carved'),
+        pod('reused', { uid: 'a-new-pod' }),
+        pod('done', { phase: 'Succeeded' }),
+        pod('adding'),
+      ),
+    });
+    expect(plan.hostRoutes).toEqual(['198.51.100.7', '2001:db8:200::7', '2001:db8:999::1']);
+    expect(plan.livePods).toBe(3);
+  });
+
+  it('a pinned pod that is not Ready is still announced (liveness, not readiness)', () => {
+    const plan = planAnnouncements({
+      spec,
+      entries: [entry('p', { ip6: '2001:db8:200::7', pinned: true })],
+      podOf: podsOf(pod('p', { ready: false })),
+    });
+    expect(plan.hostRoutes).toEqual(['2001:db8:200::7']);
+  });
+
+  it('routes anycast only through Ready live pods, sorted, one entry per address', () => {
+    const any = ['2001:db8:300::1', '203.0.113.5'];
+    const entries = [
+      entry('b', { ip6: '2001:db8:100::2', ip4: '192.0.2.18', anycast: any }),
+      entry('a', { ip6: '2001:db8:100::1', ip4: '192.0.2.17', anycast: any }),
+      entry('slow', { ip6: '2001:db8:100::3', ip4: '192.0.2.19', anycast: any }),
+      entry('old', { ip6: '2001:db8:100::4', ip4: '192.0.2.20', anycast: any }),
+    ];
+    const plan = planAnnouncements({
+      spec,
+      entries,
+      podOf: podsOf(pod('a'), pod('b'), pod('slow', { ready: false }), pod('old', { uid: 'x' })),
+    });
+    const both = [veth('a'), veth('b')].sort();
+    expect([...plan.anycast]).toEqual([
+      ['2001:db8:300::1', both],
+      ['203.0.113.5', both],
+    ]);
+  });
+
+  it('withdraws an anycast address when no owner is Ready', () => {
+    const plan = planAnnouncements({
+      spec,
+      entries: [entry('a', { anycast: ['2001:db8:300::1'] })],
+      podOf: podsOf(pod('a', { ready: false })),
+    });
+    expect(plan.anycast.size).toBe(0);
+  });
+
+  it('leaves out (and warns about) anycast outside the ranges and IPv4 anycast on a pod without IPv4', () => {
+    const plan = planAnnouncements({
+      spec: { ...spec, anycastCIDRs: ['2001:db8:300::/120', '203.0.113.0/28'] },
+      entries: [entry('a', { anycast: ['2001:db8:301::1', '203.0.113.1', '2001:db8:300::2'] })],
+      podOf: podsOf(pod('a')),
+    });
+    expect([...plan.anycast.keys()]).toEqual(['2001:db8:300::2']);
+    expect(plan.warnings).toEqual([
+      "anycast 2001:db8:301::1 of pod default/a is outside this node's anycast ranges",
+      'anycast 203.0.113.1 of pod default/a is IPv4 but the pod has no IPv4 address',
+    ]);
+  });
+
+  it('builds the BIRD model and counts what it announces', () => {
+    const plan = planAnnouncements({
+      spec,
+      entries: [entry('a', { ip6: '2001:db8:200::7', pinned: true, anycast: ['2001:db8:300::1'] })],
+      podOf: podsOf(pod('a')),
+    });
+    const model = toBirdModel({ plan, spec, routerId: '192.0.2.1', peers: [] });
+    expect(model).toEqual({
+      routerId: '192.0.2.1',
+      asn: 64512,
+      peers: [],
+      aggregates: ['2001:db8:100::/64', '192.0.2.16/28'],
+      pinned: ['2001:db8:200::7'],
+      anycast: ['2001:db8:300::1'],
+    });
+    expect(advertisedCount(model)).toBe(4);
+  });
+});

@@ -1,0 +1,147 @@
+// What this node announces and routes, computed from its NodeConfig, its committed allocations
+// and its pod cache. The rules (docs/announcements.md):
+//   - aggregates: cidr6 and cidr4, always;
+//   - host routes (/128, /32): every address of a live pod that lies in a pinned range or
+//     outside the aggregates — only while the pod is in the cache with the UID of its ADD;
+//   - anycast: an address while at least one live owning pod is Ready, inside the NodeConfig's
+//     anycast ranges, and of a family the pod has (an IPv4 anycast address on a pod without
+//     IPv4 has no way back out: warned and left out).
+// The same plan feeds BIRD (what is announced) and the anycast reconciler (what is routed).
+import type { NodeConfigSpec } from '@flock/api';
+import { announcedPrefixes, type BirdModel, type BirdPeer } from '@flock/bird';
+import {
+  parseAddress,
+  parsePrefix,
+  prefixContainsAddress,
+  type AllocationEntry,
+  type Prefix,
+} from '@flock/ipam';
+import { hostVethName } from '../datapath/index.js';
+import { entryLiveness, type PodOf } from './liveness.js';
+
+export interface AnnouncementPlan {
+  /** The node's prefixes, as in its NodeConfig. */
+  aggregates: string[];
+  /** Addresses announced as /128 or /32, sorted. */
+  hostRoutes: string[];
+  /** Anycast address → host veths of its Ready local pods, both sorted. */
+  anycast: Map<string, string[]>;
+  /** Committed allocations whose pod is live here. */
+  livePods: number;
+  /** Why an address was left out (outside the ranges, family mismatch); one line each. */
+  warnings: string[];
+}
+
+function prefixes(cidrs: readonly string[]): Prefix[] {
+  return cidrs.flatMap((c) => {
+    const p = parsePrefix(c);
+    return p.ok ? [p.value] : [];
+  });
+}
+
+function inAny(list: readonly Prefix[], ip: string): boolean {
+  const address = parseAddress(ip);
+  return address !== undefined && list.some((p) => prefixContainsAddress(p, address));
+}
+
+/**
+ * Is this address announced as a host route (in a pinned range, or outside the aggregates)?
+ * Parsing dominates a pass over a big node, so answers are kept per NodeConfig spec object (a
+ * new spec is a new object) and dropped when the memo outgrows the node's allocations.
+ */
+const hostRouteMemo = new WeakMap<NodeConfigSpec, Map<string, boolean>>();
+
+function hostRouteTest(spec: NodeConfigSpec, entries: number): (ip: string) => boolean {
+  const aggregates = prefixes([spec.cidr6, ...(spec.cidr4 ? [spec.cidr4] : [])]);
+  const pinned = prefixes(spec.pinnedCIDRs ?? []);
+  let memo = hostRouteMemo.get(spec);
+  if (!memo || memo.size > 4 * entries + 64) {
+    memo = new Map();
+    hostRouteMemo.set(spec, memo);
+  }
+  const known = memo;
+  return (ip) => {
+    let answer = known.get(ip);
+    if (answer === undefined) {
+      const address = parseAddress(ip);
+      const within = (list: Prefix[]) =>
+        address !== undefined && list.some((p) => prefixContainsAddress(p, address));
+      answer = within(pinned) || !within(aggregates);
+      known.set(ip, answer);
+    }
+    return answer;
+  };
+}
+
+export function planAnnouncements(input: {
+  spec: NodeConfigSpec;
+  entries: readonly AllocationEntry[];
+  podOf: PodOf;
+}): AnnouncementPlan {
+  const { spec } = input;
+  const aggregates = [spec.cidr6, ...(spec.cidr4 ? [spec.cidr4] : [])];
+  const isHostRoute = hostRouteTest(spec, input.entries.length);
+  const anycastPrefixes = prefixes(spec.anycastCIDRs ?? []);
+  const hostRoutes = new Set<string>();
+  const anycast = new Map<string, string[]>();
+  const warnings: string[] = [];
+  let livePods = 0;
+
+  for (const entry of input.entries) {
+    if (entry.state !== 'committed') continue;
+    const liveness = entryLiveness(entry, input.podOf(entry.namespace, entry.pod));
+    if (!liveness.live) continue;
+    livePods++;
+    for (const ip of [entry.ip6, ...(entry.ip4 ? [entry.ip4] : [])]) {
+      if (isHostRoute(ip)) hostRoutes.add(ip);
+    }
+    if (!liveness.ready) continue;
+    const who = `pod ${entry.namespace}/${entry.pod}`;
+    for (const ip of entry.anycast) {
+      if (!inAny(anycastPrefixes, ip)) {
+        warnings.push(`anycast ${ip} of ${who} is outside this node's anycast ranges`);
+        continue;
+      }
+      if (!ip.includes(':') && !entry.ip4) {
+        warnings.push(`anycast ${ip} of ${who} is IPv4 but the pod has no IPv4 address`);
+        continue;
+      }
+      const veths = anycast.get(ip) ?? [];
+      veths.push(hostVethName(entry.containerID, entry.ifname));
+      anycast.set(ip, veths);
+    }
+  }
+  const sortedAnycast = new Map(
+    [...anycast.keys()].sort().map((ip) => [ip, [...new Set(anycast.get(ip))].sort()]),
+  );
+  return {
+    aggregates,
+    hostRoutes: [...hostRoutes].sort(),
+    anycast: sortedAnycast,
+    livePods,
+    warnings: warnings.sort(),
+  };
+}
+
+/** The BIRD model of a plan: what the node announces and to whom. */
+export function toBirdModel(input: {
+  plan: AnnouncementPlan;
+  spec: NodeConfigSpec;
+  routerId: string;
+  peers: BirdPeer[];
+}): BirdModel {
+  return {
+    routerId: input.routerId,
+    asn: input.spec.bgp.asn,
+    peers: input.peers,
+    aggregates: input.plan.aggregates,
+    pinned: input.plan.hostRoutes,
+    anycast: [...input.plan.anycast.keys()],
+  };
+}
+
+/** Prefixes a model announces (aggregates, host routes, anycast; each prefix once). */
+export function advertisedCount(model: BirdModel): number {
+  const p = announcedPrefixes(model);
+  return p[6].length + p[4].length;
+}

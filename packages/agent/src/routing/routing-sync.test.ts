@@ -1,0 +1,119 @@
+// Before this node's pod cache has synced nothing is announced, routed or swept: an empty cache
+// would otherwise look like "every pod is gone" at each agent restart.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AllocationStore } from '@flock/ipam';
+import { NODECONFIGS } from '@flock/kube';
+import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
+import { eventually } from '@flock/testkit';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeDatapath, hostVethName } from '../datapath/index.js';
+import { NodeConfigTracker } from '../node-config.js';
+import { nodePodCache } from '../pods.js';
+import { FakeBird } from '../testing/fake-bird.js';
+import { NODE_CONFIG } from '../testing/routing-fixtures.js';
+import { Routing } from './routing.js';
+
+let dir: string;
+let routing: Routing | undefined;
+const stops: (() => Promise<void>)[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'flock-routing-sync-'));
+});
+afterEach(async () => {
+  await routing?.stop();
+  for (const s of stops.splice(0)) await s();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('routing before the pod cache has synced', () => {
+  it('announces, routes and sweeps nothing until the cache syncs, then does all three', async () => {
+    const api = new FakeApiServer();
+    api.putObject(NODECONFIGS, NODE_CONFIG);
+    const heal = api.inject((r) =>
+      r.method === 'GET' && r.path === '/api/v1/pods'
+        ? new Error('connect ECONNREFUSED')
+        : undefined,
+    );
+    const logger = createMemoryLogger();
+    const nodeConfig = new NodeConfigTracker({
+      transport: api,
+      nodeName: 'node-a',
+      logger,
+      addressQuarantineMs: 0,
+    });
+    nodeConfig.start();
+    stops.push(() => nodeConfig.stop());
+    await nodeConfig.waitForNodeConfig(5000);
+    const store = new AllocationStore(join(dir, 'allocations.json'));
+    await store.load();
+    await store.putPending({
+      containerID: 'c-gone',
+      ifname: 'eth0',
+      namespace: 'default',
+      pod: 'gone',
+      podUID: 'uid-gone',
+      ip6: '2001:db8:100::5',
+      pinned: false,
+      anycast: [],
+    });
+    await store.commit('c-gone', 'eth0');
+    const datapath = new FakeDatapath();
+    await datapath.setupPod({
+      containerID: 'c-gone',
+      ifName: 'eth0',
+      netns: datapath.createNetns(),
+      hostVeth: hostVethName('c-gone', 'eth0'),
+      ip6: '2001:db8:100::5',
+    });
+    await datapath.ensureAnycastRoute('2001:db8:300::1', [hostVethName('c-gone', 'eth0')]);
+    const pods = nodePodCache(api, 'node-a', logger);
+    pods.start();
+    stops.push(() => pods.stop());
+    const bird = new FakeBird(join(dir, 'bird.conf'));
+    bird.up = true;
+    const undone: string[] = [];
+    routing = new Routing({
+      nodeName: 'node-a',
+      transport: api,
+      logger,
+      store,
+      pods,
+      nodeConfig,
+      datapath,
+      undo: async (e) => {
+        undone.push(e.pod);
+        await store.remove(e.containerID, e.ifname);
+      },
+      bird: { reload: bird, status: bird },
+      settings: {
+        birdConfigPath: bird.configPath,
+        orphanGraceMs: 0,
+        sweepPeriodMs: 100,
+        anycastPeriodMs: 50,
+        bgpStatusPeriodMs: 50,
+        secretNamespace: 'flock-system',
+        podCacheSyncTimeoutMs: 100,
+      },
+    });
+    await routing.start();
+    expect(logger.find('warn', 'the pod cache has not synced')).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(undone).toEqual([]);
+    expect(await datapath.listAnycastRoutes()).toHaveLength(1);
+    await expect(readFile(bird.configPath, 'utf8')).rejects.toThrow(/ENOENT/);
+    expect(routing.announcements).toBeUndefined();
+
+    heal();
+    await eventually('swept', () => (undone.length ? undone : undefined));
+    expect(undone).toEqual(['gone']);
+    await eventually(
+      'anycast route removed',
+      async () => (await datapath.listAnycastRoutes()).length === 0,
+    );
+    await eventually('BIRD configured', () => bird.configures > 0);
+    expect(bird.announced()).toEqual(['192.0.2.16/28', '2001:db8:100::/64']);
+  });
+});

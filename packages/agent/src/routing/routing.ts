@@ -1,0 +1,377 @@
+// The node's routing side, wired together: BIRD announcements, anycast routes, the orphan
+// sweep and NodeConfig status. Nothing is announced, routed or swept before this node's pod
+// cache has synced: an empty cache would look like "every pod is gone" and withdraw the node's
+// pinned and anycast addresses at each agent restart.
+//
+// Triggers: changed() (every ADD/DEL through CniHooks.changed, every sweep), pod cache events
+// that change a pod's UID, phase or readiness, NodeConfig events (also re-read the peers'
+// Secrets and the router ID), a short tick (anycast period, default 2 s) and the sweep period
+// (default 30 s: sweep, Secrets, router ID). Pod deletions sweep at once.
+import { readFileSync } from 'node:fs';
+import type { Logger } from '@flock/api';
+import type { BirdControl } from '@flock/bird';
+import type { AllocationEntry, AllocationStore } from '@flock/ipam';
+import { PODS, isNotFound, objectPath, type Cache, type KubeTransport } from '@flock/kube';
+import type { V1Pod } from '@kubernetes/client-node';
+import { z } from 'zod';
+import type { Datapath } from '../datapath/index.js';
+import type { NodeConfigTracker } from '../node-config.js';
+import type { Pod } from '../pods.js';
+import {
+  advertisedCount,
+  planAnnouncements,
+  toBirdModel,
+  type AnnouncementPlan,
+} from './announcements.js';
+import { AnycastReconciler } from './anycast-reconciler.js';
+import { BirdAnnouncer } from './announcer.js';
+import { entryLiveness, livenessSignature } from './liveness.js';
+import { OrphanSweeper } from './orphan-sweep.js';
+import {
+  PeerPasswords,
+  apiSecretReader,
+  type ResolvedPeers,
+  type SecretReader,
+} from './peer-secrets.js';
+import {
+  chooseRouterId,
+  logRouterId,
+  readNodeAddresses,
+  type NodeAddress,
+  type RouterIdChoice,
+} from './router-id.js';
+import { SerialTask } from './serial-task.js';
+import { NodeStatusReporter } from './status-reporter.js';
+
+export interface RoutingSettings {
+  /** bird.conf, shared with the BIRD container. */
+  birdConfigPath: string;
+  /** --router-id: wins over everything else. */
+  routerIdOverride?: string;
+  orphanGraceMs: number;
+  sweepPeriodMs: number;
+  anycastPeriodMs: number;
+  bgpStatusPeriodMs: number;
+  /** Namespace of a passwordSecretRef without one (the agent's own). */
+  secretNamespace: string;
+  /** How long start() waits for the pod cache before going on without it (default 60 s). */
+  podCacheSyncTimeoutMs?: number;
+}
+
+export interface RoutingDeps {
+  nodeName: string;
+  transport: KubeTransport;
+  logger: Logger;
+  store: Pick<AllocationStore, 'entries' | 'get'>;
+  pods: Cache<Pod>;
+  nodeConfig: NodeConfigTracker;
+  datapath: Pick<Datapath, 'listAnycastRoutes' | 'ensureAnycastRoute'>;
+  /** Tear down an allocation (CniHandlers.undo). */
+  undo: (entry: AllocationEntry) => Promise<void>;
+  /** reload: configure (a few quick attempts; the announcer retries). status: show protocols. */
+  bird: { reload: BirdControl; status: BirdControl };
+  settings: RoutingSettings;
+  /** Default: GET from the API server. */
+  readSecret?: SecretReader;
+  now?: () => number;
+}
+
+export class Routing {
+  readonly status: NodeStatusReporter;
+  private readonly announcer: BirdAnnouncer;
+  private readonly anycast: AnycastReconciler;
+  private readonly sweeper: OrphanSweeper;
+  private readonly passwords: PeerPasswords;
+  private readonly passTask: SerialTask;
+  private readonly sweepTask: SerialTask;
+  private readonly refreshTask: SerialTask;
+  private peers: ResolvedPeers = { peers: [], problems: [] };
+  private routerId: RouterIdChoice | undefined;
+  private nodeAddresses: NodeAddress[] = [];
+  private plan: AnnouncementPlan | undefined;
+  private sweepTrigger = 'start-up';
+  private warnings = '';
+  private live = false;
+  private stopped = false;
+  private readonly cleanups: (() => void)[] = [];
+  private readonly version = agentVersion();
+
+  constructor(private readonly deps: RoutingDeps) {
+    const { logger, settings } = deps;
+    const fail = (what: string) => (error: unknown) =>
+      logger.error(`${what} failed`, { error: String(error) });
+    this.announcer = new BirdAnnouncer({
+      configPath: settings.birdConfigPath,
+      control: deps.bird.reload,
+      logger,
+      onState: (state) => {
+        logger.info('BIRD announcement state changed', {
+          state: state.status,
+          ...('message' in state ? { error: state.message } : {}),
+        });
+        this.status.refresh();
+      },
+    });
+    this.anycast = new AnycastReconciler({
+      datapath: deps.datapath,
+      desired: () => this.plan?.anycast,
+      logger,
+    });
+    this.sweeper = new OrphanSweeper({
+      entries: () => deps.store.entries(),
+      current: (e) => deps.store.get(e.containerID, e.ifname),
+      podOf: (namespace, name) => deps.pods.getObject(name, namespace),
+      fetchPod: (namespace, name) => this.fetchPod(namespace, name),
+      undo: deps.undo,
+      graceMs: settings.orphanGraceMs,
+      ...(deps.now ? { now: deps.now } : {}),
+      logger,
+    });
+    this.passwords = new PeerPasswords(
+      deps.readSecret ?? apiSecretReader(deps.transport),
+      settings.secretNamespace,
+      logger,
+    );
+    this.passTask = new SerialTask(() => this.pass(), fail('announcement pass'));
+    this.sweepTask = new SerialTask(() => this.sweep(), fail('orphan sweep'));
+    this.refreshTask = new SerialTask(() => this.refresh(), fail('BGP peer refresh'));
+    this.status = new NodeStatusReporter({
+      transport: deps.transport,
+      nodeName: deps.nodeName,
+      logger,
+      bird: deps.bird.status,
+      nodeConfig: () => deps.nodeConfig.cache.getObject(deps.nodeName),
+      inputs: () => this.statusInputs(),
+      pollMs: settings.bgpStatusPeriodMs,
+    });
+  }
+
+  /** An allocation was committed or removed: re-plan soon (coalesced). */
+  changed(): void {
+    if (this.live) this.passTask.schedule(20);
+  }
+
+  /** Start everything; waits (bounded) for the pod cache, then sweeps and announces once. */
+  async start(): Promise<void> {
+    const { pods, nodeConfig, settings, logger } = this.deps;
+    this.cleanups.push(
+      pods.addHandler(
+        {
+          onAdd: () => this.changed(),
+          onUpdate: (old, pod) => {
+            if (livenessSignature(old) === livenessSignature(pod)) return;
+            this.changed();
+            if (old.metadata.uid !== pod.metadata.uid) this.sweepSoon('pod replaced');
+            else if (!entryLiveness({ podUID: pod.metadata.uid ?? '' }, pod).live)
+              this.sweepSoon('pod terminated');
+          },
+          onDelete: () => {
+            this.changed();
+            this.sweepSoon('pod deleted');
+          },
+        },
+        { replay: false },
+      ),
+      nodeConfig.cache.addHandler(
+        {
+          onAdd: () => void this.refreshTask.trigger(),
+          // Only a new spec (generation) or a re-created object: not our own status writes.
+          onUpdate: (old, nc) => {
+            if (
+              old.metadata.generation !== nc.metadata.generation ||
+              old.metadata.uid !== nc.metadata.uid
+            )
+              void this.refreshTask.trigger();
+          },
+          onDelete: () => this.status.refresh(),
+        },
+        { replay: false },
+      ),
+    );
+    this.status.start();
+    const timeout = settings.podCacheSyncTimeoutMs ?? 60_000;
+    const synced = await Promise.race([
+      pods.synced.then(() => true),
+      new Promise<false>((r) => {
+        const t = setTimeout(() => r(false), timeout);
+        this.cleanups.push(() => clearTimeout(t));
+      }),
+    ]).catch(() => false);
+    if (synced) return this.begin();
+    logger.warn(
+      'the pod cache has not synced: announcements, anycast routes and the orphan sweep wait for it',
+      { waitedMs: timeout },
+    );
+    pods.synced.then(
+      () => void this.begin(),
+      () => undefined,
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.live = false;
+    for (const c of this.cleanups.splice(0)) c();
+    await Promise.all([this.passTask.stop(), this.sweepTask.stop(), this.refreshTask.stop()]);
+    await this.announcer.close();
+    await this.status.stop();
+  }
+
+  /** Run one announcement + anycast pass now (tests, and the tick). */
+  reconcileNow(): Promise<void> {
+    return this.passTask.trigger();
+  }
+
+  /** Run one orphan sweep now. */
+  sweepNow(trigger = 'requested'): Promise<void> {
+    this.sweepTrigger = trigger;
+    return this.sweepTask.trigger();
+  }
+
+  /** The current plan (undefined before the pod cache synced). */
+  get announcements(): AnnouncementPlan | undefined {
+    return this.plan;
+  }
+
+  get birdState() {
+    return this.announcer.state;
+  }
+
+  /** The last model handed to BIRD. */
+  get birdModel() {
+    return this.announcer.model;
+  }
+
+  private async begin(): Promise<void> {
+    if (this.stopped || this.live) return;
+    const { settings } = this.deps;
+    await this.refreshTask.trigger();
+    this.live = true;
+    await this.sweepNow('pod cache synced');
+    await this.passTask.trigger();
+    const every = (ms: number, fn: () => void) => {
+      const t = setInterval(fn, ms);
+      this.cleanups.push(() => clearInterval(t));
+    };
+    every(settings.anycastPeriodMs, () => void this.passTask.trigger());
+    every(settings.sweepPeriodMs, () => {
+      void this.sweepNow('periodic');
+      void this.refreshTask.trigger();
+    });
+  }
+
+  private sweepSoon(trigger: string): void {
+    if (!this.live) return;
+    this.sweepTrigger = trigger;
+    this.sweepTask.schedule(0);
+  }
+
+  private async sweep(): Promise<void> {
+    if (!this.live) return;
+    const result = await this.sweeper.sweep(this.sweepTrigger);
+    this.sweepTrigger = 'periodic';
+    if (result.nextEligibleAt !== undefined) {
+      const now = this.deps.now?.() ?? Date.now();
+      this.sweepTrigger = 'grace period over';
+      this.sweepTask.schedule(Math.max(0, result.nextEligibleAt - now) + 100);
+    }
+  }
+
+  /** Re-read the peers' Secrets and the router ID, then re-plan. */
+  private async refresh(): Promise<void> {
+    const state = this.deps.nodeConfig.current();
+    if (!state) return this.status.refresh();
+    const { spec } = state.nodeConfig;
+    const { settings, logger, nodeName } = this.deps;
+    this.peers = await this.passwords.resolve(spec.bgp.peers);
+    if (!settings.routerIdOverride && !spec.bgp.routerID) {
+      try {
+        this.nodeAddresses = await readNodeAddresses(this.deps.transport, nodeName);
+      } catch (error) {
+        logger.warn('cannot read the Node for its address; router ID unchanged', {
+          error: String(error),
+        });
+      }
+    }
+    const choice = chooseRouterId({
+      override: settings.routerIdOverride,
+      specRouterId: spec.bgp.routerID,
+      nodeAddresses: this.nodeAddresses,
+      nodeName,
+    });
+    if (choice.routerId !== this.routerId?.routerId) logRouterId(logger, nodeName, choice);
+    this.routerId = choice;
+    this.changed();
+  }
+
+  private async pass(): Promise<void> {
+    const state = this.deps.nodeConfig.current();
+    if (!this.live || !state) return;
+    const spec = state.nodeConfig.spec;
+    const plan = planAnnouncements({
+      spec,
+      entries: this.deps.store.entries(),
+      podOf: (namespace, name) => this.deps.pods.getObject(name, namespace),
+    });
+    this.plan = plan;
+    const warnings = plan.warnings.join('\n');
+    if (warnings !== this.warnings && plan.warnings.length)
+      this.deps.logger.warn('addresses left out of routes and announcements', {
+        warnings: plan.warnings,
+      });
+    this.warnings = warnings;
+    if (this.routerId)
+      this.announcer.announce(
+        toBirdModel({ plan, spec, routerId: this.routerId.routerId, peers: this.peers.peers }),
+      );
+    await this.anycast.reconcile();
+    this.status.refresh();
+  }
+
+  private statusInputs() {
+    const object = this.deps.nodeConfig.cache.getObject(this.deps.nodeName);
+    if (!object) return undefined;
+    const model = this.announcer.model;
+    return {
+      ...(object.metadata.generation === undefined
+        ? {}
+        : { generation: object.metadata.generation }),
+      ...(this.deps.nodeConfig.current()
+        ? {}
+        : {
+            unusable:
+              "the agent cannot use this NodeConfig's address ranges; the agent log says why",
+          }),
+      announcer: this.announcer.state,
+      configuredPeers: object.spec.bgp.peers,
+      peers: this.peers.peers,
+      peerProblems: this.peers.problems,
+      entries: this.deps.store.entries(),
+      anycastAnnounced: this.plan?.anycast.size ?? 0,
+      ...(model ? { advertisedRoutes: advertisedCount(model) } : {}),
+      ...(this.version ? { agentVersion: this.version } : {}),
+    };
+  }
+
+  private async fetchPod(namespace: string, name: string): Promise<V1Pod | undefined> {
+    try {
+      return (await this.deps.transport.request({
+        method: 'GET',
+        path: objectPath(PODS, name, namespace),
+      })) as V1Pod;
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+}
+
+/** The agent's package version, for status.agentVersion (src/ and dist/ sit at the same depth). */
+function agentVersion(): string | undefined {
+  try {
+    const pkg = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+    return z.object({ version: z.string() }).parse(JSON.parse(pkg)).version;
+  } catch {
+    return undefined;
+  }
+}

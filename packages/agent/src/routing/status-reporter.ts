@@ -1,0 +1,127 @@
+// Writes this node's NodeConfig status (status subresource, server-side apply as field manager
+// flock-agent) — only when it differs from what the agent last wrote or found there. Polls BIRD
+// (`show protocols all`) every few seconds for per-peer session state. The NetworkPolicy side
+// reports through setPolicy(); everything else comes from the routing inputs.
+import { AGENT_FIELD_MANAGER, type Condition, type Logger, type NodeConfig } from '@flock/api';
+import type { BirdControl } from '@flock/bird';
+import { NODECONFIGS, patchStatus, type KubeTransport } from '@flock/kube';
+import { SerialTask } from './serial-task.js';
+import {
+  computeNodeStatus,
+  stableJson,
+  type BgpObservation,
+  type PolicyReport,
+  type StatusInputs,
+} from './status-compute.js';
+
+export interface NodeStatusReporterDeps {
+  transport: KubeTransport;
+  nodeName: string;
+  logger: Logger;
+  /** BIRD's control socket for `show protocols all` (one attempt per poll: never blocks long). */
+  bird: BirdControl;
+  /** The NodeConfig object as the cache holds it (with its current status). */
+  nodeConfig: () => NodeConfig | undefined;
+  /** Everything but BGP observations and the policy report; undefined: nothing to report yet. */
+  inputs: () => Omit<StatusInputs, 'bgp' | 'policy'> | undefined;
+  /** BIRD poll period (default 5 s). */
+  pollMs?: number;
+  /** Coalesce bursts of changes into one write (default 300 ms). */
+  debounceMs?: number;
+  now?: () => Date;
+}
+
+export class NodeStatusReporter {
+  private policy: PolicyReport | undefined;
+  private bgp: BgpObservation | undefined;
+  /** What was last written (or found on the object), and the object's UID at the time. */
+  private last: { uid: string | undefined; json: string; conditions: Condition[] } | undefined;
+  private readonly writer: SerialTask;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private started = false;
+  private stopped = false;
+  private writes = 0;
+
+  constructor(private readonly deps: NodeStatusReporterDeps) {
+    this.writer = new SerialTask(
+      () => this.write(),
+      (error) =>
+        deps.logger.warn('could not write NodeConfig status; retrying', { error: String(error) }),
+    );
+  }
+
+  /** PolicyApplied: the NetworkPolicy engine's last result (any time, also before start()). */
+  setPolicy(report: PolicyReport): void {
+    this.policy = { ...report };
+    this.refresh();
+  }
+
+  /** Status writes so far (for tests and metrics). */
+  get writeCount(): number {
+    return this.writes;
+  }
+
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    const poll = async () => {
+      await this.poll();
+      if (!this.stopped) this.pollTimer = setTimeout(() => void poll(), this.deps.pollMs ?? 5000);
+    };
+    void poll();
+  }
+
+  /** Recompute and write if changed, after the debounce. */
+  refresh(): void {
+    if (this.started) this.writer.schedule(this.deps.debounceMs ?? 300);
+  }
+
+  /** Recompute and write now; resolves when done. */
+  flush(): Promise<void> {
+    return this.writer.trigger();
+  }
+
+  async poll(): Promise<void> {
+    try {
+      this.bgp = { protocols: await this.deps.bird.showProtocolsAll() };
+    } catch (error) {
+      this.bgp = { error: error instanceof Error ? error.message : String(error) };
+    }
+    this.refresh();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.pollTimer);
+    await this.writer.stop();
+  }
+
+  private async write(): Promise<void> {
+    const inputs = this.deps.inputs();
+    const object = this.deps.nodeConfig();
+    if (!inputs || !object) return;
+    const uid = object.metadata.uid;
+    if (!this.last || this.last.uid !== uid) {
+      // First write, or the NodeConfig was re-created: start from what the object holds.
+      const found = object.status ?? {};
+      this.last = { uid, json: stableJson(found), conditions: found.conditions ?? [] };
+    }
+    const status = computeNodeStatus(
+      {
+        ...inputs,
+        bgp: this.bgp,
+        ...(this.policy ? { policy: this.policy } : {}),
+      },
+      this.last.conditions,
+      this.deps.now?.() ?? new Date(),
+    );
+    const json = stableJson(status);
+    if (json === this.last.json) return;
+    await patchStatus(this.deps.transport, NODECONFIGS, this.deps.nodeName, undefined, status, {
+      fieldManager: AGENT_FIELD_MANAGER,
+    });
+    this.writes++;
+    this.last = { uid, json, conditions: status.conditions ?? [] };
+    this.deps.logger.debug('NodeConfig status written', { node: this.deps.nodeName });
+  }
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { loadAgentConfig } from '../config.js';
+import { routingSettings } from './wiring.js';
+
+describe('routing settings from the agent flags', () => {
+  it('has production defaults', () => {
+    const config = loadAgentConfig([], { NODE_NAME: 'n1' });
+    expect(config).toMatchObject({
+      birdConfigPath: '/run/flock/bird/bird.conf',
+      birdSocketPath: '/run/bird/bird.ctl',
+      namespace: 'flock-system',
+    });
+    expect(routingSettings(config)).toEqual({
+      birdConfigPath: '/run/flock/bird/bird.conf',
+      orphanGraceMs: 10_000,
+      sweepPeriodMs: 30_000,
+      anycastPeriodMs: 2_000,
+      bgpStatusPeriodMs: 5_000,
+      secretNamespace: 'flock-system',
+    });
+  });
+
+  it('reads the flags and POD_NAMESPACE', () => {
+    const config = loadAgentConfig(
+      [
+        '--bird-config=/tmp/t/bird.conf',
+        '--bird-socket',
+        '/tmp/t/bird.ctl',
+        '--router-id',
+        '10.0.0.1',
+        '--orphan-grace',
+        '2s',
+        '--sweep-period=5s',
+        '--anycast-period=500ms',
+        '--bgp-status-period=1s',
+      ],
+      { NODE_NAME: 'n1', POD_NAMESPACE: 'net' },
+    );
+    expect(config.birdSocketPath).toBe('/tmp/t/bird.ctl');
+    expect(routingSettings(config)).toEqual({
+      birdConfigPath: '/tmp/t/bird.conf',
+      routerIdOverride: '10.0.0.1',
+      orphanGraceMs: 2000,
+      sweepPeriodMs: 5000,
+      anycastPeriodMs: 500,
+      bgpStatusPeriodMs: 1000,
+      secretNamespace: 'net',
+    });
+  });
+
+  it('refuses a router ID that is not IPv4 and relative BIRD paths', () => {
+    expect(() => loadAgentConfig(['--router-id', '2001:db8::1'], { NODE_NAME: 'n1' })).toThrow(
+      /routerId/,
+    );
+    expect(() => loadAgentConfig(['--bird-config', 'bird.conf'], { NODE_NAME: 'n1' })).toThrow(
+      /birdConfigPath/,
+    );
+  });
+});

@@ -1,0 +1,28 @@
+// From the agent's settings to the routing side's: the BIRD clients and RoutingSettings.
+import { BirdClient, type BirdControl } from '@flock/bird';
+import type { AgentConfig } from '../config.js';
+import type { RoutingSettings } from './routing.js';
+
+/**
+ * reload: a few quick connection attempts, because the announcer retries (with the latest
+ * model) on its own — a long retry inside one reload would hold newer models back. status: one
+ * attempt per poll, so a missing BIRD is reported at once.
+ */
+export function birdControls(socketPath: string): { reload: BirdControl; status: BirdControl } {
+  return {
+    reload: new BirdClient({ socketPath, attempts: 3, retryDelayMs: 300 }),
+    status: new BirdClient({ socketPath, attempts: 1, timeoutMs: 10_000 }),
+  };
+}
+
+export function routingSettings(config: AgentConfig): RoutingSettings {
+  return {
+    birdConfigPath: config.birdConfigPath,
+    ...(config.routerId ? { routerIdOverride: config.routerId } : {}),
+    orphanGraceMs: config.orphanGraceMs,
+    sweepPeriodMs: config.sweepPeriodMs,
+    anycastPeriodMs: config.anycastPeriodMs,
+    bgpStatusPeriodMs: config.bgpStatusPeriodMs,
+    secretNamespace: config.namespace,
+  };
+}

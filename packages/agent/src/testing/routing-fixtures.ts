@@ -1,0 +1,58 @@
+// Shared fixtures of the routing unit tests: a NodeConfig, allocation entries, pods.
+import { API_VERSION, NODECONFIG_KIND, type NodeConfig } from '@flock/api';
+import type { AllocationEntry } from '@flock/ipam';
+import type { Pod } from '../pods.js';
+
+export const NODE_CONFIG: NodeConfig = {
+  apiVersion: API_VERSION,
+  kind: NODECONFIG_KIND,
+  metadata: { name: 'node-a', generation: 3 },
+  spec: {
+    pool: 'dc1',
+    cidr6: '2001:db8:100::/64',
+    cidr4: '192.0.2.16/28',
+    pinnedCIDRs: ['2001:db8:200::/64', '198.51.100.0/24'],
+    anycastCIDRs: ['2001:db8:300::/120', '203.0.113.0/28'],
+    bgp: { asn: 64512, peers: [{ address: '2001:db8:ffff::1', asn: 65000 }] },
+  },
+};
+
+export function entry(name: string, over: Partial<AllocationEntry> = {}): AllocationEntry {
+  return {
+    containerID: `c-${name}`,
+    ifname: 'eth0',
+    namespace: 'default',
+    pod: name,
+    podUID: `uid-${name}`,
+    ip6: '2001:db8:100::1',
+    pinned: false,
+    anycast: [],
+    state: 'committed',
+    createdAt: '2026-11-29T10:00:00.000Z',
+    ...over,
+  };
+}
+
+export function pod(
+  name: string,
+  over: {
+    uid?: string;
+    ready?: boolean;
+    phase?: string;
+    annotations?: Record<string, string>;
+  } = {},
+): Pod {
+  return {
+    metadata: {
+      namespace: 'default',
+      name,
+      uid: over.uid ?? `uid-${name}`,
+      ...(over.annotations ? { annotations: over.annotations } : {}),
+    },
+    spec: { nodeName: 'node-a', containers: [] },
+    status: {
+      phase: over.phase ?? 'Running',
+      conditions: [{ type: 'Ready', status: over.ready === false ? 'False' : 'True' }],
+    },
+  };
+}

@@ -1,0 +1,166 @@
+// A pool's conditions from the facts of one plan, and the Events worth telling a user: a
+// Warning when a problem appears or its description changes (not on every reconcile).
+import type { PrefixCounts } from '@flock/ipam';
+import { PoolConditions, setCondition, type Condition, type ConditionInput } from '@flock/api';
+import type { OverlapReport } from './ownership.js';
+
+export interface PoolFacts {
+  generation: number | undefined;
+  /** Why the pool's ranges cannot be carved at all. */
+  invalid?: string | undefined;
+  overlap: OverlapReport;
+  /** Set when nodes wait for a prefix. */
+  exhausted?: { message: string; waiting: string[] } | undefined;
+  /** Nodes also selected by other pools, and where each one stays. */
+  conflicts: { node: string; pools: string[]; owner: string | undefined }[];
+  /** NodeConfigs whose prefixes do not fit the pool (left untouched). */
+  problems: string[];
+  selected: number;
+  configured: number;
+  ipv6: PrefixCounts | undefined;
+}
+
+export interface PlannedEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  action: string;
+  note: string;
+}
+
+/** "a, b, c and 4 more" */
+export function someOf(items: readonly string[], max = 5): string {
+  const shown = items.slice(0, max).join(', ');
+  return items.length > max ? `${shown} and ${items.length - max} more` : shown;
+}
+
+function describeConflicts(conflicts: PoolFacts['conflicts']): string {
+  const lines = conflicts.slice(0, 5).map((c) => {
+    const where = c.owner ? `stays in ${c.owner}` : 'in no pool';
+    return `${c.node} (pools ${c.pools.join(', ')}; ${where})`;
+  });
+  const more = conflicts.length > 5 ? ` and ${conflicts.length - 5} more` : '';
+  return `${conflicts.length} node(s) are selected by more than one pool: ${lines.join('; ')}${more}. A node keeps the pool its NodeConfig names, else the oldest pool; make the nodeSelectors disjoint.`;
+}
+
+function inputs(f: PoolFacts): ConditionInput[] {
+  const gen = f.generation === undefined ? {} : { observedGeneration: f.generation };
+  const c = (type: string, on: boolean, reason: string, message: string): ConditionInput => ({
+    type,
+    status: on ? 'True' : 'False',
+    reason,
+    message,
+    ...gen,
+  });
+  const olderClash = f.overlap.older.map((o) => `${o.why} (pool ${o.pool})`).join('; ');
+  const newerClash = f.overlap.newer.map((o) => `${o.why} (pool ${o.pool})`).join('; ');
+  let ready: ConditionInput;
+  if (f.invalid) ready = c('Ready', false, 'InvalidRange', f.invalid);
+  else if (f.overlap.older.length)
+    ready = c(
+      'Ready',
+      false,
+      'Overlap',
+      `not acted on: its ranges overlap an older pool: ${olderClash}`,
+    );
+  else if (f.exhausted)
+    ready = c(
+      'Ready',
+      false,
+      'Exhausted',
+      `${f.exhausted.waiting.length} node(s) wait for a prefix: ${f.exhausted.message}`,
+    );
+  else
+    ready = c(
+      'Ready',
+      true,
+      'Reconciled',
+      `${f.configured} of ${f.selected} selected node(s) have a NodeConfig of this pool`,
+    );
+  return [
+    ready,
+    f.exhausted
+      ? c(
+          PoolConditions.Exhausted,
+          true,
+          'NoFreePrefix',
+          `${f.exhausted.message}; waiting: ${someOf(f.exhausted.waiting)}`,
+        )
+      : c(
+          PoolConditions.Exhausted,
+          false,
+          'PrefixesAvailable',
+          f.ipv6 ? `${f.ipv6.free} IPv6 node prefix(es) free` : 'prefixes available',
+        ),
+    f.overlap.older.length
+      ? c(
+          PoolConditions.Overlap,
+          true,
+          'OverlapsOlderPool',
+          `refused: ${olderClash}. Change this pool's ranges or delete it.`,
+        )
+      : f.overlap.newer.length
+        ? c(
+            PoolConditions.Overlap,
+            true,
+            'NewerPoolRefused',
+            `a newer pool overlaps this one and is refused; this pool keeps working: ${newerClash}`,
+          )
+        : c(PoolConditions.Overlap, false, 'NoOverlap', 'no other pool overlaps these ranges'),
+    f.conflicts.length
+      ? c(PoolConditions.NodeConflict, true, 'SelectedByOtherPools', describeConflicts(f.conflicts))
+      : c(PoolConditions.NodeConflict, false, 'NoConflict', 'no node is selected by another pool'),
+    f.problems.length
+      ? c(
+          PoolConditions.PrefixMismatch,
+          true,
+          'AssignmentsDoNotFit',
+          `${f.problems.length} NodeConfig(s) left untouched: ${someOf(f.problems, 3)}. Delete such a NodeConfig to have the node carved anew.`,
+        )
+      : c(
+          PoolConditions.PrefixMismatch,
+          false,
+          'AllAssignmentsFit',
+          'every NodeConfig of this pool fits its ranges',
+        ),
+  ];
+}
+
+const WATCHED = new Set<string>([
+  PoolConditions.Exhausted,
+  PoolConditions.Overlap,
+  PoolConditions.NodeConflict,
+  PoolConditions.PrefixMismatch,
+]);
+
+/** The new conditions (transition times kept when the status did not change) and the events. */
+export function poolConditions(
+  previous: Condition[] | undefined,
+  facts: PoolFacts,
+  now: Date,
+): { conditions: Condition[]; events: PlannedEvent[] } {
+  let conditions: Condition[] = [];
+  const events: PlannedEvent[] = [];
+  for (const next of inputs(facts)) {
+    const prev = previous?.find((p) => p.type === next.type);
+    conditions = setCondition(conditions, next, now);
+    const kept = conditions.find((x) => x.type === next.type) as Condition;
+    if (prev && prev.status === next.status) kept.lastTransitionTime = prev.lastTransitionTime;
+    const changed = !prev || prev.status !== next.status || prev.message !== next.message;
+    if (WATCHED.has(next.type) && next.status === 'True' && changed) {
+      events.push({ type: 'Warning', reason: next.type, action: 'Reconcile', note: next.message });
+    }
+    if (
+      next.type === PoolConditions.Exhausted &&
+      next.status === 'False' &&
+      prev?.status === 'True'
+    ) {
+      events.push({
+        type: 'Normal',
+        reason: 'PrefixesAvailable',
+        action: 'Reconcile',
+        note: next.message,
+      });
+    }
+  }
+  return { conditions, events };
+}

@@ -1,0 +1,54 @@
+import { IP_ALGO_ANNOTATION, OPERATOR_FIELD_MANAGER } from '@flock/api';
+import { describe, expect, it } from 'vitest';
+import { desiredNodeConfig, needsApply } from './desired.js';
+import { baseSpec, makeNode, makePool, stored } from './testing/fixtures.js';
+
+const node = makeNode('n0', { pool: 'a' });
+const prefixes = { cidr6: '2001:db8:100::/64' };
+
+describe('needsApply', () => {
+  it('is false for what the operator itself wrote, true once the pool changed', () => {
+    const pool = makePool('a', { ...baseSpec(), pinned: { cidrs: ['2001:db8:200::/64'] } });
+    const nc = stored(desiredNodeConfig(pool, node, prefixes));
+    expect(needsApply(nc, desiredNodeConfig(pool, node, prefixes))).toBe(false);
+    const more = makePool('a', { ...baseSpec(), pinned: { cidrs: ['2001:db8:200::/63'] } });
+    expect(needsApply(nc, desiredNodeConfig(more, node, prefixes))).toBe(true);
+    const v4 = { ...prefixes, cidr4: '192.0.2.0/28' };
+    expect(needsApply(nc, desiredNodeConfig(pool, node, v4))).toBe(true);
+  });
+
+  it('wants its owner reference and finalizer back when someone removed them', () => {
+    const pool = makePool('a');
+    const want = desiredNodeConfig(pool, node, prefixes);
+    expect(needsApply(stored(want, { finalizers: [] }), want)).toBe(true);
+    const otherUid = stored(desiredNodeConfig(pool, makeNode('n0', {}, { uid: 'old' }), prefixes));
+    expect(needsApply(otherUid, want)).toBe(true);
+  });
+
+  it('removes a range or annotation it applied, but leaves one another manager wrote', () => {
+    const withBoth = makePool('a', {
+      ...baseSpec(),
+      ipAlgo: 'stable',
+      anycast: { cidrs: ['2001:db8:300::/120'] },
+    });
+    const bare = desiredNodeConfig(makePool('a'), node, prefixes);
+    const nc = stored(desiredNodeConfig(withBoth, node, prefixes));
+    // No managedFields (the in-memory server): assume the operator applied them.
+    expect(needsApply(nc, bare)).toBe(true);
+    const managed = (fields: object) => ({
+      ...nc,
+      metadata: {
+        ...nc.metadata,
+        managedFields: [{ manager: OPERATOR_FIELD_MANAGER, operation: 'Apply', fieldsV1: fields }],
+      },
+    });
+    expect(needsApply(managed({ 'f:spec': { 'f:pool': {}, 'f:cidr6': {} } }), bare)).toBe(false);
+    expect(needsApply(managed({ 'f:spec': { 'f:anycastCIDRs': {} } }), bare)).toBe(true);
+    expect(
+      needsApply(
+        managed({ 'f:metadata': { 'f:annotations': { [`f:${IP_ALGO_ANNOTATION}`]: {} } } }),
+        bare,
+      ),
+    ).toBe(true);
+  });
+});

@@ -1,0 +1,148 @@
+// The NodeConfig the operator wants for one node, and whether the stored one already says it.
+import {
+  API_VERSION,
+  IP_ALGO_ANNOTATION,
+  NODECONFIG_KIND,
+  OPERATOR_FIELD_MANAGER,
+  matchesSelector,
+  type NodeBgpPeer,
+  type NodeConfig,
+  type NodeConfigSpec,
+  type Pool,
+} from '@flock/api';
+import { deepEqual } from './equal.js';
+import { QUARANTINE_FINALIZER } from './names.js';
+import type { Node } from './nodes.js';
+
+// A type alias, not an interface: it must fit ObjectMeta's loose ownerReferences.
+export type OwnerReference = {
+  apiVersion: 'v1';
+  kind: 'Node';
+  name: string;
+  uid: string;
+  blockOwnerDeletion: true;
+};
+
+/** The operator's full intent for one NodeConfig (a server-side apply body). */
+export interface NodeConfigApply {
+  apiVersion: typeof API_VERSION;
+  kind: typeof NODECONFIG_KIND;
+  metadata: {
+    name: string;
+    annotations?: Record<string, string>;
+    ownerReferences: OwnerReference[];
+    finalizers: string[];
+  };
+  spec: NodeConfigSpec;
+}
+
+export interface NodePrefixes {
+  cidr6: string;
+  cidr4?: string | undefined;
+}
+
+/** The pool's BGP peers whose nodeSelector selects this node (absent selector: every node). */
+export function peersFor(pool: Pool, node: Node): NodeBgpPeer[] {
+  return pool.spec.bgp.peers
+    .filter((p) => matchesSelector(p.nodeSelector, node.metadata.labels))
+    .map(({ nodeSelector: _selector, ...peer }) => peer);
+}
+
+export function desiredNodeConfig(pool: Pool, node: Node, prefixes: NodePrefixes): NodeConfigApply {
+  const { spec } = pool;
+  return {
+    apiVersion: API_VERSION,
+    kind: NODECONFIG_KIND,
+    metadata: {
+      name: node.metadata.name,
+      ...(spec.ipAlgo ? { annotations: { [IP_ALGO_ANNOTATION]: spec.ipAlgo } } : {}),
+      // The garbage collector deletes the NodeConfig with its Node; the finalizer then lets
+      // the operator quarantine the prefixes before the object is gone.
+      ownerReferences: [
+        {
+          apiVersion: 'v1',
+          kind: 'Node',
+          name: node.metadata.name,
+          uid: node.metadata.uid,
+          blockOwnerDeletion: true,
+        },
+      ],
+      finalizers: [QUARANTINE_FINALIZER],
+    },
+    spec: {
+      pool: pool.metadata.name,
+      cidr6: prefixes.cidr6,
+      ...(prefixes.cidr4 ? { cidr4: prefixes.cidr4 } : {}),
+      ...(spec.pinned ? { pinnedCIDRs: [...spec.pinned.cidrs] } : {}),
+      ...(spec.anycast ? { anycastCIDRs: [...spec.anycast.cidrs] } : {}),
+      bgp: { asn: spec.bgp.asn, peers: peersFor(pool, node) },
+    },
+  };
+}
+
+interface ManagedFieldsEntry {
+  manager?: unknown;
+  operation?: unknown;
+  subresource?: unknown;
+  fieldsV1?: unknown;
+}
+
+/**
+ * Did the operator apply the field at `path` (e.g. ['spec', 'pinnedCIDRs'])? Read from
+ * managedFields; when the server sent none (as the in-memory fake), assume it did: the apply
+ * that follows is then a harmless no-op.
+ */
+export function appliedByOperator(obj: NodeConfig, path: string[]): boolean {
+  const managed = (obj.metadata as { managedFields?: unknown }).managedFields;
+  if (!Array.isArray(managed)) return true;
+  return (managed as ManagedFieldsEntry[]).some((m) => {
+    if (m.manager !== OPERATOR_FIELD_MANAGER || m.operation !== 'Apply' || m.subresource) {
+      return false;
+    }
+    let node: unknown = m.fieldsV1;
+    for (const segment of path) {
+      if (typeof node !== 'object' || node === null) return false;
+      node = (node as Record<string, unknown>)[`f:${segment}`];
+    }
+    return node !== undefined;
+  });
+}
+
+/** Does the stored NodeConfig differ from what the operator would apply? */
+export function needsApply(current: NodeConfig, desired: NodeConfigApply): boolean {
+  const cur = current.spec;
+  const want = desired.spec;
+  if (cur.pool !== want.pool || cur.cidr6 !== want.cidr6 || cur.cidr4 !== want.cidr4) return true;
+  if (cur.bgp.asn !== want.bgp.asn || !deepEqual(cur.bgp.peers, want.bgp.peers)) return true;
+  for (const key of ['pinnedCIDRs', 'anycastCIDRs'] as const) {
+    if (want[key] !== undefined && !deepEqual(cur[key], want[key])) return true;
+    // A range the pool dropped: remove it, unless someone else wrote it there.
+    if (want[key] === undefined && cur[key] !== undefined) {
+      if (appliedByOperator(current, ['spec', key])) return true;
+    }
+  }
+  const algo = desired.metadata.annotations?.[IP_ALGO_ANNOTATION];
+  const curAlgo = current.metadata.annotations?.[IP_ALGO_ANNOTATION];
+  if (algo !== curAlgo) {
+    if (algo !== undefined) return true;
+    if (appliedByOperator(current, ['metadata', 'annotations', IP_ALGO_ANNOTATION])) return true;
+  }
+  const [owner] = desired.metadata.ownerReferences;
+  const refs = (current.metadata.ownerReferences ?? []) as Record<string, unknown>[];
+  if (!refs.some((r) => r['uid'] === owner?.uid && r['blockOwnerDeletion'] === true)) return true;
+  const finalizers = (current.metadata as { finalizers?: unknown }).finalizers;
+  return !(Array.isArray(finalizers) && finalizers.includes(QUARANTINE_FINALIZER));
+}
+
+/** Does the NodeConfig name a Node as its owner (so the garbage collector will delete it)? */
+export function hasNodeOwner(nc: NodeConfig): boolean {
+  return (nc.metadata.ownerReferences ?? []).some(
+    (r) => r['kind'] === 'Node' && r['apiVersion'] === 'v1',
+  );
+}
+
+/** The finalizers of a NodeConfig (ObjectMeta passes them through unparsed). */
+export function finalizersOf(nc: NodeConfig): string[] {
+  const f = (nc.metadata as { finalizers?: unknown }).finalizers;
+  return Array.isArray(f) ? f.filter((x): x is string => typeof x === 'string') : [];
+}

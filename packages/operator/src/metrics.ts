@@ -1,0 +1,73 @@
+// The operator's own Prometheus metrics (the runtime's cache, work queue, reconcile and leader
+// metrics are registered by @flock/kube under the same prefix).
+import { collectDefaultMetrics, Counter, Gauge, type Registry } from 'prom-client';
+import type { PoolStatus } from '@flock/api';
+
+export const METRICS_PREFIX = 'flock_operator_';
+
+export class OperatorMetrics {
+  readonly writes: Counter;
+  private readonly nodes: Gauge;
+  private readonly prefixes: Gauge;
+  private readonly conditions: Gauge;
+
+  constructor(registry: Registry, options: { processMetrics?: boolean } = {}) {
+    const p = METRICS_PREFIX;
+    const registers = [registry];
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: p });
+    this.writes = new Counter({
+      name: `${p}writes_total`,
+      help: 'API writes by what was written and the outcome.',
+      labelNames: ['kind', 'result'],
+      registers,
+    });
+    this.nodes = new Gauge({
+      name: `${p}pool_nodes`,
+      help: "Nodes selected by a pool's nodeSelector.",
+      labelNames: ['pool'],
+      registers,
+    });
+    this.prefixes = new Gauge({
+      name: `${p}pool_prefixes`,
+      help: 'Node prefixes of a pool by family and state (total, allocated, quarantined, free).',
+      labelNames: ['pool', 'family', 'state'],
+      registers,
+    });
+    this.conditions = new Gauge({
+      name: `${p}pool_condition`,
+      help: '1 when the pool condition is True.',
+      labelNames: ['pool', 'type'],
+      registers,
+    });
+  }
+
+  write(
+    kind: 'nodeconfig_apply' | 'nodeconfig_delete' | 'finalizer_release' | 'pool_status',
+    ok: boolean,
+  ) {
+    this.writes.inc({ kind, result: ok ? 'ok' : 'error' });
+  }
+
+  poolStatus(pool: string, status: PoolStatus): void {
+    this.nodes.set({ pool }, status.nodes ?? 0);
+    for (const family of ['ipv6', 'ipv4'] as const) {
+      const counts = status[family];
+      if (!counts) continue;
+      for (const [state, value] of Object.entries(counts)) {
+        this.prefixes.set({ pool, family, state }, value);
+      }
+    }
+    for (const c of status.conditions ?? []) {
+      this.conditions.set({ pool, type: c.type }, c.status === 'True' ? 1 : 0);
+    }
+  }
+
+  async poolGone(pool: string): Promise<void> {
+    this.nodes.remove({ pool });
+    for (const g of [this.prefixes, this.conditions]) {
+      for (const { labels } of (await g.get()).values) {
+        if (labels['pool'] === pool) g.remove(labels);
+      }
+    }
+  }
+}

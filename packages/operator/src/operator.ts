@@ -1,0 +1,227 @@
+// startOperator: the caches (on leaders and standbys alike, so a new leader starts warm),
+// leader election on a Lease, and — while leading — a controller that reconciles Pools.
+// Health (/healthz, /readyz) and Prometheus metrics are served on one port.
+import { NodeConfig, Pool } from '@flock/api';
+import { DEFAULT_PREFIX_QUARANTINE_MS } from '@flock/ipam';
+import {
+  Cache,
+  Controller,
+  EventRecorder,
+  kubeLeaseStore,
+  LeaderElector,
+  NODECONFIGS,
+  NODES,
+  POOLS,
+  resourceListWatch,
+  sleep,
+  startHealthServer,
+  type HealthServer,
+  type KubeTransport,
+  type Logger,
+  type MetricsOptions,
+} from '@flock/kube';
+import { Registry } from 'prom-client';
+import { wireHandlers } from './handlers.js';
+import { Limiter } from './limiter.js';
+import { METRICS_PREFIX, OperatorMetrics } from './metrics.js';
+import { DEFAULT_LEASE_NAME, DEFAULT_NAMESPACE, EVENT_CONTROLLER } from './names.js';
+import { NodeSchema } from './nodes.js';
+import { PoolReconciler } from './reconciler.js';
+import { ClusterView } from './view.js';
+
+export interface OperatorOptions {
+  transport: KubeTransport;
+  logger: Logger;
+  /** Unique per process (the caller adds a random suffix to the pod name). */
+  identity: string;
+  /** Namespace of the leader election Lease (default flock-system). */
+  namespace?: string;
+  leaseName?: string;
+  /** Default true; without it this process acts alone (never run two like that). */
+  leaderElect?: boolean;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** Serve /healthz, /readyz and /metrics here (0: any free port); absent: no server. */
+  healthPort?: number;
+  healthHost?: string;
+  /** How long a freed node prefix is held back (default 24 h). */
+  quarantineMs?: number;
+  /** API writes in flight at most (default 16). */
+  concurrency?: number;
+  /** Pools reconciled in parallel (default 2). */
+  workers?: number;
+  /** Restart a watch that was silent this long (default 5 min). */
+  watchdogMs?: number;
+  registry?: Registry;
+  /** Process metrics (CPU, memory, event loop) in the registry (default true). */
+  processMetrics?: boolean;
+}
+
+export interface Operator {
+  readonly registry: Registry;
+  /** The health server's port, when one runs. */
+  readonly healthPort: number | undefined;
+  /** True while this process leads and its controller runs. */
+  isLeader(): boolean;
+  /** Caches synced and leader election (or the controller) running. */
+  isReady(): boolean;
+  /** Stop leading (release the Lease), finish running reconciles, stop watching. */
+  stop(): Promise<void>;
+}
+
+interface Session {
+  controller: Controller;
+  off: () => void;
+}
+
+export async function startOperator(options: OperatorOptions): Promise<Operator> {
+  const log = options.logger;
+  const registry = options.registry ?? new Registry();
+  const metricsOptions: MetricsOptions = { registry, prefix: METRICS_PREFIX };
+  const metrics = new OperatorMetrics(registry, {
+    processMetrics: options.processMetrics ?? true,
+  });
+  const { transport } = options;
+  const cacheOptions = {
+    logger: log,
+    metrics: metricsOptions,
+    ...(options.watchdogMs ? { watchdogMs: options.watchdogMs } : {}),
+  };
+  const view = new ClusterView(
+    new Cache({ source: resourceListWatch(transport, POOLS), schema: Pool, ...cacheOptions }),
+    new Cache({ source: resourceListWatch(transport, NODES), schema: NodeSchema, ...cacheOptions }),
+    new Cache({
+      source: resourceListWatch(transport, NODECONFIGS),
+      schema: NodeConfig,
+      ...cacheOptions,
+    }),
+  );
+  const reconciler = new PoolReconciler({
+    transport,
+    view,
+    writes: new Limiter(options.concurrency ?? 16),
+    eventWrites: new Limiter(4),
+    events: new EventRecorder({
+      transport,
+      reportingController: EVENT_CONTROLLER,
+      reportingInstance: options.identity.slice(0, 128),
+      logger: log,
+    }),
+    logger: log,
+    metrics,
+    quarantineMs: options.quarantineMs ?? DEFAULT_PREFIX_QUARANTINE_MS,
+  });
+
+  let session: Session | undefined;
+  let stopping = false;
+  const startSession = () => {
+    const controller = new Controller({
+      name: 'pools',
+      workers: options.workers ?? 2,
+      logger: log,
+      metrics: metricsOptions,
+      reconcile: (key, ctx) => reconciler.reconcile(key, ctx),
+    });
+    const off = wireHandlers(view, controller);
+    controller.start();
+    session = { controller, off };
+  };
+  const stopSession = async () => {
+    const s = session;
+    session = undefined;
+    if (!s) return;
+    s.off();
+    await s.controller.stop();
+  };
+
+  // On becoming leader: caches synced, then a fresh list (the last leader's writes may not
+  // have reached our watches yet), then reconcile.
+  const lead = async (signal: AbortSignal) => {
+    await Promise.race([view.synced, new Promise((r) => signal.addEventListener('abort', r))]);
+    for (let attempt = 0; !signal.aborted; attempt++) {
+      try {
+        await view.refresh(transport, log, signal);
+        break;
+      } catch {
+        await sleep(Math.min(30_000, 500 * 2 ** attempt), undefined, signal);
+      }
+    }
+    if (signal.aborted || stopping) return;
+    startSession();
+  };
+
+  const elector =
+    (options.leaderElect ?? true)
+      ? new LeaderElector({
+          store: kubeLeaseStore(
+            transport,
+            options.namespace ?? DEFAULT_NAMESPACE,
+            options.leaseName ?? DEFAULT_LEASE_NAME,
+          ),
+          identity: options.identity,
+          logger: log,
+          metrics: metricsOptions,
+          ...(options.leaseDurationMs ? { leaseDurationMs: options.leaseDurationMs } : {}),
+          ...(options.renewDeadlineMs ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
+          ...(options.retryPeriodMs ? { retryPeriodMs: options.retryPeriodMs } : {}),
+          onStartedLeading: lead,
+          onStoppedLeading: stopSession,
+        })
+      : undefined;
+
+  // Liveness: the event loop still turns (a blocked loop would also stall every watch).
+  let lastTick = Date.now();
+  const ticker = setInterval(() => (lastTick = Date.now()), 1_000);
+  ticker.unref();
+
+  let health: HealthServer | undefined;
+  if (options.healthPort !== undefined) {
+    health = await startHealthServer({
+      port: options.healthPort,
+      ...(options.healthHost ? { host: options.healthHost } : {}),
+      registry,
+      logger: log,
+      livenessChecks: {
+        'event-loop': () => Date.now() - lastTick < 15_000,
+      },
+      checks: {
+        'pools-synced': () => view.pools.hasSynced,
+        'nodes-synced': () => view.nodes.hasSynced,
+        'nodeconfigs-synced': () => view.configs.hasSynced,
+        // Leading or standing by are both healthy; shutting down is not.
+        'leader-election': () => !stopping,
+      },
+    });
+  }
+
+  view.pools.start();
+  view.nodes.start();
+  view.configs.start();
+  if (elector) elector.start();
+  else void lead(new AbortController().signal);
+  log.info('operator started', {
+    identity: options.identity,
+    leaderElect: elector !== undefined,
+    healthPort: health?.port,
+  });
+
+  return {
+    registry,
+    healthPort: health?.port,
+    isLeader: () => session !== undefined,
+    isReady: () => view.hasSynced && !stopping,
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      log.info('operator stopping');
+      if (elector) await elector.stop();
+      else await stopSession();
+      await Promise.all([view.pools.stop(), view.nodes.stop(), view.configs.stop()]);
+      view.close();
+      clearInterval(ticker);
+      await health?.close();
+      log.info('operator stopped');
+    },
+  };
+}

@@ -1,0 +1,3 @@
+import { tierConfig } from '../../vitest.shared.js';
+
+export default tierConfig(import.meta.dirname);
