@@ -1,0 +1,3 @@
+import base from '../eslint.config.mjs';
+
+export default [...base, { ignores: ['controlplane/**'] }];

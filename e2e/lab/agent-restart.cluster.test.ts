@@ -1,0 +1,81 @@
+// End-to-end scenario 6 on the whole lab: the agent of a node is restarted under running pods.
+// Traffic from the router to those pods keeps flowing the whole time, and nothing is
+// re-allocated: the pods keep their addresses, in the API and in the agent's store.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '@flock/kube';
+import { requireKernelTier } from '@flock/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Lab } from './lab.js';
+import { sampleDeployment } from './plan.js';
+import { readState, type LabState } from './state.js';
+import { probeFromRouter } from './status.js';
+import { DEPLOYMENTS, waitForPods } from './workloads.js';
+
+let lab: Lab;
+let dir: string;
+
+const storeIps = async (nodeDir: string) =>
+  (
+    JSON.parse(await readFile(join(nodeDir, 'lib', 'allocations.json'), 'utf8')) as {
+      entries: { pod: string; ip6: string }[];
+    }
+  ).entries
+    .map((e) => `${e.pod}=${e.ip6}`)
+    .sort();
+
+beforeAll(async () => {
+  requireKernelTier('bird', 'nsenter', 'flock-controlplane');
+  dir = await mkdtemp(join(tmpdir(), 'flock-lab-it-'));
+  lab = new Lab({ nodes: 2, dir, log: silentLogger });
+  await lab.up();
+  await lab.apply(DEPLOYMENTS, sampleDeployment(4));
+  await waitForPods(lab, 'default', 'app=web', 4);
+}, 600_000);
+
+afterAll(async () => {
+  await lab?.down();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('scenario 6: agent restarted under running pods', () => {
+  it('no pod loses connectivity and nothing is re-allocated', async () => {
+    const node = lab.nodes[0]!;
+    await lab.saveState();
+    const state: LabState = (await readState(dir))!;
+    const pods = state.pods.filter((p) => p.node === node.plan.name);
+    expect(pods.length).toBeGreaterThan(0);
+    const storeBefore = await storeIps(node.dir);
+    // The store holds exactly these pods with exactly these addresses.
+    expect(storeBefore).toEqual(pods.map((p) => `${p.pod.split('/')[1]}=${p.ips[0]}`).sort());
+
+    // Probe every pod of the node from the router, over and over, while the agent restarts.
+    let restarting = true;
+    const failures: string[] = [];
+    let probes = 0;
+    const prober = (async () => {
+      while (restarting) {
+        for (const pod of pods) {
+          const r = await probeFromRouter(state, pod.ips[0]!);
+          probes++;
+          if (!r.ok) failures.push(`${pod.pod}: ${r.reply}`);
+        }
+      }
+    })();
+    await node.restartAgent(lab.cp!.kubeconfigPath);
+    // Let the restarted agent run its first resync (--resync 5s) before looking again.
+    await new Promise((r) => setTimeout(r, 6_000));
+    restarting = false;
+    await prober;
+
+    expect(probes).toBeGreaterThan(pods.length);
+    expect(failures).toEqual([]);
+    expect(await storeIps(node.dir)).toEqual(storeBefore);
+    const after = await waitForPods(lab, 'default', 'app=web', 4);
+    for (const pod of pods) {
+      const now = after.find((p) => `default/${p.metadata.name}` === pod.pod);
+      expect(now?.status?.podIPs?.map((i) => i.ip)).toEqual(pod.ips);
+    }
+  });
+});

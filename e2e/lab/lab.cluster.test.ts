@@ -1,0 +1,151 @@
+// End-to-end scenario 1 on the whole lab: the real control plane and operator, three node
+// namespaces each with the real agent, BIRD and a kubelet stand-in, and a router namespace.
+// Pods on every node get public addresses from their node's prefix, the router learns every
+// node's aggregate over BGP and reaches every pod; a deleted pod is unwired and unreachable.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NodeConfig, ipToBigInt, splitCidr } from '@flock/api';
+import { NODECONFIGS, objectPath, silentLogger } from '@flock/kube';
+import { eventually, requireKernelTier } from '@flock/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Lab } from './lab.js';
+import { sampleDeployment } from './plan.js';
+import { readState } from './state.js';
+import { probeFromRouter } from './status.js';
+import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
+
+let lab: Lab;
+let dir: string;
+
+/** Is `ip` inside the IPv6 prefix `cidr`? */
+const inPrefix = (ip: string, cidr: string) => {
+  const p = splitCidr(cidr)!;
+  const shift = BigInt(128 - p.prefixLength);
+  return ipToBigInt(ip) >> shift === ipToBigInt(p.address) >> shift;
+};
+
+beforeAll(async () => {
+  requireKernelTier('bird', 'nsenter', 'flock-controlplane', 'kubectl');
+  dir = await mkdtemp(join(tmpdir(), 'flock-lab-it-'));
+  lab = new Lab({ nodes: 3, dir, log: silentLogger });
+  await lab.up();
+  await lab.apply(DEPLOYMENTS, sampleDeployment(3));
+}, 600_000);
+
+afterAll(async () => {
+  await lab?.down();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('scenario 1: public pod addresses on every node, reachable from the router', () => {
+  it('every node has a NodeConfig and the router holds each node prefix via that node', async () => {
+    const learned = await lab.router!.learned();
+    const routes = JSON.parse(
+      (await lab.router!.ns.exec('ip', ['-j', '-6', 'route', 'show', 'proto', 'bird'])).stdout,
+    ) as { dst: string; gateway?: string }[];
+    for (const plan of lab.plans) {
+      const nc = NodeConfig.parse(
+        await lab.api!.request({ method: 'GET', path: objectPath(NODECONFIGS, plan.name) }),
+      );
+      expect(learned).toContain(nc.spec.cidr6);
+      const route = routes.find((r) => r.dst === nc.spec.cidr6);
+      expect(route?.gateway).toBe(plan.node6);
+    }
+  });
+
+  it('the Deployment runs one pod per node, each with an address of its node and reachable', async () => {
+    const pods = await waitForPods(lab, 'default', 'app=web', 3);
+    expect(new Set(pods.map((p) => p.spec.nodeName)).size).toBe(3);
+    await lab.saveState();
+    const state = (await readState(dir))!;
+    for (const pod of pods) {
+      const nc = NodeConfig.parse(
+        await lab.api!.request({
+          method: 'GET',
+          path: objectPath(NODECONFIGS, pod.spec.nodeName!),
+        }),
+      );
+      const ip = pod.status!.podIPs![0]!.ip;
+      expect(inPrefix(ip, nc.spec.cidr6)).toBe(true);
+      const r = await probeFromRouter(state, ip);
+      expect(r).toEqual({ ok: true, reply: `pod default/${pod.metadata.name}` });
+    }
+  });
+
+  it('a deleted pod is unwired: its namespace is gone and its address no longer answers', async () => {
+    const [victim] = await waitForPods(lab, 'default', 'app=web', 3);
+    const ip = victim!.status!.podIPs![0]!.ip;
+    await lab.api!.request({
+      method: 'DELETE',
+      path: `/api/v1/namespaces/default/pods/${victim!.metadata.name}`,
+    });
+    await eventually(
+      'the pod object is gone (the stand-in confirmed the deletion)',
+      async () =>
+        !(await listPods(lab, 'default', 'app=web')).some(
+          (p) => p.metadata.name === victim!.metadata.name,
+        ),
+      { timeoutMs: 60_000 },
+    );
+    const state = (await readState(dir))!;
+    expect(state.pods.some((p) => p.pod === `default/${victim!.metadata.name}`)).toBe(false);
+    expect((await probeFromRouter(state, ip)).ok).toBe(false);
+    // The Deployment replaces it with a new, reachable pod.
+    const pods = await waitForPods(lab, 'default', 'app=web', 3);
+    const before = new Set(state.pods.map((p) => p.pod));
+    const fresh = pods.find((p) => !before.has(`default/${p.metadata.name}`));
+    expect(fresh).toBeDefined();
+    await lab.saveState();
+    const r = await probeFromRouter((await readState(dir))!, fresh!.status!.podIPs![0]!.ip);
+    expect(r).toEqual({ ok: true, reply: `pod default/${fresh!.metadata.name}` });
+  });
+
+  it('a killed node is tainted by the node-lifecycle controller and its pods are replaced elsewhere', async () => {
+    const dead = lab.plans[2]!;
+    const victims = (await waitForPods(lab, 'default', 'app=web', 3)).filter(
+      (p) => p.spec.nodeName === dead.name,
+    );
+    expect(victims.length).toBeGreaterThan(0);
+    await lab.killNode(dead.name);
+    await eventually(
+      'the node is tainted unreachable (NoExecute)',
+      async () => {
+        const node = (await lab.api!.request({
+          method: 'GET',
+          path: `/api/v1/nodes/${dead.name}`,
+        })) as {
+          spec?: { taints?: { key: string; effect: string }[] };
+        };
+        return node.spec?.taints?.some(
+          (t) => t.key === 'node.kubernetes.io/unreachable' && t.effect === 'NoExecute',
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    // Evicted (deletion requested); nobody confirms it on a dead node, so it stays Terminating.
+    const replaced = await eventually(
+      'the pods of the dead node are evicted and replaced on live nodes',
+      async () => {
+        const pods = await listPods(lab, 'default', 'app=web');
+        const evicted = victims.every((v) =>
+          pods.some((p) => p.metadata.name === v.metadata.name && p.metadata['deletionTimestamp']),
+        );
+        const live = pods.filter(
+          (p) =>
+            p.spec.nodeName !== dead.name &&
+            p.status?.phase === 'Running' &&
+            !p.metadata['deletionTimestamp'],
+        );
+        return evicted && live.length === 3 ? live : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
+    await lab.saveState();
+    const state = (await readState(dir))!;
+    for (const pod of replaced) {
+      const r = await probeFromRouter(state, pod.status!.podIPs![0]!.ip);
+      expect(r).toEqual({ ok: true, reply: `pod default/${pod.metadata.name}` });
+    }
+  });
+});

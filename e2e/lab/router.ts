@@ -1,0 +1,97 @@
+// The lab's top-of-rack router: one namespace, a veth to every node, its own address on the
+// loopback, and BIRD with one BGP session per node (multihop, from that address) that imports
+// everything the nodes announce into the router's kernel table.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { BirdProcess, canonicalCidr, canonicalIp } from '@flock/bird';
+import { Netns, vethBetween } from '@flock/testkit';
+import { NODE_ASN, ROUTER_ASN, ROUTER_ID6, ROUTER_NS_PREFIX, type NodePlan } from './plan.js';
+
+const IpRoutes = z.array(z.object({ dst: z.string() }));
+
+/** bird.conf of the router: one session per node, learned routes written to the kernel. */
+export function routerBirdConfig(nodes: readonly NodePlan[]): string {
+  const sessions = nodes.map(
+    (n) => `protocol bgp ${n.routerIf} {
+  local ${canonicalIp(ROUTER_ID6)} as ${ROUTER_ASN};
+  neighbor ${canonicalIp(n.node6)} as ${NODE_ASN};
+  multihop 2;
+  hold time 9; keepalive time 3; connect delay time 1; connect retry time 1; error wait time 1,5;
+  ipv6 { import all; export none; };
+}
+`,
+  );
+  return `router id 10.250.0.1;
+log stderr all;
+protocol device {}
+# The uplinks' /64s, so that BIRD resolves the nodes' next hops (sessions are multihop).
+protocol direct { ipv6; }
+protocol kernel { ipv6 { import none; export where source = RTS_BGP; }; }
+${sessions.join('')}`;
+}
+
+export class LabRouter {
+  bird: BirdProcess | undefined;
+
+  private constructor(
+    readonly ns: Netns,
+    readonly dir: string,
+  ) {}
+
+  /** The router namespace with forwarding on and its own address on the loopback. */
+  static async create(dir: string): Promise<LabRouter> {
+    const ns = await Netns.create(ROUTER_NS_PREFIX);
+    try {
+      await ns.exec('sysctl', ['-qw', 'net.ipv6.conf.all.forwarding=1']);
+      await ns.exec('ip', ['-6', 'addr', 'add', `${ROUTER_ID6}/128`, 'dev', 'lo']);
+    } catch (e) {
+      await ns.destroy();
+      throw e;
+    }
+    return new LabRouter(ns, dir);
+  }
+
+  /** Wire one node: a veth, the link /64 (and /30) on both ends, the node's default routes. */
+  async connect(node: Netns, plan: NodePlan): Promise<void> {
+    await vethBetween(this.ns, plan.routerIf, node, 'uplink');
+    await this.ns.exec('ip', [
+      '-6',
+      'addr',
+      'add',
+      `${plan.router6}/64`,
+      'dev',
+      plan.routerIf,
+      'nodad',
+    ]);
+    await this.ns.exec('ip', ['addr', 'add', `${plan.router4}/30`, 'dev', plan.routerIf]);
+    await node.exec('ip', ['-6', 'addr', 'add', `${plan.node6}/64`, 'dev', 'uplink', 'nodad']);
+    await node.exec('ip', ['addr', 'add', `${plan.node4}/30`, 'dev', 'uplink']);
+    await node.exec('ip', ['-6', 'route', 'add', 'default', 'via', plan.router6]);
+    await node.exec('ip', ['route', 'add', 'default', 'via', plan.router4]);
+  }
+
+  async startBird(nodes: readonly NodePlan[]): Promise<void> {
+    const paths = {
+      configPath: join(this.dir, 'router.conf'),
+      socketPath: join(this.dir, 'router.ctl'),
+      pidPath: join(this.dir, 'router.pid'),
+    };
+    await writeFile(paths.configPath, routerBirdConfig(nodes));
+    this.bird = await BirdProcess.start((f, a) => this.ns.spawn(f, a), paths);
+  }
+
+  /** IPv6 prefixes BIRD wrote into the router's kernel table, canonical and sorted. */
+  async learned(): Promise<string[]> {
+    const { stdout } = await this.ns.exec('ip', ['-j', '-6', 'route', 'show', 'proto', 'bird']);
+    return IpRoutes.parse(JSON.parse(stdout))
+      .map(({ dst }) => canonicalCidr(dst.includes('/') ? dst : `${dst}/128`))
+      .sort();
+  }
+
+  async destroy(): Promise<void> {
+    await this.bird?.stop();
+    this.bird = undefined;
+    await this.ns.destroy();
+  }
+}

@@ -1,0 +1,51 @@
+// The running lab's state file (DIR/state.json): what `status`, `kubectl`, `exec`, `kill-node`
+// and `down` (after a crash) need to find the lab's processes and namespaces.
+import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { writeFileAtomic } from '@flock/exec';
+
+export const LabState = z.object({
+  pid: z.int(),
+  dir: z.string(),
+  kubeconfig: z.string(),
+  controlPlaneDir: z.string(),
+  router: z.string().optional(),
+  nodes: z.array(z.object({ name: z.string(), netns: z.string(), agentPid: z.int().optional() })),
+  operatorPid: z.int().optional(),
+  pods: z.array(
+    z.object({ pod: z.string(), node: z.string(), netns: z.string(), ips: z.array(z.string()) }),
+  ),
+});
+export type LabState = z.infer<typeof LabState>;
+
+export async function writeState(dir: string, state: LabState): Promise<void> {
+  await writeFileAtomic(join(dir, 'state.json'), JSON.stringify(state, null, 2));
+}
+
+export async function readState(dir: string): Promise<LabState | undefined> {
+  const text = await readFile(join(dir, 'state.json'), 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : LabState.parse(JSON.parse(text));
+}
+
+/** Requests from other `lab` invocations to the running lab: one file per request. */
+const controlDir = (dir: string) => join(dir, 'control');
+const NODE_NAME = /^[a-z0-9-]{1,63}$/;
+
+export async function requestKillNode(dir: string, node: string): Promise<void> {
+  if (!NODE_NAME.test(node)) throw new Error(`bad node name ${JSON.stringify(node)}`);
+  await mkdir(controlDir(dir), { recursive: true });
+  await writeFileAtomic(join(controlDir(dir), `kill-node.${node}`), '');
+}
+
+/** Take (and remove) pending kill-node requests. */
+export async function takeKillRequests(dir: string): Promise<string[]> {
+  const files = await readdir(controlDir(dir)).catch(() => [] as string[]);
+  const nodes: string[] = [];
+  for (const f of files) {
+    const m = /^kill-node\.([a-z0-9-]{1,63})$/.exec(f);
+    await rm(join(controlDir(dir), f), { force: true });
+    if (m) nodes.push(m[1] as string);
+  }
+  return nodes;
+}

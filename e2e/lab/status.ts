@@ -1,0 +1,77 @@
+// `lab status`: what the lab looks like right now, from its state file — nodes, NodeConfigs and
+// pods (kubectl), the routes the router learned, and a TCP check from the router to every pod.
+import { run } from '@flock/exec';
+import { labScript } from './plan.js';
+import type { LabState } from './state.js';
+
+const PROBE = labScript('probe');
+export const WORKLOAD_PORT = 8080;
+
+export function kubectl(state: LabState, args: string[]) {
+  return run('kubectl', ['--kubeconfig', state.kubeconfig, ...args], {
+    okCodes: [0, 1],
+    timeoutMs: 30_000,
+  });
+}
+
+/** Connect from the router's namespace to [ip]:port; the reply's first body line, or the error. */
+export async function probeFromRouter(state: LabState, ip: string, port = WORKLOAD_PORT) {
+  if (!state.router) throw new Error('the lab has no router yet');
+  const r = await run(
+    'ip',
+    ['netns', 'exec', state.router, process.execPath, PROBE, ip, String(port)],
+    {
+      okCodes: [0, 1],
+      timeoutMs: 10_000,
+    },
+  );
+  const body = r.stdout.split('\r\n\r\n')[1]?.trim();
+  return r.code === 0 && body
+    ? { ok: true, reply: body }
+    : { ok: false, reply: r.stderr.trim() || 'no reply' };
+}
+
+export async function routerRoutes(state: LabState): Promise<string> {
+  if (!state.router) return '(no router)';
+  const r = await run('ip', [
+    'netns',
+    'exec',
+    state.router,
+    'ip',
+    '-6',
+    'route',
+    'show',
+    'proto',
+    'bird',
+  ]);
+  return r.stdout.trim() || '(none)';
+}
+
+export async function statusReport(state: LabState): Promise<string> {
+  const out: string[] = [];
+  const section = (title: string, body: string) => out.push(`== ${title}`, body.trimEnd(), '');
+  section('nodes', (await kubectl(state, ['get', 'nodes', '-o', 'wide'])).stdout);
+  section('nodeconfigs', (await kubectl(state, ['get', 'nodeconfigs'])).stdout);
+  section(
+    'pods',
+    (
+      await kubectl(state, [
+        'get',
+        'pods',
+        '-A',
+        '-o',
+        'custom-columns=POD:.metadata.name,NODE:.spec.nodeName,PHASE:.status.phase,PUBLIC-IPS:.status.podIPs[*].ip',
+      ])
+    ).stdout,
+  );
+  section(`router ${state.router ?? ''}: learned routes`, await routerRoutes(state));
+  const checks: string[] = [];
+  for (const pod of state.pods) {
+    for (const ip of pod.ips) {
+      const r = await probeFromRouter(state, ip);
+      checks.push(`${r.ok ? 'ok  ' : 'FAIL'} ${pod.pod} [${ip}]:${WORKLOAD_PORT} -> ${r.reply}`);
+    }
+  }
+  section('router -> pod reachability (TCP)', checks.join('\n') || '(no pods)');
+  return out.join('\n');
+}
