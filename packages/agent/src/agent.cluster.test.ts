@@ -3,26 +3,13 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, NODECONFIG_KIND, allCrds } from '@flock/api';
-import {
-  CUSTOM_RESOURCE_DEFINITIONS,
-  HttpTransport,
-  NODECONFIGS,
-  NODES,
-  applyObject,
-  objectPath,
-  type KubeObject,
-} from '@flock/kube';
-import {
-  Netns,
-  eventually,
-  requireKernelTier,
-  startControlPlane,
-  type ControlPlane,
-} from '@flock/testkit';
+import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
+import { type HttpTransport, NODECONFIGS, NODES, objectPath } from '@flock/kube';
+import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from './datapath/index.js';
 import { TestNode } from './testing/node-harness.js';
+import { startTestCluster, type TestCluster } from './testing/test-cluster.js';
 
 let cp: ControlPlane;
 let api: HttpTransport;
@@ -31,8 +18,7 @@ let nodeNs: Netns;
 let dir: string;
 const podNamespaces: Netns[] = [];
 
-const apply = (resource: Parameters<typeof applyObject>[1], obj: object) =>
-  applyObject(api, resource, obj as KubeObject, { fieldManager: 'flock-test' });
+let apply: TestCluster['apply'];
 
 async function createPod(
   name: string,
@@ -62,26 +48,7 @@ const jsonOf = async (ns: Netns, args: string[]) =>
 
 beforeAll(async () => {
   requireKernelTier('cnitool', 'nsenter', 'ping');
-  cp = await startControlPlane();
-  api = new HttpTransport(cp.kubeConfig);
-  for (const [, crd] of allCrds()) await apply(CUSTOM_RESOURCE_DEFINITIONS, crd);
-  await eventually('CRDs served', () =>
-    api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/nodeconfigs' }),
-  );
-  await eventually('default namespace', () =>
-    api.request({ method: 'GET', path: '/api/v1/namespaces/default' }),
-  );
-  // No controller-manager here: create the ServiceAccount that pod admission looks for.
-  await api.request({
-    method: 'POST',
-    path: '/api/v1/namespaces/default/serviceaccounts',
-    body: { metadata: { name: 'default' } },
-  });
-  await api.request({
-    method: 'POST',
-    path: '/api/v1/nodes',
-    body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } },
-  });
+  ({ cp, api, apply } = await startTestCluster('node-a'));
   nodeNs = await Netns.create('node');
   // The node's own addresses (a real node has them on its uplink): the source of its probes.
   await nodeNs.exec('ip', ['link', 'add', 'uplink', 'type', 'veth', 'peer', 'name', 'uplink-peer']);

@@ -5,26 +5,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
-import { API_VERSION, NODECONFIG_KIND, allCrds } from '@flock/api';
-import {
-  CUSTOM_RESOURCE_DEFINITIONS,
-  HttpTransport,
-  NETWORK_POLICIES,
-  NODECONFIGS,
-  applyObject,
-  objectPath,
-  type KubeObject,
-} from '@flock/kube';
-import {
-  Netns,
-  eventually,
-  requireKernelTier,
-  startControlPlane,
-  type ControlPlane,
-} from '@flock/testkit';
+import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
+import { type HttpTransport, NETWORK_POLICIES, NODECONFIGS, objectPath } from '@flock/kube';
+import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { TestNode } from '../testing/node-harness.js';
+import { startTestCluster, type TestCluster } from '../testing/test-cluster.js';
 
 const PORT = 8080;
 /** A pod's TCP server on PORT, and a prober that connects on command (a unix socket, which is
@@ -62,8 +49,7 @@ let nodeNs: Netns;
 let dir: string;
 const pods: TestPod[] = [];
 
-const apply = (resource: Parameters<typeof applyObject>[1], obj: object) =>
-  applyObject(api, resource, obj as KubeObject, { fieldManager: 'flock-test' });
+let apply: TestCluster['apply'];
 const policy = (name: string, spec: object) =>
   apply(NETWORK_POLICIES, {
     apiVersion: 'networking.k8s.io/v1',
@@ -139,26 +125,7 @@ async function policyApplied() {
 
 beforeAll(async () => {
   requireKernelTier('cnitool', 'nsenter', 'nft');
-  cp = await startControlPlane();
-  api = new HttpTransport(cp.kubeConfig);
-  for (const [, crd] of allCrds()) await apply(CUSTOM_RESOURCE_DEFINITIONS, crd);
-  await eventually('CRDs served', () =>
-    api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/nodeconfigs' }),
-  );
-  await eventually('default namespace', () =>
-    api.request({ method: 'GET', path: '/api/v1/namespaces/default' }),
-  );
-  // No controller-manager here: the ServiceAccount pod admission looks for.
-  await api.request({
-    method: 'POST',
-    path: '/api/v1/namespaces/default/serviceaccounts',
-    body: { metadata: { name: 'default' } },
-  });
-  await api.request({
-    method: 'POST',
-    path: '/api/v1/nodes',
-    body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } },
-  });
+  ({ cp, api, apply } = await startTestCluster('node-a'));
   await apply(NODECONFIGS, {
     apiVersion: API_VERSION,
     kind: NODECONFIG_KIND,

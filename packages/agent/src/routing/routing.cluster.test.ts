@@ -5,28 +5,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, NODECONFIG_KIND, NodeConfig, allCrds } from '@flock/api';
+import { API_VERSION, NODECONFIG_KIND, NodeConfig } from '@flock/api';
 import type { BirdProcess } from '@flock/bird';
-import {
-  CUSTOM_RESOURCE_DEFINITIONS,
-  HttpTransport,
-  NODECONFIGS,
-  NODES,
-  PODS,
-  applyObject,
-  objectPath,
-  type KubeObject,
-} from '@flock/kube';
-import {
-  Netns,
-  eventually,
-  requireKernelTier,
-  startControlPlane,
-  type ControlPlane,
-} from '@flock/testkit';
+import { type HttpTransport, NODECONFIGS, NODES, PODS, objectPath } from '@flock/kube';
+import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestNode } from '../testing/node-harness.js';
 import { TestRouter, nodeBirdPaths, startNodeBird } from '../testing/router.js';
+import { startTestCluster, type TestCluster } from '../testing/test-cluster.js';
 
 const NODE = 'node-r';
 const PASSWORD = 'flock routing test';
@@ -41,8 +27,7 @@ let nodeBird: BirdProcess | undefined;
 let dir: string;
 const pods: Netns[] = [];
 
-const apply = (resource: Parameters<typeof applyObject>[1], obj: object) =>
-  applyObject(api, resource, obj as KubeObject, { fieldManager: 'flock-test' });
+let apply: TestCluster['apply'];
 
 async function createPod(name: string, annotations: Record<string, string> = {}) {
   const pod = (await eventually(`pod ${name} created`, () =>
@@ -102,25 +87,7 @@ const nodeRoutes = async (dst: string) =>
 
 beforeAll(async () => {
   requireKernelTier('bird', 'cnitool', 'nsenter');
-  cp = await startControlPlane();
-  api = new HttpTransport(cp.kubeConfig);
-  for (const [, crd] of allCrds()) await apply(CUSTOM_RESOURCE_DEFINITIONS, crd);
-  await eventually('CRDs served', () =>
-    api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/nodeconfigs' }),
-  );
-  await eventually('default namespace', () =>
-    api.request({ method: 'GET', path: '/api/v1/namespaces/default' }),
-  );
-  await api.request({
-    method: 'POST',
-    path: '/api/v1/namespaces/default/serviceaccounts',
-    body: { metadata: { name: 'default' } },
-  });
-  await api.request({
-    method: 'POST',
-    path: '/api/v1/nodes',
-    body: { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } },
-  });
+  ({ cp, api, apply } = await startTestCluster(NODE));
   await api.request({
     method: 'PATCH',
     path: objectPath(NODES, NODE, undefined, 'status'),
