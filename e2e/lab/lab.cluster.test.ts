@@ -74,7 +74,8 @@ describe('scenario 1: public pod addresses on every node, reachable from the rou
   });
 
   it('a deleted pod is unwired: its namespace is gone and its address no longer answers', async () => {
-    const [victim] = await waitForPods(lab, 'default', 'app=web', 3);
+    const original = await waitForPods(lab, 'default', 'app=web', 3);
+    const [victim] = original;
     const ip = victim!.status!.podIPs![0]!.ip;
     await lab.api!.request({
       method: 'DELETE',
@@ -92,9 +93,10 @@ describe('scenario 1: public pod addresses on every node, reachable from the rou
     expect(state.pods.some((p) => p.pod === `default/${victim!.metadata.name}`)).toBe(false);
     expect((await probeFromRouter(state, ip)).ok).toBe(false);
     // The Deployment replaces it with a new, reachable pod.
+    // (Compare with the pods before the deletion: the replacement may already be running.)
     const pods = await waitForPods(lab, 'default', 'app=web', 3);
-    const before = new Set(state.pods.map((p) => p.pod));
-    const fresh = pods.find((p) => !before.has(`default/${p.metadata.name}`));
+    const before = new Set(original.map((p) => p.metadata.name));
+    const fresh = pods.find((p) => !before.has(p.metadata.name));
     expect(fresh).toBeDefined();
     await lab.saveState();
     const r = await probeFromRouter((await readState(dir))!, fresh!.status!.podIPs![0]!.ip);
