@@ -5,6 +5,7 @@ import { z } from 'zod';
 import {
   Asn,
   BgpPeerSettings,
+  DEFAULT_HOLD_TIME,
   MAX_PEERS,
   cidrString,
   ipFamily,
@@ -32,7 +33,7 @@ export const BirdPassword = z
   });
 
 /** BIRD's hold time when none is configured (it then checks the keepalive time against it). */
-export const BIRD_DEFAULT_HOLD_TIME = 240;
+export const BIRD_DEFAULT_HOLD_TIME = DEFAULT_HOLD_TIME;
 
 const seconds = (max: number) => z.int().min(1).max(max);
 
