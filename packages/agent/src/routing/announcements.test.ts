@@ -54,6 +54,22 @@ describe('announcement plan', () => {
     expect(plan.hostRoutes).toEqual(['2001:db8:200::7']);
   });
 
+  it('withdraws pinned addresses and anycast of a pod being deleted, keeps its other host routes (2026-08-16)', () => {
+    // The kubelet died: the pod is evicted (deletionTimestamp) but never confirmed, still Ready
+    // in the cache; its replacement on another node announces the same pinned address.
+    const plan = planAnnouncements({
+      spec,
+      entries: [
+        entry('evicted', { ip6: '2001:db8:200::7', pinned: true, anycast: ['2001:db8:300::1'] }),
+        entry('foreign', { ip6: '2001:db8:999::1' }),
+      ],
+      podOf: podsOf(pod('evicted', { terminating: true }), pod('foreign', { terminating: true })),
+    });
+    expect(plan.hostRoutes).toEqual(['2001:db8:999::1']);
+    expect(plan.anycast.size).toBe(0);
+    expect(plan.livePods).toBe(2);
+  });
+
   it('routes anycast only through Ready live pods, sorted, one entry per address', () => {
     const any = ['2001:db8:300::1', '203.0.113.5'];
     const entries = [

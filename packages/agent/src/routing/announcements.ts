@@ -2,8 +2,11 @@
 // and its pod cache. The rules (docs/announcements.md):
 //   - aggregates: cidr6 and cidr4, always;
 //   - host routes (/128, /32): every address of a live pod that lies in a pinned range or
-//     outside the aggregates — only while the pod is in the cache with the UID of its ADD;
-//   - anycast: an address while at least one live owning pod is Ready, inside the NodeConfig's
+//     outside the aggregates — only while the pod is in the cache with the UID of its ADD, and
+//     pinned ones only until the pod is being deleted (its replacement may hold the address
+//     on another node already: the 2026-08-16 blackhole);
+//   - anycast: an address while at least one live owning pod is Ready and not being deleted,
+//     inside the NodeConfig's
 //     anycast ranges, and of a family the pod has (an IPv4 anycast address on a pod without
 //     IPv4 has no way back out: warned and left out).
 // The same plan feeds BIRD (what is announced) and the anycast reconciler (what is routed).
@@ -44,14 +47,17 @@ function inAny(list: readonly Prefix[], ip: string): boolean {
   return address !== undefined && list.some((p) => prefixContainsAddress(p, address));
 }
 
+/** How an address is routed: a host route because it is pinned, or because no aggregate covers it. */
+type HostRouteKind = 'pinned' | 'foreign' | undefined;
+
 /**
  * Is this address announced as a host route (in a pinned range, or outside the aggregates)?
  * Parsing dominates a pass over a big node, so answers are kept per NodeConfig spec object (a
  * new spec is a new object) and dropped when the memo outgrows the node's allocations.
  */
-const hostRouteMemo = new WeakMap<NodeConfigSpec, Map<string, boolean>>();
+const hostRouteMemo = new WeakMap<NodeConfigSpec, Map<string, HostRouteKind>>();
 
-function hostRouteTest(spec: NodeConfigSpec, entries: number): (ip: string) => boolean {
+function hostRouteTest(spec: NodeConfigSpec, entries: number): (ip: string) => HostRouteKind {
   const aggregates = prefixes([spec.cidr6, ...(spec.cidr4 ? [spec.cidr4] : [])]);
   const pinned = prefixes(spec.pinnedCIDRs ?? []);
   let memo = hostRouteMemo.get(spec);
@@ -61,14 +67,16 @@ function hostRouteTest(spec: NodeConfigSpec, entries: number): (ip: string) => b
   }
   const known = memo;
   return (ip) => {
-    let answer = known.get(ip);
-    if (answer === undefined) {
-      const address = parseAddress(ip);
-      const within = (list: Prefix[]) =>
-        address !== undefined && list.some((p) => prefixContainsAddress(p, address));
-      answer = within(pinned) || !within(aggregates);
-      known.set(ip, answer);
-    }
+    if (known.has(ip)) return known.get(ip);
+    const address = parseAddress(ip);
+    const within = (list: Prefix[]) =>
+      address !== undefined && list.some((p) => prefixContainsAddress(p, address));
+    const answer: HostRouteKind = within(pinned)
+      ? 'pinned'
+      : within(aggregates)
+        ? undefined
+        : 'foreign';
+    known.set(ip, answer);
     return answer;
   };
 }
@@ -93,9 +101,10 @@ export function planAnnouncements(input: {
     if (!liveness.live) continue;
     livePods++;
     for (const ip of [entry.ip6, ...(entry.ip4 ? [entry.ip4] : [])]) {
-      if (isHostRoute(ip)) hostRoutes.add(ip);
+      const kind = isHostRoute(ip);
+      if (kind === 'foreign' || (kind === 'pinned' && !liveness.terminating)) hostRoutes.add(ip);
     }
-    if (!liveness.ready) continue;
+    if (!liveness.ready || liveness.terminating) continue;
     const who = `pod ${entry.namespace}/${entry.pod}`;
     for (const ip of entry.anycast) {
       if (!inAny(anycastPrefixes, ip)) {

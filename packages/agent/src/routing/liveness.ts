@@ -11,7 +11,13 @@ export type PodOf = (namespace: string, name: string) => V1Pod | undefined;
 
 export type NotLiveReason = 'absent' | 'uid-differs' | 'terminated';
 
-export type Liveness = { live: true; ready: boolean } | { live: false; reason: NotLiveReason };
+/**
+ * `terminating`: the pod has a deletionTimestamp. It still runs (graceful shutdown, or a dead
+ * kubelet that never confirms), but its pinned addresses and anycast must not be announced any
+ * more: a replacement pod elsewhere may already hold the same pinned address (2026-08-16).
+ */
+export type Liveness =
+  { live: true; ready: boolean; terminating: boolean } | { live: false; reason: NotLiveReason };
 
 /** Phases after which a pod's containers never run again (its sandbox is torn down). */
 const TERMINAL_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed']);
@@ -23,13 +29,18 @@ export function entryLiveness(
   if (!pod) return { live: false, reason: 'absent' };
   if (pod.metadata?.uid !== entry.podUID) return { live: false, reason: 'uid-differs' };
   if (TERMINAL_PHASES.has(pod.status?.phase ?? '')) return { live: false, reason: 'terminated' };
-  return { live: true, ready: isPodReady(pod) };
+  return {
+    live: true,
+    ready: isPodReady(pod),
+    terminating: pod.metadata?.deletionTimestamp !== undefined,
+  };
 }
 
 /** The parts of a pod the announcements depend on; a cache update that keeps it changes nothing. */
 export function livenessSignature(pod: V1Pod | undefined): string {
   if (!pod) return '';
-  return `${pod.metadata?.uid ?? ''}|${pod.status?.phase ?? ''}|${isPodReady(pod)}`;
+  const terminating = pod.metadata?.deletionTimestamp !== undefined;
+  return `${pod.metadata?.uid ?? ''}|${pod.status?.phase ?? ''}|${isPodReady(pod)}|${terminating}`;
 }
 
 export const NOT_LIVE_WHY: Record<NotLiveReason, string> = {

@@ -135,6 +135,20 @@ describe('routing in the agent', () => {
     expect(agent!.nodeConfig.current()!.allocator.ownerOf('2001:db8:200::7')).toBeUndefined();
   });
 
+  it('a pinned pod evicted from a dead kubelet (deletionTimestamp, never confirmed) is withdrawn, not swept', async () => {
+    bird.up = true;
+    await start();
+    const annotations = { 'flock.fritzlab.net/pinned-ip': '2001:db8:200::7' };
+    const uid = putPod('pinned', { annotations });
+    await add('pinned', uid);
+    await eventually('announced', () => bird.announced().includes('2001:db8:200::7/128'));
+    putPod('pinned', { annotations, terminating: true });
+    await eventually('withdrawn', () => !bird.announced().includes('2001:db8:200::7/128'));
+    // The pod still runs here (its sandbox is only torn down by DEL): nothing is swept.
+    expect(agent!.store.entries()).toHaveLength(1);
+    expect(datapath.hostVethNames()).toContain(hostVethName(`c-pinned-${uid.slice(-8)}`, 'eth0'));
+  });
+
   it('a pod re-created under the same name with a new UID: the old allocation is swept', async () => {
     bird.up = true;
     await start();

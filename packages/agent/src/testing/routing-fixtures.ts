@@ -40,6 +40,8 @@ export function pod(
     ready?: boolean;
     phase?: string;
     annotations?: Record<string, string>;
+    /** Being deleted (a deletionTimestamp), e.g. evicted from a node whose kubelet died. */
+    terminating?: boolean;
   } = {},
 ): Pod {
   return {
@@ -48,6 +50,7 @@ export function pod(
       name,
       uid: over.uid ?? `uid-${name}`,
       ...(over.annotations ? { annotations: over.annotations } : {}),
+      ...(over.terminating ? { deletionTimestamp: new Date('2026-08-16T09:00:00Z') } : {}),
     },
     spec: { nodeName: 'node-a', containers: [] },
     status: {
