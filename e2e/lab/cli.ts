@@ -6,15 +6,16 @@
 //   kubectl ARGS...       kubectl with the lab's kubeconfig
 //   exec NS/POD -- CMD... a command inside a pod's network namespace
 //   kill-node NODE        the node dies: heartbeats stop, its agent and BIRD are killed
+//   kill-kubelet NODE     only the node's kubelet dies (its agent and BIRD live on)
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createLogger } from '@flock/kube';
 import { cleanup, labNamespaces } from './cleanup.js';
 import { Lab } from './lab.js';
-import { LAB_DIR, MAX_NODES, sampleDeployment } from './plan.js';
-import { readState, requestKillNode, takeKillRequests, type LabState } from './state.js';
+import { LAB_DIR, MAX_NODES } from './plan.js';
+import { readState, requestKill, takeKillRequests, type LabState } from './state.js';
 import { statusReport } from './status.js';
-import { DEPLOYMENTS, waitForPods } from './workloads.js';
+import { applySamples } from './workloads.js';
 
 const say = (line: string) => console.log(`flock lab: ${line}`);
 
@@ -60,20 +61,20 @@ async function up(args: string[]): Promise<void> {
   const started = Date.now();
   await lab.up();
   say(
-    `up in ${Math.round((Date.now() - started) / 1000)} s; sample Deployment web (${nodes} replicas)`,
+    `up in ${Math.round((Date.now() - started) / 1000)} s; samples: Deployment web (${nodes} replicas), anycast service, pinned pod, NetworkPolicy in shop`,
   );
-  await lab.apply(DEPLOYMENTS, sampleDeployment(nodes));
-  await waitForPods(lab, 'default', 'app=web', nodes);
+  await applySamples(lab, nodes);
   await lab.saveState();
   console.log(`\n${await statusReport(await running())}`);
   say(
     'running; Ctrl-C to stop. Other terminals: npm run lab -- status | kubectl get pods -A | kill-node NODE',
   );
   while (!stopping) {
-    for (const node of await takeKillRequests(LAB_DIR)) {
-      await lab.killNode(node).then(
-        () => say(`killed ${node}`),
-        (e: unknown) => say(`kill-node ${node}: ${(e as Error).message}`),
+    for (const { kind, node } of await takeKillRequests(LAB_DIR)) {
+      const kill = kind === 'kill-node' ? lab.killNode(node) : lab.killKubelet(node);
+      await kill.then(
+        () => say(`${kind} ${node}: done`),
+        (e: unknown) => say(`${kind} ${node}: ${(e as Error).message}`),
       );
     }
     await delay(500);
@@ -103,16 +104,19 @@ async function main(argv: string[]): Promise<number> {
       if (!found) throw new Error(`no running pod ${pod} in the lab`);
       return inherit('ip', ['netns', 'exec', found.netns, cmd, ...cmdArgs]);
     }
-    case 'kill-node': {
+    case 'kill-node':
+    case 'kill-kubelet': {
       const [node] = rest;
-      if (!node) throw new Error('usage: kill-node NODE');
+      if (!node) throw new Error(`usage: ${command} NODE`);
       await running();
-      await requestKillNode(LAB_DIR, node);
-      say(`asked the lab to kill ${node}`);
+      await requestKill(LAB_DIR, command, node);
+      say(`asked the lab to ${command} ${node}`);
       return 0;
     }
     default:
-      throw new Error(`unknown command ${command} (up, down, status, kubectl, exec, kill-node)`);
+      throw new Error(
+        `unknown command ${command} (up, down, status, kubectl, exec, kill-node, kill-kubelet)`,
+      );
   }
 }
 

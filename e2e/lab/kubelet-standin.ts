@@ -245,6 +245,32 @@ export class KubeletStandin {
     }
   }
 
+  /**
+   * A readiness probe's verdict: the pod's Ready and ContainersReady conditions (stands in for
+   * the probes a real kubelet runs; the lab has none).
+   */
+  async setPodReady(key: string, ready: boolean): Promise<void> {
+    const r = this.pods.get(key);
+    if (!r) throw new Error(`${this.plan.name} runs no pod ${key}`);
+    const [namespace, name] = key.split('/') as [string, string];
+    const now = new Date().toISOString();
+    const status = ready ? 'True' : 'False';
+    await this.api.request({
+      method: 'PATCH',
+      path: objectPath(PODS, name, namespace, 'status'),
+      contentType: 'application/strategic-merge-patch+json',
+      body: {
+        status: {
+          conditions: ['ContainersReady', 'Ready'].map((type) => ({
+            type,
+            status,
+            lastTransitionTime: now,
+          })),
+        },
+      },
+    });
+  }
+
   private async reportPodRunning(pod: Pod, ips: string[]): Promise<void> {
     const now = new Date().toISOString();
     const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({

@@ -18,10 +18,10 @@ import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
 let lab: Lab;
 let dir: string;
 
-/** Is `ip` inside the IPv6 prefix `cidr`? */
+/** Is `ip` inside the prefix `cidr` (of its family)? */
 const inPrefix = (ip: string, cidr: string) => {
   const p = splitCidr(cidr)!;
-  const shift = BigInt(128 - p.prefixLength);
+  const shift = BigInt((ip.includes(':') ? 128 : 32) - p.prefixLength);
   return ipToBigInt(ip) >> shift === ipToBigInt(p.address) >> shift;
 };
 
@@ -39,18 +39,15 @@ afterAll(async () => {
 });
 
 describe('scenario 1: public pod addresses on every node, reachable from the router', () => {
-  it('every node has a NodeConfig and the router holds each node prefix via that node', async () => {
-    const learned = await lab.router!.learned();
-    const routes = JSON.parse(
-      (await lab.router!.ns.exec('ip', ['-j', '-6', 'route', 'show', 'proto', 'bird'])).stdout,
-    ) as { dst: string; gateway?: string }[];
+  it('every node has a NodeConfig and the router holds both its prefixes via that node', async () => {
+    const routes = await lab.router!.routes();
     for (const plan of lab.plans) {
       const nc = NodeConfig.parse(
         await lab.api!.request({ method: 'GET', path: objectPath(NODECONFIGS, plan.name) }),
       );
-      expect(learned).toContain(nc.spec.cidr6);
-      const route = routes.find((r) => r.dst === nc.spec.cidr6);
-      expect(route?.gateway).toBe(plan.node6);
+      // IPv4 rides the IPv6 session: its next hop is the node's IPv6 uplink address.
+      for (const prefix of [nc.spec.cidr6, nc.spec.cidr4])
+        expect(routes.find((r) => r.prefix === prefix)?.via).toEqual([plan.node6]);
     }
   });
 
@@ -66,10 +63,13 @@ describe('scenario 1: public pod addresses on every node, reachable from the rou
           path: objectPath(NODECONFIGS, pod.spec.nodeName!),
         }),
       );
-      const ip = pod.status!.podIPs![0]!.ip;
-      expect(inPrefix(ip, nc.spec.cidr6)).toBe(true);
-      const r = await probeFromRouter(state, ip);
-      expect(r).toEqual({ ok: true, reply: `pod default/${pod.metadata.name}` });
+      const [ip6, ip4] = pod.status!.podIPs!.map((i) => i.ip);
+      expect(inPrefix(ip6!, nc.spec.cidr6)).toBe(true);
+      expect(inPrefix(ip4!, nc.spec.cidr4!)).toBe(true);
+      for (const ip of [ip6!, ip4!]) {
+        const r = await probeFromRouter(state, ip);
+        expect(r).toEqual({ ok: true, reply: `pod default/${pod.metadata.name}` });
+      }
     }
   });
 

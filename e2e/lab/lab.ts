@@ -165,28 +165,42 @@ export class Lab {
     });
   }
 
-  /** Wait until the router holds at least `count` node aggregates (/64s). */
+  /** Wait until the router holds at least `count` node aggregates of each family (/64, /28). */
   async waitForRoutes(count: number, timeoutMs = 60_000): Promise<string[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const learned = await this.router!.learned();
-      const aggregates = learned.filter((r) => r.endsWith('/64'));
-      if (aggregates.length >= count) return aggregates;
+      const v6 = learned.filter((r) => r.endsWith('/64'));
+      const v4 = learned.filter((r) => r.endsWith('/28'));
+      if (v6.length >= count && v4.length >= count) return [...v6, ...v4];
       if (Date.now() > deadline)
         throw new Error(
-          `the router learned ${aggregates.length} of ${count} node prefixes: ${learned.join(', ')}`,
+          `the router learned ${v6.length} IPv6 and ${v4.length} IPv4 of ${count} node prefixes each: ${learned.join(', ')}`,
         );
       await delay(500);
     }
   }
 
+  /** The node and kubelet stand-in of a node name. */
+  node(name: string): { node: LabNode; kubelet: KubeletStandin } {
+    const i = this.plans.findIndex((p) => p.name === name);
+    const node = this.nodes[i];
+    const kubelet = this.kubelets[i];
+    if (!node || !kubelet)
+      throw new Error(`no node ${name} (nodes: ${this.plans.map((p) => p.name).join(', ')})`);
+    return { node, kubelet };
+  }
+
   /** `kill-node`: the stand-in stops, the agent and BIRD die; namespaces stay. */
   async killNode(name: string): Promise<void> {
-    const i = this.plans.findIndex((p) => p.name === name);
-    if (i < 0)
-      throw new Error(`no node ${name} (nodes: ${this.plans.map((p) => p.name).join(', ')})`);
-    await this.kubelets[i]?.kill();
-    await this.nodes[i]?.powerOff();
+    const { node, kubelet } = this.node(name);
+    await kubelet.kill();
+    await node.powerOff();
+  }
+
+  /** `kill-kubelet`: only the stand-in stops (the agent and BIRD live on): the 2026-08-16 case. */
+  async killKubelet(name: string): Promise<void> {
+    await this.node(name).kubelet.kill();
   }
 
   private stateWrites: Promise<void> = Promise.resolve();

@@ -134,6 +134,12 @@ export class LabNode {
     this.bird = await BirdProcess.start((f, a) => this.ns.spawn(f, a), this.birdPaths);
   }
 
+  /** BIRD dies (SIGKILL); the agent and the pods stay. */
+  killBird(): void {
+    this.bird?.child.kill('SIGKILL');
+    this.bird = undefined;
+  }
+
   /** Stop the agent (SIGTERM) and start it again, pods and BIRD left running. */
   async restartAgent(kubeconfig: string): Promise<void> {
     await stopDaemon(this.agent);

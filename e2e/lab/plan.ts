@@ -2,6 +2,7 @@
 // lab creates in the kernel carries the LAB_PREFIX, so `lab down` can find leftovers.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { ANYCAST_ANNOTATION, PINNED_IP_ANNOTATION } from '@flock/api';
 
 /** Namespace prefixes (Netns.create adds -<6 hex>): router, nodes, pods. */
 export const LAB_PREFIX = 'flab';
@@ -13,10 +14,22 @@ export const ROUTER_ASN = 65000;
 export const NODE_ASN = 64512;
 /** The router's own address (on its loopback); every node peers with it, multihop 2. */
 export const ROUTER_ID6 = '2001:db8:ffff::1';
-/** Public pod addresses: one /64 per node out of this /56. */
+/** The router's IPv4 loopback address and BGP router id. */
+export const ROUTER_ID4 = '10.250.0.1';
+/** Public pod addresses: one /64 per node out of this /56, and one IPv4 /28 per node. */
 export const POOL_CIDR6 = '2001:db8:100::/56';
+export const POOL_CIDR4 = '198.51.100.0/24';
+/** Addresses a pod may pin (they follow it across nodes) and announce as anycast. */
+export const PINNED_CIDR6 = '2001:db8:200::/120';
+export const ANYCAST_CIDRS = ['2001:db8:300::/120', '203.0.113.0/28'];
+/** The sample anycast service's address, and the sample pinned pod's. */
+export const SAMPLE_ANYCAST6 = '2001:db8:300::53';
+export const SAMPLE_PINNED6 = '2001:db8:200::10';
 export const POOL_NAME = 'lab';
 export const MAX_NODES = 9;
+/** The node uplinks (router side .1 / ::1 of each): the router's source addresses. */
+export const ROUTER_UPLINKS6 = '2001:db8:ff::/48';
+export const ROUTER_UPLINKS4 = '10.250.0.0/16';
 
 /** The e2e package (the same from its TypeScript sources under vitest and from dist/). */
 export const E2E_ROOT = dirname(createRequire(import.meta.url).resolve('@flock/e2e/package.json'));
@@ -55,7 +68,7 @@ export function nodePlan(index: number): NodePlan {
   };
 }
 
-/** The sample Pool: every node, a /64 each, BGP to the router. */
+/** The sample Pool: every node, a /64 and a /28 each, pinned and anycast ranges, BGP to the router. */
 export function samplePool(): object {
   return {
     apiVersion: 'flock.fritzlab.net/v1alpha1',
@@ -63,6 +76,9 @@ export function samplePool(): object {
     metadata: { name: POOL_NAME },
     spec: {
       ipv6: { cidr: POOL_CIDR6, nodePrefixLength: 64 },
+      ipv4: { cidr: POOL_CIDR4, nodePrefixLength: 28 },
+      pinned: { cidrs: [PINNED_CIDR6] },
+      anycast: { cidrs: ANYCAST_CIDRS },
       bgp: {
         asn: NODE_ASN,
         peers: [
@@ -73,40 +89,144 @@ export function samplePool(): object {
   };
 }
 
-/** The sample workload: a Deployment whose pods answer HTTP on 8080 and UDP echo on 5353. */
-export function sampleDeployment(replicas: number): object {
+const WORKLOAD_PORTS = [
+  { containerPort: 8080, protocol: 'TCP' },
+  { containerPort: 5353, protocol: 'UDP' },
+];
+
+interface DeploymentShape {
+  name: string;
+  namespace?: string;
+  replicas: number;
+  annotations?: Record<string, string>;
+  /** Extra pod spec fields (affinity, tolerations, node selectors). */
+  podSpec?: Record<string, unknown>;
+}
+
+/** A Deployment of the lab workload (answers HTTP on 8080 and UDP echo on 5353), label app=NAME. */
+export function labDeployment(d: DeploymentShape): object {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: 'web', namespace: 'default' },
+    metadata: { name: d.name, namespace: d.namespace ?? 'default' },
     spec: {
-      replicas,
-      selector: { matchLabels: { app: 'web' } },
+      replicas: d.replicas,
+      selector: { matchLabels: { app: d.name } },
       template: {
-        metadata: { labels: { app: 'web' } },
+        metadata: {
+          labels: { app: d.name },
+          ...(d.annotations ? { annotations: d.annotations } : {}),
+        },
         spec: {
-          // Spread over the nodes so that every node wires pods (a soft rule: after a node dies,
-          // its replacement pods must still find a place).
-          topologySpreadConstraints: [
-            {
-              maxSkew: 1,
-              topologyKey: 'kubernetes.io/hostname',
-              whenUnsatisfiable: 'ScheduleAnyway',
-              labelSelector: { matchLabels: { app: 'web' } },
-            },
-          ],
-          containers: [
-            {
-              name: 'web',
-              image: 'flock.lab/workload:1',
-              ports: [
-                { containerPort: 8080, protocol: 'TCP' },
-                { containerPort: 5353, protocol: 'UDP' },
-              ],
-            },
-          ],
+          ...d.podSpec,
+          containers: [{ name: d.name, image: 'flock.lab/workload:1', ports: WORKLOAD_PORTS }],
         },
       },
     },
   };
+}
+
+const byHostname = (app: string) => ({
+  topologyKey: 'kubernetes.io/hostname',
+  labelSelector: { matchLabels: { app } },
+});
+
+/** The sample workload: Deployment `web`, spread over the nodes. */
+export function sampleDeployment(replicas: number): object {
+  return labDeployment({
+    name: 'web',
+    replicas,
+    // Spread over the nodes so that every node wires pods (a soft rule: after a node dies,
+    // its replacement pods must still find a place).
+    podSpec: {
+      topologySpreadConstraints: [
+        { maxSkew: 1, whenUnsatisfiable: 'ScheduleAnyway', ...byHostname('web') },
+      ],
+    },
+  });
+}
+
+/** The sample anycast service: `replicas` pods announcing SAMPLE_ANYCAST6, at most one per node. */
+export function sampleAnycast(replicas = 2, onePerNode = true): object {
+  return labDeployment({
+    name: 'anycast',
+    replicas,
+    annotations: { [ANYCAST_ANNOTATION]: SAMPLE_ANYCAST6 },
+    ...(onePerNode
+      ? {
+          podSpec: {
+            affinity: {
+              podAntiAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: [byHostname('anycast')],
+              },
+            },
+          },
+        }
+      : {}),
+  });
+}
+
+/**
+ * The sample pinned pod: one replica keeping SAMPLE_PINNED6 wherever it runs; short
+ * tolerations so that a dead node's copy is evicted within seconds (scenario 3).
+ */
+export function samplePinned(tolerationSeconds = 5): object {
+  const tolerate = (key: string) => ({
+    key,
+    operator: 'Exists',
+    effect: 'NoExecute',
+    tolerationSeconds,
+  });
+  return labDeployment({
+    name: 'pinned',
+    replicas: 1,
+    annotations: { [PINNED_IP_ANNOTATION]: SAMPLE_PINNED6 },
+    podSpec: {
+      tolerations: [
+        tolerate('node.kubernetes.io/unreachable'),
+        tolerate('node.kubernetes.io/not-ready'),
+      ],
+    },
+  });
+}
+
+/**
+ * The sample NetworkPolicy: namespace `shop` denies all ingress by default, and lets in only
+ * pods of namespaces labelled `shop-access=true` (namespace `frontend`) and the router's
+ * uplink addresses (monitoring: `lab status` probes from there), on TCP 8080 only.
+ */
+export const SHOP_NAMESPACES: object[] = [
+  { metadata: { name: 'shop' } },
+  { metadata: { name: 'frontend', labels: { 'shop-access': 'true' } } },
+  { metadata: { name: 'outsider' } },
+];
+
+export function samplePolicies(): object[] {
+  return [
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'default-deny-ingress', namespace: 'shop' },
+      spec: { podSelector: {}, policyTypes: ['Ingress'] },
+    },
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'allow-frontend', namespace: 'shop' },
+      spec: {
+        podSelector: { matchLabels: { app: 'shop' } },
+        policyTypes: ['Ingress'],
+        ingress: [
+          {
+            from: [
+              { namespaceSelector: { matchLabels: { 'shop-access': 'true' } } },
+              { ipBlock: { cidr: ROUTER_UPLINKS6 } },
+              { ipBlock: { cidr: ROUTER_UPLINKS4 } },
+            ],
+            ports: [{ protocol: 'TCP', port: 8080 }],
+          },
+        ],
+      },
+    },
+  ];
 }

@@ -1,14 +1,43 @@
-// The lab's top-of-rack router: one namespace, a veth to every node, its own address on the
-// loopback, and BIRD with one BGP session per node (multihop, from that address) that imports
-// everything the nodes announce into the router's kernel table.
+// The lab's top-of-rack router: one namespace, a veth to every node, its own addresses on the
+// loopback, and BIRD with one BGP session per node (multihop, over IPv6, from that address)
+// that imports everything the nodes announce into the router's kernel table. IPv4 rides the
+// same sessions with IPv6 next hops (extended next hop), as the nodes announce it; equal
+// paths from several nodes (anycast) become one multipath route.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BirdProcess, canonicalCidr, canonicalIp } from '@flock/bird';
 import { Netns, vethBetween } from '@flock/testkit';
-import { NODE_ASN, ROUTER_ASN, ROUTER_ID6, ROUTER_NS_PREFIX, type NodePlan } from './plan.js';
+import {
+  NODE_ASN,
+  ROUTER_ASN,
+  ROUTER_ID4,
+  ROUTER_ID6,
+  ROUTER_NS_PREFIX,
+  type NodePlan,
+} from './plan.js';
 
-const IpRoutes = z.array(z.object({ dst: z.string() }));
+const IpRoutes = z.array(
+  z.looseObject({
+    dst: z.string(),
+    gateway: z.string().optional(),
+    via: z.object({ host: z.string() }).optional(),
+    nexthops: z
+      .array(
+        z.looseObject({
+          gateway: z.string().optional(),
+          via: z.object({ host: z.string() }).optional(),
+        }),
+      )
+      .optional(),
+  }),
+);
+
+/** A route BIRD wrote into the router's kernel: the prefix and its next hops (sorted). */
+export interface LearnedRoute {
+  prefix: string;
+  via: string[];
+}
 
 /** bird.conf of the router: one session per node, learned routes written to the kernel. */
 export function routerBirdConfig(nodes: readonly NodePlan[]): string {
@@ -19,15 +48,17 @@ export function routerBirdConfig(nodes: readonly NodePlan[]): string {
   multihop 2;
   hold time 9; keepalive time 3; connect delay time 1; connect retry time 1; error wait time 1,5;
   ipv6 { import all; export none; };
+  ipv4 { import all; export none; extended next hop on; igp table master6; };
 }
 `,
   );
-  return `router id 10.250.0.1;
+  return `router id ${ROUTER_ID4};
 log stderr all;
 protocol device {}
 # The uplinks' /64s, so that BIRD resolves the nodes' next hops (sessions are multihop).
 protocol direct { ipv6; }
-protocol kernel { ipv6 { import none; export where source = RTS_BGP; }; }
+protocol kernel { merge paths on; ipv6 { import none; export where source = RTS_BGP; }; }
+protocol kernel { merge paths on; ipv4 { import none; export where source = RTS_BGP; }; }
 ${sessions.join('')}`;
 }
 
@@ -44,7 +75,9 @@ export class LabRouter {
     const ns = await Netns.create(ROUTER_NS_PREFIX);
     try {
       await ns.exec('sysctl', ['-qw', 'net.ipv6.conf.all.forwarding=1']);
+      await ns.exec('sysctl', ['-qw', 'net.ipv4.ip_forward=1']);
       await ns.exec('ip', ['-6', 'addr', 'add', `${ROUTER_ID6}/128`, 'dev', 'lo']);
+      await ns.exec('ip', ['addr', 'add', `${ROUTER_ID4}/32`, 'dev', 'lo']);
     } catch (e) {
       await ns.destroy();
       throw e;
@@ -81,12 +114,36 @@ export class LabRouter {
     this.bird = await BirdProcess.start((f, a) => this.ns.spawn(f, a), paths);
   }
 
-  /** IPv6 prefixes BIRD wrote into the router's kernel table, canonical and sorted. */
+  /** Routes BIRD wrote into the router's kernel tables (IPv6 first), canonical and sorted. */
+  async routes(): Promise<LearnedRoute[]> {
+    const out: LearnedRoute[] = [];
+    for (const family of ['-6', '-4']) {
+      const { stdout } = await this.ns.exec('ip', ['-j', family, 'route', 'show', 'proto', 'bird']);
+      for (const r of IpRoutes.parse(JSON.parse(stdout))) {
+        const host = family === '-6' ? '/128' : '/32';
+        const hops = r.nexthops ?? [r];
+        out.push({
+          prefix: canonicalCidr(r.dst.includes('/') ? r.dst : `${r.dst}${host}`),
+          via: hops
+            .map((h) => h.gateway ?? h.via?.host)
+            .filter((g): g is string => g !== undefined)
+            .map((g) => canonicalIp(g))
+            .sort(),
+        });
+      }
+    }
+    return out.sort((a, b) => a.prefix.localeCompare(b.prefix));
+  }
+
+  /** Prefixes BIRD wrote into the router's kernel tables, canonical and sorted. */
   async learned(): Promise<string[]> {
-    const { stdout } = await this.ns.exec('ip', ['-j', '-6', 'route', 'show', 'proto', 'bird']);
-    return IpRoutes.parse(JSON.parse(stdout))
-      .map(({ dst }) => canonicalCidr(dst.includes('/') ? dst : `${dst}/128`))
-      .sort();
+    return (await this.routes()).map((r) => r.prefix);
+  }
+
+  /** The next hops of one learned prefix ([] when the router has no route for it). */
+  async nextHops(prefix: string): Promise<string[]> {
+    const want = canonicalCidr(prefix);
+    return (await this.routes()).find((r) => r.prefix === want)?.via ?? [];
   }
 
   async destroy(): Promise<void> {

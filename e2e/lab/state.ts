@@ -32,20 +32,27 @@ export async function readState(dir: string): Promise<LabState | undefined> {
 const controlDir = (dir: string) => join(dir, 'control');
 const NODE_NAME = /^[a-z0-9-]{1,63}$/;
 
-export async function requestKillNode(dir: string, node: string): Promise<void> {
-  if (!NODE_NAME.test(node)) throw new Error(`bad node name ${JSON.stringify(node)}`);
-  await mkdir(controlDir(dir), { recursive: true });
-  await writeFileAtomic(join(controlDir(dir), `kill-node.${node}`), '');
+/** What another `lab` invocation can ask the running lab to kill on a node. */
+export type KillKind = 'kill-node' | 'kill-kubelet';
+export interface KillRequest {
+  kind: KillKind;
+  node: string;
 }
 
-/** Take (and remove) pending kill-node requests. */
-export async function takeKillRequests(dir: string): Promise<string[]> {
+export async function requestKill(dir: string, kind: KillKind, node: string): Promise<void> {
+  if (!NODE_NAME.test(node)) throw new Error(`bad node name ${JSON.stringify(node)}`);
+  await mkdir(controlDir(dir), { recursive: true });
+  await writeFileAtomic(join(controlDir(dir), `${kind}.${node}`), '');
+}
+
+/** Take (and remove) pending kill requests. */
+export async function takeKillRequests(dir: string): Promise<KillRequest[]> {
   const files = await readdir(controlDir(dir)).catch(() => [] as string[]);
-  const nodes: string[] = [];
+  const requests: KillRequest[] = [];
   for (const f of files) {
-    const m = /^kill-node\.([a-z0-9-]{1,63})$/.exec(f);
+    const m = /^(kill-node|kill-kubelet)\.([a-z0-9-]{1,63})$/.exec(f);
     await rm(join(controlDir(dir), f), { force: true });
-    if (m) nodes.push(m[1] as string);
+    if (m) requests.push({ kind: m[1] as KillKind, node: m[2] as string });
   }
-  return nodes;
+  return requests;
 }

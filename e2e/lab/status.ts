@@ -17,14 +17,15 @@ export function kubectl(state: LabState, args: string[]) {
 /** Connect from the router's namespace to [ip]:port; the reply's first body line, or the error. */
 export async function probeFromRouter(state: LabState, ip: string, port = WORKLOAD_PORT) {
   if (!state.router) throw new Error('the lab has no router yet');
-  const r = await run(
-    'ip',
-    ['netns', 'exec', state.router, process.execPath, PROBE, ip, String(port)],
-    {
-      okCodes: [0, 1],
-      timeoutMs: 10_000,
-    },
-  );
+  return probeFrom(state.router, ip, port);
+}
+
+/** Connect from inside network namespace `netns` (a pod's, the router's) to [ip]:port. */
+export async function probeFrom(netns: string, ip: string, port = WORKLOAD_PORT) {
+  const r = await run('ip', ['netns', 'exec', netns, process.execPath, PROBE, ip, String(port)], {
+    okCodes: [0, 1],
+    timeoutMs: 10_000,
+  });
   const body = r.stdout.split('\r\n\r\n')[1]?.trim();
   return r.code === 0 && body
     ? { ok: true, reply: body }
@@ -33,18 +34,12 @@ export async function probeFromRouter(state: LabState, ip: string, port = WORKLO
 
 export async function routerRoutes(state: LabState): Promise<string> {
   if (!state.router) return '(no router)';
-  const r = await run('ip', [
-    'netns',
-    'exec',
-    state.router,
-    'ip',
-    '-6',
-    'route',
-    'show',
-    'proto',
-    'bird',
-  ]);
-  return r.stdout.trim() || '(none)';
+  const lines: string[] = [];
+  for (const family of ['-6', '-4']) {
+    const r = await run('ip', ['-n', state.router, family, 'route', 'show', 'proto', 'bird']);
+    lines.push(r.stdout.trim());
+  }
+  return lines.filter(Boolean).join('\n') || '(none)';
 }
 
 export async function statusReport(state: LabState): Promise<string> {

@@ -1,8 +1,16 @@
 // Workloads in the lab: the Deployment resource and waiting for pods to run with addresses.
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
-import type { ResourceRef } from '@flock/kube';
+import { NAMESPACES, NETWORK_POLICIES, type ResourceRef } from '@flock/kube';
 import type { Lab } from './lab.js';
+import {
+  labDeployment,
+  sampleAnycast,
+  sampleDeployment,
+  samplePinned,
+  samplePolicies,
+  SHOP_NAMESPACES,
+} from './plan.js';
 
 export const DEPLOYMENTS: ResourceRef = {
   group: 'apps',
@@ -58,4 +66,38 @@ export async function waitForPods(
       );
     await delay(500);
   }
+}
+
+/** The pods the samples run, by namespace and selector, for waiting on them. */
+export function sampleSelectors(
+  nodes: number,
+): { namespace: string; selector: string; count: number }[] {
+  return [
+    { namespace: 'default', selector: 'app=web', count: nodes },
+    { namespace: 'default', selector: 'app=anycast', count: Math.min(2, nodes) },
+    { namespace: 'default', selector: 'app=pinned', count: 1 },
+    { namespace: 'shop', selector: 'app=shop', count: 1 },
+    { namespace: 'frontend', selector: 'app=frontend', count: 1 },
+    { namespace: 'outsider', selector: 'app=outsider', count: 1 },
+  ];
+}
+
+/**
+ * Apply every sample (docs/lab.md): Deployment `web` (one pod per node), the anycast service
+ * (two nodes), the pinned pod, and the `shop` NetworkPolicies with a client pod in `frontend`
+ * (allowed) and one in `outsider` (denied); then wait until all of them run.
+ */
+export async function applySamples(lab: Lab, nodes: number): Promise<void> {
+  for (const ns of SHOP_NAMESPACES) await lab.apply(NAMESPACES, ns);
+  for (const policy of samplePolicies()) await lab.apply(NETWORK_POLICIES, policy);
+  await lab.apply(DEPLOYMENTS, sampleDeployment(nodes));
+  await lab.apply(DEPLOYMENTS, sampleAnycast(Math.min(2, nodes)));
+  await lab.apply(DEPLOYMENTS, samplePinned());
+  for (const [name, namespace] of [
+    ['shop', 'shop'],
+    ['frontend', 'frontend'],
+    ['outsider', 'outsider'],
+  ] as const)
+    await lab.apply(DEPLOYMENTS, labDeployment({ name, namespace, replicas: 1 }));
+  for (const s of sampleSelectors(nodes)) await waitForPods(lab, s.namespace, s.selector, s.count);
 }
