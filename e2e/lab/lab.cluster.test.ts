@@ -10,7 +10,7 @@ import { NODECONFIGS, objectPath, silentLogger } from '@flock/kube';
 import { eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Lab } from './lab.js';
-import { sampleDeployment } from './plan.js';
+import { SAMPLE_PINNED6, sampleDeployment, samplePinned } from './plan.js';
 import { readState } from './state.js';
 import { probeFromRouter } from './status.js';
 import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
@@ -149,5 +149,64 @@ describe('scenario 1: public pod addresses on every node, reachable from the rou
       const r = await probeFromRouter(state, pod.status!.podIPs![0]!.ip);
       expect(r).toEqual({ ok: true, reply: `pod default/${pod.metadata.name}` });
     }
+  });
+});
+
+describe('scenario 3: the 2026-08-16 blackhole (a pinned pod evicted from a node whose kubelet died)', () => {
+  it('the replacement on another node keeps the pinned address; only its node announces it', async () => {
+    const live = lab.plans.slice(0, 2);
+    await lab.apply(DEPLOYMENTS, samplePinned(5));
+    const [old] = await waitForPods(lab, 'default', 'app=pinned', 1);
+    const a = live.find((p) => p.name === old!.spec.nodeName)!;
+    const b = live.find((p) => p !== a)!;
+    expect(old!.status!.podIPs![0]!.ip).toBe(SAMPLE_PINNED6);
+    await eventually(
+      'the router reaches the pinned address through A',
+      async () =>
+        JSON.stringify(await lab.router!.nextHops(`${SAMPLE_PINNED6}/128`)) ===
+        JSON.stringify([a.node6]),
+    );
+    const agentA = lab.node(a.name).node.agent!.child;
+
+    await lab.killKubelet(a.name);
+    // The pod on A is evicted but never confirmed (Terminating, same UID, still Running there);
+    // its replacement comes up on B with the same pinned address.
+    const fresh = await eventually(
+      'the replacement Ready on the other node',
+      async () => {
+        const pods = await listPods(lab, 'default', 'app=pinned');
+        return pods.find(
+          (p) =>
+            p.metadata.name !== old!.metadata.name &&
+            p.spec.nodeName === b.name &&
+            (p.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+              (c) => c.type === 'Ready' && c.status === 'True',
+            ),
+        );
+      },
+      { timeoutMs: 120_000, intervalMs: 100 },
+    );
+    const readyAt = Date.now();
+    expect(fresh.status!.podIPs![0]!.ip).toBe(SAMPLE_PINNED6);
+    const state = (await readState(dir))!;
+    await eventually(
+      'the router reaches the live pod through B only',
+      async () => {
+        const hops = await lab.router!.nextHops(`${SAMPLE_PINNED6}/128`);
+        if (JSON.stringify(hops) !== JSON.stringify([b.node6])) return false;
+        const r = await probeFromRouter(state, SAMPLE_PINNED6);
+        return r.reply === `pod default/${fresh.metadata.name}`;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    console.log(
+      `scenario 3: new pod Ready -> router reaches it via ${b.name} only: ${Date.now() - readyAt} ms`,
+    );
+    // The old copy still exists (Terminating) and A's agent lived through all of it.
+    const pods = await listPods(lab, 'default', 'app=pinned');
+    expect(
+      pods.find((p) => p.metadata.name === old!.metadata.name)?.metadata['deletionTimestamp'],
+    ).toBeDefined();
+    expect(agentA.exitCode).toBeNull();
   });
 });

@@ -99,6 +99,8 @@ interface DeploymentShape {
   namespace?: string;
   replicas: number;
   annotations?: Record<string, string>;
+  /** Extra pod labels (app=NAME is always there). */
+  labels?: Record<string, string>;
   /** Extra pod spec fields (affinity, tolerations, node selectors). */
   podSpec?: Record<string, unknown>;
 }
@@ -114,7 +116,7 @@ export function labDeployment(d: DeploymentShape): object {
       selector: { matchLabels: { app: d.name } },
       template: {
         metadata: {
-          labels: { app: d.name },
+          labels: { ...d.labels, app: d.name },
           ...(d.annotations ? { annotations: d.annotations } : {}),
         },
         spec: {
@@ -200,6 +202,35 @@ export const SHOP_NAMESPACES: object[] = [
   { metadata: { name: 'frontend', labels: { 'shop-access': 'true' } } },
   { metadata: { name: 'outsider' } },
 ];
+
+/** The three pods of the NetworkPolicy sample: apart from each other where possible. */
+export function sampleShopDeployments(): object[] {
+  const demo = { demo: 'shop' };
+  return (['shop', 'frontend', 'outsider'] as const).map((name) =>
+    labDeployment({
+      name,
+      namespace: name,
+      replicas: 1,
+      labels: demo,
+      podSpec: {
+        affinity: {
+          podAntiAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              {
+                weight: 100,
+                podAffinityTerm: {
+                  topologyKey: 'kubernetes.io/hostname',
+                  labelSelector: { matchLabels: demo },
+                  namespaceSelector: {},
+                },
+              },
+            ],
+          },
+        },
+      },
+    }),
+  );
+}
 
 export function samplePolicies(): object[] {
   return [

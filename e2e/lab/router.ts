@@ -6,7 +6,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { BirdProcess, canonicalCidr, canonicalIp } from '@flock/bird';
+import { BirdClient, BirdProcess, canonicalCidr, canonicalIp } from '@flock/bird';
 import { Netns, vethBetween } from '@flock/testkit';
 import {
   NODE_ASN,
@@ -144,6 +144,26 @@ export class LabRouter {
   async nextHops(prefix: string): Promise<string[]> {
     const want = canonicalCidr(prefix);
     return (await this.routes()).find((r) => r.prefix === want)?.via ?? [];
+  }
+
+  /** BGP state of each node session (`node1` → `Established`, `Active`, ...). */
+  async sessions(): Promise<Map<string, string>> {
+    if (!this.bird) throw new Error('the router BIRD is not running');
+    const client = new BirdClient({ socketPath: this.bird.paths.socketPath, attempts: 3 });
+    const rows = await client.showProtocols();
+    return new Map(
+      rows.filter((r) => r.proto === 'BGP').map((r) => [r.name, r.info.split(/\s+/)[0] ?? '']),
+    );
+  }
+
+  /** Record every route change in the router's kernel (`ip monitor route`) until stopped. */
+  monitorRoutes(): { lines: string[]; stop: () => void } {
+    const child = this.ns.spawn('ip', ['monitor', 'route']);
+    const lines: string[] = [];
+    child.stdout?.on('data', (d: Buffer) =>
+      lines.push(...d.toString().split('\n').filter(Boolean)),
+    );
+    return { lines, stop: () => void child.kill() };
   }
 
   async destroy(): Promise<void> {

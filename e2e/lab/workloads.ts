@@ -4,11 +4,11 @@ import { z } from 'zod';
 import { NAMESPACES, NETWORK_POLICIES, type ResourceRef } from '@flock/kube';
 import type { Lab } from './lab.js';
 import {
-  labDeployment,
   sampleAnycast,
   sampleDeployment,
   samplePinned,
   samplePolicies,
+  sampleShopDeployments,
   SHOP_NAMESPACES,
 } from './plan.js';
 
@@ -93,11 +93,6 @@ export async function applySamples(lab: Lab, nodes: number): Promise<void> {
   await lab.apply(DEPLOYMENTS, sampleDeployment(nodes));
   await lab.apply(DEPLOYMENTS, sampleAnycast(Math.min(2, nodes)));
   await lab.apply(DEPLOYMENTS, samplePinned());
-  for (const [name, namespace] of [
-    ['shop', 'shop'],
-    ['frontend', 'frontend'],
-    ['outsider', 'outsider'],
-  ] as const)
-    await lab.apply(DEPLOYMENTS, labDeployment({ name, namespace, replicas: 1 }));
+  for (const d of sampleShopDeployments()) await lab.apply(DEPLOYMENTS, d);
   for (const s of sampleSelectors(nodes)) await waitForPods(lab, s.namespace, s.selector, s.count);
 }

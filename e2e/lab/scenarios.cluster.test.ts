@@ -1,0 +1,282 @@
+// End-to-end scenarios 2, 4 and 5 on the whole lab with every sample applied (what `npm run lab`
+// runs), and the lab's security checks (docs/reliability.md): anycast ECMP on the router and
+// multipath on a node, readiness withdrawing an anycast path; BIRD killed and restarted under
+// a living agent, the agent restarted under a living BIRD without a route flap; NetworkPolicy
+// between pods of different nodes; no pod announcing what it does not own; no spoofing.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ANYCAST_ANNOTATION, PINNED_IP_ANNOTATION } from '@flock/api';
+import { silentLogger } from '@flock/kube';
+import { eventually, requireKernelTier } from '@flock/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Lab } from './lab.js';
+import { labDeployment, ROUTER_ID6, SAMPLE_ANYCAST6, SAMPLE_PINNED6 } from './plan.js';
+import { probeFrom, probeFromRouter } from './status.js';
+import { applySamples, DEPLOYMENTS, listPods, waitForPods, type LabPod } from './workloads.js';
+import { readState } from './state.js';
+
+let lab: Lab;
+let dir: string;
+
+const nodeAddress = (nodeName: string | undefined) =>
+  lab.plans.find((p) => p.name === nodeName)!.node6;
+const key = (p: LabPod) => `${p.metadata.namespace}/${p.metadata.name}`;
+const hops = (prefix: string) => lab.router!.nextHops(prefix);
+const waitForHops = (prefix: string, want: string[], timeoutMs = 20_000) =>
+  eventually(
+    `router next hops of ${prefix} = ${want.join(', ') || 'none'}`,
+    async () => JSON.stringify(await hops(prefix)) === JSON.stringify([...want].sort()),
+    { timeoutMs, intervalMs: 200 },
+  );
+/** The pod's network namespace, from the kubelet stand-in running it. */
+const netnsOf = (p: LabPod) => lab.node(p.spec.nodeName!).kubelet.pods.get(key(p))!.ns;
+
+/** Warning Events with `reason` on pods of `namespace` whose name starts with `prefix`. */
+async function podEvents(namespace: string, prefix: string, reason: string): Promise<string[]> {
+  const list = (await lab.api!.request({
+    method: 'GET',
+    path: `/api/v1/namespaces/${namespace}/events`,
+  })) as { items: { reason?: string; message?: string; involvedObject?: { name?: string } }[] };
+  return list.items
+    .filter((e) => e.reason === reason && e.involvedObject?.name?.startsWith(prefix))
+    .map((e) => e.message ?? '');
+}
+
+beforeAll(async () => {
+  requireKernelTier('bird', 'nsenter', 'flock-controlplane', 'kubectl');
+  dir = await mkdtemp(join(tmpdir(), 'flock-lab-it-'));
+  lab = new Lab({ nodes: 3, dir, log: silentLogger });
+  await lab.up();
+  await applySamples(lab, 3);
+}, 600_000);
+
+afterAll(async () => {
+  await lab?.down();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the samples', () => {
+  it('every sample pod answers from the router on each of its public addresses', async () => {
+    await lab.saveState();
+    const state = (await readState(dir))!;
+    // 3 web, 2 anycast, 1 pinned, shop, frontend, outsider; IPv6 and IPv4 each.
+    expect(state.pods).toHaveLength(9);
+    for (const pod of state.pods) {
+      expect(pod.ips).toHaveLength(2);
+      for (const ip of pod.ips)
+        expect(await probeFromRouter(state, ip)).toEqual({ ok: true, reply: `pod ${pod.pod}` });
+    }
+  });
+
+  it('the pinned pod has its pinned address, announced by its node only', async () => {
+    const [pinned] = await waitForPods(lab, 'default', 'app=pinned', 1);
+    expect(pinned!.status!.podIPs![0]!.ip).toBe(SAMPLE_PINNED6);
+    await waitForHops(`${SAMPLE_PINNED6}/128`, [nodeAddress(pinned!.spec.nodeName)]);
+  });
+});
+
+describe('scenario 2: anycast', () => {
+  it('replicas on two nodes: the router has two equal paths and reaches a replica', async () => {
+    const pods = await waitForPods(lab, 'default', 'app=anycast', 2);
+    const nodes = pods.map((p) => nodeAddress(p.spec.nodeName));
+    expect(new Set(nodes).size).toBe(2);
+    await waitForHops(`${SAMPLE_ANYCAST6}/128`, nodes);
+    const state = (await readState(dir))!;
+    const r = await probeFromRouter(state, SAMPLE_ANYCAST6);
+    expect(pods.map((p) => `pod ${key(p)}`)).toContain(r.reply);
+  });
+
+  it('a replica turning NotReady is withdrawn, and comes back when Ready again', async () => {
+    const [a, b] = await waitForPods(lab, 'default', 'app=anycast', 2);
+    const kubelet = lab.node(a!.spec.nodeName!).kubelet;
+    await kubelet.setPodReady(key(a!), false);
+    await waitForHops(`${SAMPLE_ANYCAST6}/128`, [nodeAddress(b!.spec.nodeName)]);
+    await kubelet.setPodReady(key(a!), true);
+    await waitForHops(
+      `${SAMPLE_ANYCAST6}/128`,
+      [a!, b!].map((p) => nodeAddress(p.spec.nodeName)),
+    );
+  });
+
+  it('two replicas on one node: a multipath host route there, one path on the router', async () => {
+    const address = '2001:db8:300::54';
+    const node = lab.plans[2]!;
+    await lab.apply(
+      DEPLOYMENTS,
+      labDeployment({
+        name: 'pair',
+        replicas: 2,
+        annotations: { [ANYCAST_ANNOTATION]: address },
+        podSpec: { nodeSelector: { 'kubernetes.io/hostname': node.name } },
+      }),
+    );
+    await waitForPods(lab, 'default', 'app=pair', 2);
+    const { node: labNode } = lab.node(node.name);
+    const nexthops = await eventually('a two-way multipath route on the node', async () => {
+      const { stdout } = await labNode.ns.exec('ip', ['-j', '-6', 'route', 'show', address]);
+      const [route] = JSON.parse(stdout) as { nexthops?: { dev: string }[] }[];
+      return route?.nexthops?.length === 2 ? route.nexthops : undefined;
+    });
+    expect(nexthops.every((h) => h.dev.startsWith('flock'))).toBe(true);
+    await waitForHops(`${address}/128`, [node.node6]);
+  });
+});
+
+describe('scenario 5: NetworkPolicy across nodes', () => {
+  it('shop lets in frontend (another namespace, another node) and keeps outsider out', async () => {
+    const [shop] = await waitForPods(lab, 'shop', 'app=shop', 1);
+    const [frontend] = await waitForPods(lab, 'frontend', 'app=frontend', 1);
+    const [outsider] = await waitForPods(lab, 'outsider', 'app=outsider', 1);
+    // The samples spread these three over the three nodes (soft anti-affinity).
+    expect(new Set([shop, frontend, outsider].map((p) => p!.spec.nodeName)).size).toBe(3);
+    for (const { ip } of shop!.status!.podIPs!) {
+      expect(await probeFrom(netnsOf(frontend!).name, ip)).toEqual({
+        ok: true,
+        reply: `pod ${key(shop!)}`,
+      });
+      expect((await probeFrom(netnsOf(outsider!).name, ip)).ok).toBe(false);
+    }
+    // Without a policy, outsider reaches web pods everywhere.
+    const web = await waitForPods(lab, 'default', 'app=web', 3);
+    for (const w of web) {
+      const r = await probeFrom(netnsOf(outsider!).name, w.status!.podIPs![0]!.ip);
+      expect(r).toEqual({ ok: true, reply: `pod ${key(w)}` });
+    }
+  });
+});
+
+describe('security in the lab', () => {
+  it('a pod cannot announce anycast outside the ranges or another pod pinned address', async () => {
+    const [pinned] = await waitForPods(lab, 'default', 'app=pinned', 1);
+    await lab.apply(
+      DEPLOYMENTS,
+      labDeployment({
+        name: 'rogue-anycast',
+        replicas: 1,
+        annotations: { [ANYCAST_ANNOTATION]: '2001:db8:999::1' },
+      }),
+    );
+    await lab.apply(
+      DEPLOYMENTS,
+      labDeployment({
+        name: 'hijack',
+        replicas: 1,
+        annotations: { [PINNED_IP_ANNOTATION]: SAMPLE_PINNED6 },
+      }),
+    );
+    const refused = await eventually(
+      'both refused with an Event',
+      async () => {
+        const a = await podEvents('default', 'rogue-anycast', 'FlockAddressRefused');
+        const b = await podEvents('default', 'hijack', 'FlockAddressRefused');
+        return a.length && b.length ? [a[0], b[0]] : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(refused[0]).toContain("outside this node's anycast ranges");
+    expect(refused[1]).toContain(`pinned address ${SAMPLE_PINNED6} is in use by pod default/`);
+    expect(await lab.router!.learned()).not.toContain('2001:db8:999::1/128');
+    expect(await hops(`${SAMPLE_PINNED6}/128`)).toEqual([nodeAddress(pinned!.spec.nodeName)]);
+    for (const name of ['rogue-anycast', 'hijack']) {
+      const pods = await listPods(lab, 'default', `app=${name}`);
+      expect(pods.map((p) => p.status?.phase)).toEqual(['Pending']);
+      await lab.api!.request({
+        method: 'DELETE',
+        path: `/apis/apps/v1/namespaces/default/deployments/${name}`,
+      });
+    }
+  });
+
+  it('a pod sending with a forged source address is dropped at its node', async () => {
+    const [web] = await waitForPods(lab, 'default', 'app=web', 3);
+    const podNs = netnsOf(web!);
+    const real = web!.status!.podIPs![0]!.ip;
+    const forged = '2001:db8:100:ff::dead';
+    await podNs.exec('ip', ['-6', 'addr', 'add', `${forged}/128`, 'dev', 'eth0', 'nodad']);
+    // Count what reaches the router from each source (the router's own namespace).
+    const router = lab.router!.ns;
+    await router.exec('nft', ['add', 'table', 'inet', 'spoofcheck']);
+    await router.exec('nft', [
+      'add chain inet spoofcheck pre { type filter hook prerouting priority -300; }',
+    ]);
+    for (const src of [real, forged])
+      await router.exec('nft', [`add rule inet spoofcheck pre ip6 saddr ${src} counter`]);
+    for (const src of [real, forged])
+      await podNs.exec('ping', ['-6', '-c', '3', '-i', '0.2', '-W', '1', '-I', src, ROUTER_ID6], {
+        okCodes: [0, 1],
+      });
+    await delay(500);
+    const { stdout } = await router.exec('nft', [
+      '-j',
+      'list',
+      'chain',
+      'inet',
+      'spoofcheck',
+      'pre',
+    ]);
+    const counts = (
+      JSON.parse(stdout) as {
+        nftables: {
+          rule?: { expr: { match?: { right?: string }; counter?: { packets: number } }[] };
+        }[];
+      }
+    ).nftables
+      .flatMap((o) => (o.rule ? [o.rule.expr] : []))
+      .map((expr) => ({
+        src: expr.find((e) => e.match)?.match?.right,
+        packets: expr.find((e) => e.counter)?.counter?.packets,
+      }));
+    expect(counts).toEqual([
+      { src: real, packets: 3 },
+      { src: forged, packets: 0 },
+    ]);
+    await podNs.exec('ip', ['-6', 'addr', 'del', `${forged}/128`, 'dev', 'eth0']);
+  });
+});
+
+describe('scenario 4: BIRD and agent restarts', () => {
+  it('BIRD killed and restarted: its routes are back on the router, the agent untouched', async () => {
+    const plan = lab.plans[0]!;
+    const { node } = lab.node(plan.name);
+    const agentPid = node.agent!.child.pid;
+    const before = (await lab.router!.routes()).filter((r) => r.via.includes(plan.node6));
+    expect(before.length).toBeGreaterThanOrEqual(2);
+    node.killBird();
+    await eventually(
+      'the router session to the node is down',
+      async () => (await lab.router!.sessions()).get(plan.routerIf) !== 'Established',
+      { timeoutMs: 30_000 },
+    );
+    await node.startBird();
+    await eventually(
+      'the session is back with every route',
+      async () => {
+        if ((await lab.router!.sessions()).get(plan.routerIf) !== 'Established') return false;
+        const now = (await lab.router!.routes()).filter((r) => r.via.includes(plan.node6));
+        return JSON.stringify(now) === JSON.stringify(before);
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(node.agent!.child.pid).toBe(agentPid);
+    expect(node.agent!.child.exitCode).toBeNull();
+  });
+
+  it('the agent restarted while BIRD stays: no route of the node flaps on the router', async () => {
+    const plan = lab.plans[1]!;
+    const { node } = lab.node(plan.name);
+    const before = (await lab.router!.routes()).filter((r) => r.via.includes(plan.node6));
+    const monitor = lab.router!.monitorRoutes();
+    await delay(500);
+    try {
+      await node.restartAgent(lab.cp!.kubeconfigPath);
+      // The restarted agent's start-up sweep, BIRD render and first resync (--resync 5s).
+      await delay(6_000);
+    } finally {
+      monitor.stop();
+    }
+    expect(monitor.lines.filter((l) => l.includes(plan.node6))).toEqual([]);
+    expect((await lab.router!.routes()).filter((r) => r.via.includes(plan.node6))).toEqual(before);
+  });
+});
