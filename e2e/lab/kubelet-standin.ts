@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { objectPath, NODES, PODS, type KubeTransport, type Logger } from '@flock/kube';
 import { Netns } from '@flock/testkit';
 import type { CniResult, CniRuntime } from './cni-runtime.js';
-import { labScript, POD_NS_PREFIX, type NodePlan } from './plan.js';
+import { labScript, MAX_PODS, POD_NS_PREFIX, type NodePlan } from './plan.js';
 import { startDaemon, stopDaemon, type Daemon } from './node.js';
 
 const WORKLOAD = labScript('workload');
@@ -57,6 +57,10 @@ const microTime = () => new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z
 
 export class KubeletStandin {
   readonly pods = new Map<string, RunningPod>();
+  /** When CNI ADD returned for each pod started (ms since the epoch): benchmarks read it. */
+  readonly addReturnedAt = new Map<string, number>();
+  /** When the pod's Ready=True status was written (ms since the epoch). */
+  readonly readyAt = new Map<string, number>();
   private stopped = false;
   private loops: Promise<void>[] = [];
 
@@ -121,8 +125,8 @@ export class KubeletStandin {
             { type: 'InternalIP', address: this.plan.node4 },
             { type: 'Hostname', address: this.plan.name },
           ],
-          capacity: { cpu: '2', memory: '4Gi', pods: '20' },
-          allocatable: { cpu: '2', memory: '4Gi', pods: '20' },
+          capacity: { cpu: '2', memory: '4Gi', pods: String(MAX_PODS) },
+          allocatable: { cpu: '2', memory: '4Gi', pods: String(MAX_PODS) },
           conditions: [
             {
               type: 'Ready',
@@ -210,6 +214,7 @@ export class KubeletStandin {
     let workload: Daemon | undefined;
     try {
       cni = await this.cni.add(cniPod);
+      this.addReturnedAt.set(key, Date.now());
       const ports = pod.spec.containers.flatMap((c) =>
         (c.ports ?? []).map((p) => `${(p.protocol ?? 'TCP').toLowerCase()}:${p.containerPort}`),
       );
@@ -227,6 +232,7 @@ export class KubeletStandin {
       this.pods.set(key, { key, uid, ns, containerId, cni, workload, ips });
       this.onPodsChanged();
       await this.reportPodRunning(pod, ips);
+      this.readyAt.set(key, Date.now());
       this.log.info('pod running', { node: this.plan.name, pod: key, ips });
     } catch (e) {
       await stopDaemon(workload, 'SIGKILL');

@@ -24,7 +24,7 @@ import {
 import { CniRuntime } from './cni-runtime.js';
 import { KubeletStandin } from './kubelet-standin.js';
 import { LabNode, startDaemon, stopDaemon, type Daemon } from './node.js';
-import { nodePlan, samplePool, type NodePlan } from './plan.js';
+import { NODE_PREFIX4, NODE_PREFIX6, nodePlan, samplePool, type NodePlan } from './plan.js';
 import { LabRouter } from './router.js';
 import { writeState, type LabState } from './state.js';
 
@@ -165,13 +165,13 @@ export class Lab {
     });
   }
 
-  /** Wait until the router holds at least `count` node aggregates of each family (/64, /28). */
+  /** Wait until the router holds at least `count` node aggregates of each family. */
   async waitForRoutes(count: number, timeoutMs = 60_000): Promise<string[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const learned = await this.router!.learned();
-      const v6 = learned.filter((r) => r.endsWith('/64'));
-      const v4 = learned.filter((r) => r.endsWith('/28'));
+      const v6 = learned.filter((r) => r.endsWith(`/${NODE_PREFIX6}`));
+      const v4 = learned.filter((r) => r.endsWith(`/${NODE_PREFIX4}`));
       if (v6.length >= count && v4.length >= count) return [...v6, ...v4];
       if (Date.now() > deadline)
         throw new Error(

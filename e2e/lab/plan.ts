@@ -16,9 +16,16 @@ export const NODE_ASN = 64512;
 export const ROUTER_ID6 = '2001:db8:ffff::1';
 /** The router's IPv4 loopback address and BGP router id. */
 export const ROUTER_ID4 = '10.250.0.1';
-/** Public pod addresses: one /64 per node out of this /56, and one IPv4 /28 per node. */
+/**
+ * Public pod addresses: one /64 per node out of this /56, and one IPv4 /26 per node (62
+ * addresses: the IPv4 slice, not the /64, bounds how many pods a node can run).
+ */
 export const POOL_CIDR6 = '2001:db8:100::/56';
-export const POOL_CIDR4 = '198.51.100.0/24';
+export const POOL_CIDR4 = '198.18.0.0/16';
+export const NODE_PREFIX6 = 64;
+export const NODE_PREFIX4 = 26;
+/** Pods a node's kubelet stand-in reports it can run (within its IPv4 slice). */
+export const MAX_PODS = 60;
 /** Addresses a pod may pin (they follow it across nodes) and announce as anycast. */
 export const PINNED_CIDR6 = '2001:db8:200::/120';
 export const ANYCAST_CIDRS = ['2001:db8:300::/120', '203.0.113.0/28'];
@@ -68,15 +75,15 @@ export function nodePlan(index: number): NodePlan {
   };
 }
 
-/** The sample Pool: every node, a /64 and a /28 each, pinned and anycast ranges, BGP to the router. */
+/** The sample Pool: every node, a /64 and a /26 each, pinned and anycast ranges, BGP to the router. */
 export function samplePool(): object {
   return {
     apiVersion: 'flock.fritzlab.net/v1alpha1',
     kind: 'Pool',
     metadata: { name: POOL_NAME },
     spec: {
-      ipv6: { cidr: POOL_CIDR6, nodePrefixLength: 64 },
-      ipv4: { cidr: POOL_CIDR4, nodePrefixLength: 28 },
+      ipv6: { cidr: POOL_CIDR6, nodePrefixLength: NODE_PREFIX6 },
+      ipv4: { cidr: POOL_CIDR4, nodePrefixLength: NODE_PREFIX4 },
       pinned: { cidrs: [PINNED_CIDR6] },
       anycast: { cidrs: ANYCAST_CIDRS },
       bgp: {

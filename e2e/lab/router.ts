@@ -157,8 +157,8 @@ export class LabRouter {
   }
 
   /** Record every route change in the router's kernel (`ip monitor route`) until stopped. */
-  monitorRoutes(): { lines: string[]; stop: () => void } {
-    const child = this.ns.spawn('ip', ['monitor', 'route']);
+  monitorRoutes(ipOptions: string[] = []): { lines: string[]; stop: () => void } {
+    const child = this.ns.spawn('ip', [...ipOptions, 'monitor', 'route']);
     const lines: string[] = [];
     child.stdout?.on('data', (d: Buffer) =>
       lines.push(...d.toString().split('\n').filter(Boolean)),
