@@ -5,14 +5,14 @@
 //     route` in the router namespace stamps every change);
 //   withdrawal after ungraceful loss: the node's kubelet is dead (no DEL will come), the pod is
 //     deleted from the API (grace 0); from the DELETE returning to the /128 gone from the router.
-//   node e2e/dist/lab/bench.js [--pods N]      (N pinned + N anycast pods; default 40)
+//   node e2e/dist/lab/bench/announcements.js [--pods N]      (N pinned + N anycast pods; default 40)
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ANYCAST_ANNOTATION, PINNED_IP_ANNOTATION } from '@flock/api';
 import { createLogger, objectPath, PODS } from '@flock/kube';
 import { eventually } from '@flock/testkit';
-import { Lab } from './lab.js';
+import { Lab } from '../lab.js';
 
 const NODES = 3;
 const argPods = process.argv.indexOf('--pods');
