@@ -9,7 +9,9 @@ async function main(argv: string[]): Promise<number> {
   const check = argv.includes('--check');
   const refIndex = argv.indexOf('--reference');
   const reference = refIndex >= 0 ? argv[refIndex + 1] : undefined;
-  const dir = resolve(argv.find((a, i) => !a.startsWith('--') && i !== refIndex + 1) ?? 'crds');
+  const dir = resolve(
+    argv.find((a, i) => !a.startsWith('--') && (refIndex < 0 || i !== refIndex + 1)) ?? 'crds',
+  );
   const wanted = renderCrds();
   if (check) {
     const present = (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.yaml'));

@@ -1,0 +1,49 @@
+{{/* Names: <fullname>-operator, <fullname>-agent. */}}
+{{- define "flock.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "flock.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "flock.operator.name" -}}{{ include "flock.fullname" . }}-operator{{- end -}}
+{{- define "flock.agent.name" -}}{{ include "flock.fullname" . }}-agent{{- end -}}
+
+{{- define "flock.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/part-of: flock
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "flock.operator.selector" -}}
+app.kubernetes.io/name: {{ include "flock.name" . }}-operator
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "flock.agent.selector" -}}
+app.kubernetes.io/name: {{ include "flock.name" . }}-agent
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* An image reference: repository@digest, else repository:tag (default: appVersion). */}}
+{{- define "flock.image" -}}
+{{- $image := index . 0 -}}
+{{- $root := index . 1 -}}
+{{- if $image.digest -}}
+{{- printf "%s@%s" $image.repository $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $image.repository (default $root.Chart.AppVersion $image.tag) -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,419 @@
+// The chart on the real control plane: helm install (every object, CRDs established), then the
+// real operator and agent processes run with tokens minted for the chart's own ServiceAccounts
+// and must do their whole job — a permission missing from the chart fails here — while
+// `kubectl auth can-i` shows they can do no more. Then helm upgrade and helm uninstall. There
+// is no kubelet: the Deployment's and DaemonSet's pods never start; the test runs the processes.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NODECONFIGS, POOLS, objectPath, HttpTransport } from '@flock/kube';
+import {
+  Netns,
+  eventually,
+  helm,
+  kubectl,
+  requireKernelTier,
+  startControlPlane,
+  type ControlPlane,
+} from '@flock/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CniRuntime } from '../lab/cni-runtime.js';
+import { stopDaemon, type Daemon } from '../lab/node.js';
+import { Read, startUntil } from './cluster-support.js';
+import {
+  CHECKS,
+  canI,
+  documentedTable,
+  renderTable,
+  tableCells,
+  writeDocumentedTable,
+} from './can-i.js';
+import {
+  CHART,
+  NAMESPACE,
+  RELEASE,
+  REPO,
+  TESTDATA,
+  UPDATE,
+  container,
+  parseObjects,
+  podSpec,
+  type K8sObject,
+} from './support.js';
+
+const NODE = 'node-a';
+const OPERATOR_MAIN = join(REPO, 'packages', 'operator', 'dist', 'main.js');
+const AGENT_MAIN = join(REPO, 'packages', 'agent', 'dist', 'main.js');
+const PLUGIN_DIR = join(REPO, 'packages', 'cni', 'dist', 'bundle');
+
+let cp: ControlPlane;
+let admin: HttpTransport;
+let dir: string;
+let nodeNs: Netns | undefined;
+let podNs: Netns | undefined;
+let operator: Daemon | undefined;
+let agent: Daemon | undefined;
+const tokens: Record<'operator' | 'agent', string> = { operator: '', agent: '' };
+
+const get = async (path: string) => Read.parse(await admin.request({ method: 'GET', path }));
+const manifest = async () =>
+  parseObjects(
+    (await helm(cp.kubeconfigPath, ['get', 'manifest', RELEASE, '-n', NAMESPACE])).stdout,
+  );
+
+beforeAll(async () => {
+  requireKernelTier('flock-controlplane', 'helm', 'kubectl', 'nsenter', 'nft');
+  cp = await startControlPlane();
+  admin = new HttpTransport(cp.kubeConfig);
+  dir = await mkdtemp(join(tmpdir(), 'flock-chart-'));
+}, 300_000);
+
+afterAll(async () => {
+  await stopDaemon(agent);
+  await stopDaemon(operator);
+  await podNs?.destroy();
+  await nodeNs?.destroy();
+  await cp?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the flock chart on a real API server', () => {
+  it('helm install creates every object and establishes the CRDs', async () => {
+    await helm(
+      cp.kubeconfigPath,
+      [
+        'install',
+        RELEASE,
+        CHART,
+        '-n',
+        NAMESPACE,
+        '--create-namespace',
+        '-f',
+        join(TESTDATA, 'cluster-values.yaml'),
+      ],
+      { timeoutMs: 120_000 },
+    );
+    await kubectl(cp.kubeconfigPath, [
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/pools.flock.fritzlab.net',
+      'crd/nodeconfigs.flock.fritzlab.net',
+    ]);
+    const objects = await manifest();
+    expect(objects.length).toBe(14); // the 13 default objects and the sample Pool
+    for (const o of objects) {
+      const ns = o.metadata.namespace ? ['-n', o.metadata.namespace] : [];
+      const kind =
+        `${o.kind}.${o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : ''}`.replace(
+          /\.$/,
+          '',
+        );
+      await kubectl(cp.kubeconfigPath, ['get', kind, o.metadata.name, ...ns, '-o', 'name']);
+    }
+    const status = await helm(cp.kubeconfigPath, ['status', RELEASE, '-n', NAMESPACE]);
+    expect(status.stdout).toMatch(/STATUS: deployed/);
+    expect(status.stdout).toContain('kubectl get nodeconfigs'); // NOTES.txt
+  });
+
+  it('the operator, with its ServiceAccount token only, writes the NodeConfig and Pool status', async () => {
+    const sa = await cp.mintServiceAccount(NAMESPACE, 'flock-operator');
+    tokens.operator = sa.path;
+    await admin.request({
+      method: 'POST',
+      path: '/api/v1/nodes',
+      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } },
+    });
+    const deploy = podSpec(await manifest(), 'Deployment', 'flock-operator');
+    const args = container(deploy.containers, 'operator').args ?? [];
+    operator = await startUntil(
+      process.execPath,
+      [
+        OPERATOR_MAIN,
+        ...args,
+        '--kubeconfig',
+        sa.path,
+        '--health-port=0',
+        '--lease-duration=4s',
+        '--renew-deadline=3s',
+        '--retry-period=1s',
+      ],
+      { POD_NAME: 'flock-operator-test', POD_NAMESPACE: NAMESPACE },
+      /became leader/,
+    );
+    const nc = await eventually('NodeConfig node-a', () => get(objectPath(NODECONFIGS, NODE)), {
+      timeoutMs: 30_000,
+    });
+    expect(nc.spec).toMatchObject({
+      pool: 'sample',
+      cidr6: '2001:db8:100::/64',
+      cidr4: '192.0.2.0/28',
+    });
+    const pool = await eventually(
+      'Pool status Ready',
+      async () => {
+        const p = await get(objectPath(POOLS, 'sample'));
+        const ready = p.status.conditions.find((c) => c.type === 'Ready');
+        return ready?.status === 'True' ? p : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(pool.status).toMatchObject({ nodes: 1 });
+    const lease = await get(
+      `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases/flock-operator`,
+    );
+    expect(lease.spec['holderIdentity']).toMatch(/^flock-operator-test_/);
+    const events = await get('/apis/events.k8s.io/v1/namespaces/default/events');
+    expect(events.items.map((e) => e.reason)).toContain('PrefixAssigned');
+    expect(operator.logs.filter((l) => /forbidden/i.test(l))).toEqual([]);
+  }, 120_000);
+
+  it('the agent, with its ServiceAccount token only, serves CNI ADD/DEL and writes status', async () => {
+    const sa = await cp.mintServiceAccount(NAMESPACE, 'flock-agent');
+    tokens.agent = sa.path;
+    // The BGP password Secret the sample Pool's peer names (read by the agent with `get`).
+    await admin.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${NAMESPACE}/secrets`,
+      body: { metadata: { name: 'bgp-tor' }, stringData: { password: 'flock-test-pw' } },
+    });
+    nodeNs = await Netns.create('chart');
+    const paths = { run: join(dir, 'run'), lib: join(dir, 'lib'), bird: join(dir, 'bird') };
+    for (const p of Object.values(paths)) await mkdir(p, { recursive: true, mode: 0o700 });
+    const ds = podSpec(await manifest(), 'DaemonSet', 'flock-agent');
+    const chartArgs = container(ds.containers, 'agent').args ?? [];
+    // The chart's flags, then this machine's paths instead of the node's (later flags win).
+    const socket = join(paths.run, 'cni.sock');
+    agent = await startUntil(
+      process.execPath,
+      [
+        AGENT_MAIN,
+        ...chartArgs,
+        '--kubeconfig',
+        sa.path,
+        '--host-netns',
+        nodeNs.path,
+        '--socket',
+        socket,
+        '--store',
+        join(paths.lib, 'allocations.json'),
+        '--bird-config',
+        join(paths.bird, 'bird.conf'),
+        '--bird-socket',
+        join(paths.bird, 'bird.ctl'),
+        '--health-port',
+        '0',
+        '--resync',
+        '2s',
+      ],
+      { NODE_NAME: NODE, POD_NAMESPACE: NAMESPACE },
+      /start-up: ready/,
+    );
+
+    // Status of its NodeConfig and its Node (status subresources).
+    await eventually(
+      'NodeConfig status from the agent',
+      async () => {
+        const nc = await get(objectPath(NODECONFIGS, NODE));
+        return nc.status.conditions.some((c) => c.type === 'Ready');
+      },
+      { timeoutMs: 30_000 },
+    );
+    await eventually(
+      'Node NetworkUnavailable=False',
+      async () => {
+        const n = await get(`/api/v1/nodes/${NODE}`);
+        const c = n.status.conditions.find((x) => x.type === 'NetworkUnavailable');
+        return c?.status === 'False' && c.reason === 'FlockReady';
+      },
+      { timeoutMs: 30_000 },
+    );
+    // The peer's password came from the Secret (bird.conf is written even without BIRD running).
+    await eventually(
+      'bird.conf with the Secret password',
+      async () =>
+        (await readFile(join(paths.bird, 'bird.conf'), 'utf8').catch(() => '')).includes(
+          'flock-test-pw',
+        ),
+      { timeoutMs: 30_000 },
+    );
+
+    // A pod wired through the real plugin, as a runtime would.
+    await admin
+      .request({
+        method: 'POST',
+        path: '/api/v1/namespaces/default/serviceaccounts',
+        body: { metadata: { name: 'default' } },
+      })
+      .catch(() => undefined);
+    const pod = (await eventually('pod created', () =>
+      admin.request({
+        method: 'POST',
+        path: '/api/v1/namespaces/default/pods',
+        body: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'web' },
+          spec: { nodeName: NODE, containers: [{ name: 'c', image: 'example/x:1' }] },
+        },
+      }),
+    )) as { metadata: { uid: string } };
+    podNs = await Netns.create('chartpod');
+    const confList = join(dir, 'flock.conflist');
+    await writeFile(
+      confList,
+      JSON.stringify({
+        cniVersion: '1.1.0',
+        name: 'flock',
+        plugins: [{ type: 'flock', socketPath: socket }],
+      }),
+    );
+    const runtime = new CniRuntime(PLUGIN_DIR, confList);
+    const cniPod = {
+      containerId: 'chart0123456789',
+      netnsPath: podNs.path,
+      namespace: 'default',
+      name: 'web',
+      uid: pod.metadata.uid,
+    };
+    const result = await runtime.add(cniPod);
+    expect(result.ips.map((i) => i.address)).toEqual([
+      expect.stringMatching(/^2001:db8:100:(0)?:[0-9a-f:]+\/128$/),
+      expect.stringMatching(/^192\.0\.2\.\d+\/32$/),
+    ]);
+    await eventually(
+      'allocation counted in status',
+      async () => {
+        const nc = await get(objectPath(NODECONFIGS, NODE));
+        return nc.status.allocations?.pods === 1;
+      },
+      { timeoutMs: 30_000 },
+    );
+    await runtime.del(cniPod, result);
+    expect(agent.logs.filter((l) => /forbidden|403/i.test(l))).toEqual([]);
+  }, 120_000);
+
+  it('the accounts can do no more than that (kubectl auth can-i with their own tokens)', async () => {
+    const rows = [];
+    for (const check of CHECKS) {
+      const answers = {
+        operator: await canI(tokens.operator, check),
+        agent: await canI(tokens.agent, check),
+      };
+      rows.push({ check, answers });
+    }
+    const table = renderTable(rows);
+    console.log(`can-i with the chart's ServiceAccounts:\n${table}`);
+    for (const who of ['operator', 'agent'] as const) {
+      const list = await kubectl(tokens[who], ['auth', 'can-i', '--list', '-n', NAMESPACE]);
+      console.log(`kubectl auth can-i --list -n ${NAMESPACE} (${who}):\n${list.stdout}`);
+      expect(list.stdout).not.toMatch(/^\*\.\*\s/m); // no wildcard grant
+    }
+    expect(
+      rows
+        .filter(
+          (r) =>
+            r.answers.operator !== r.check.expect.operator ||
+            r.answers.agent !== r.check.expect.agent,
+        )
+        .map((r) => r.check),
+    ).toEqual([]);
+    if (UPDATE) await writeDocumentedTable(table);
+    expect(
+      tableCells(await documentedTable()),
+      'docs/operations.md table: UPDATE_GOLDEN=1 rewrites it',
+    ).toEqual(tableCells(table));
+  }, 120_000);
+
+  it('helm upgrade applies changed values', async () => {
+    await stopDaemon(agent);
+    await stopDaemon(operator);
+    await helm(
+      cp.kubeconfigPath,
+      [
+        'upgrade',
+        RELEASE,
+        CHART,
+        '-n',
+        NAMESPACE,
+        '--reuse-values',
+        '--set',
+        'operator.replicas=3',
+        '--set',
+        'agent.logLevel=debug',
+        '--set',
+        'agent.bgpPasswordSecrets={bgp-tor}',
+      ],
+      { timeoutMs: 120_000 },
+    );
+    const deploy = await get(`/apis/apps/v1/namespaces/${NAMESPACE}/deployments/flock-operator`);
+    expect(deploy.spec['replicas']).toBe(3);
+    const ds = podSpec(await manifest(), 'DaemonSet', 'flock-agent');
+    expect(container(ds.containers, 'agent').args).toContain('--log-level=debug');
+    const live = await kubectl(cp.kubeconfigPath, [
+      'get',
+      'ds',
+      'flock-agent',
+      '-n',
+      NAMESPACE,
+      '-o',
+      'jsonpath={.spec.template.spec.containers[0].args}',
+    ]);
+    expect(JSON.parse(live.stdout)).toContain('--log-level=debug');
+    const role = await get(
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/roles/flock-agent-bgp-secrets`,
+    );
+    expect(role.rules[0]?.resourceNames).toEqual(['bgp-tor']);
+    await get(objectPath(POOLS, 'sample')); // --reuse-values kept the sample Pool
+    const yes = (resource: string) =>
+      canI(tokens.agent, {
+        verb: 'get',
+        resource,
+        namespace: NAMESPACE,
+        expect: { operator: false, agent: true },
+      });
+    expect(await yes('secrets/bgp-tor')).toBe(true);
+    expect(await yes('secrets/other')).toBe(false);
+    const history = await helm(cp.kubeconfigPath, [
+      'history',
+      RELEASE,
+      '-n',
+      NAMESPACE,
+      '-o',
+      'json',
+    ]);
+    expect((JSON.parse(history.stdout) as { revision: number }[]).map((h) => h.revision)).toEqual([
+      1, 2,
+    ]);
+  }, 120_000);
+
+  it('helm uninstall removes the release and keeps the CRDs (and the objects in them)', async () => {
+    const objects: K8sObject[] = await manifest();
+    await helm(
+      cp.kubeconfigPath,
+      ['uninstall', RELEASE, '-n', NAMESPACE, '--wait', '--timeout', '60s'],
+      { timeoutMs: 120_000 },
+    );
+    for (const o of objects.filter((x) => x.kind !== 'Pool')) {
+      const ns = o.metadata.namespace ? ['-n', o.metadata.namespace] : [];
+      const r = await kubectl(cp.kubeconfigPath, [
+        'get',
+        o.kind,
+        o.metadata.name,
+        ...ns,
+        '--ignore-not-found',
+        '-o',
+        'name',
+      ]);
+      expect(r.stdout.trim(), `${o.kind}/${o.metadata.name} left behind`).toBe('');
+    }
+    await kubectl(cp.kubeconfigPath, [
+      'get',
+      'crd',
+      'pools.flock.fritzlab.net',
+      'nodeconfigs.flock.fritzlab.net',
+    ]);
+    // NodeConfigs stay with the CRD (the operator's finalizer holds them until it runs again).
+    await get(objectPath(NODECONFIGS, NODE));
+  }, 120_000);
+});

@@ -1,0 +1,139 @@
+// The chart as Helm sees it: lint, rendering compared with golden files (default and
+// non-trivial values), the values schema refusing bad input with a readable message, and the
+// chart's CRDs equal to what @flock/api generates.
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { run } from '@flock/exec';
+import { requireTools } from '@flock/testkit';
+import { describe, expect, it } from 'vitest';
+import {
+  CHART,
+  GOLDEN,
+  REPO,
+  TESTDATA,
+  UPDATE,
+  container,
+  find,
+  helmTemplate,
+  parseObjects,
+  podSpec,
+} from './support.js';
+
+const CUSTOM = join(TESTDATA, 'custom-values.yaml');
+
+function golden(name: string, text: string): void {
+  const file = join(GOLDEN, name);
+  if (UPDATE || !existsSync(file)) {
+    mkdirSync(GOLDEN, { recursive: true });
+    writeFileSync(file, text);
+    if (!UPDATE) throw new Error(`golden file ${file} was missing: written, review it`);
+  }
+  expect(text, `${name} differs: review, then UPDATE_GOLDEN=1 to accept`).toBe(
+    readFileSync(file, 'utf8'),
+  );
+}
+
+/** Run helm expecting failure; resolves with its stderr. */
+async function helmFails(args: string[]): Promise<string> {
+  try {
+    await run('helm', args, { timeoutMs: 60_000 });
+  } catch (e) {
+    return String((e as { stderr?: string }).stderr ?? (e as Error).message);
+  }
+  throw new Error(`helm ${args.join(' ')} succeeded; it should have failed`);
+}
+
+describe('helm lint and template', () => {
+  it('lints clean in strict mode, with default and custom values', async () => {
+    requireTools('helm');
+    const plain = await run('helm', ['lint', '--strict', CHART]);
+    expect(plain.stdout).toContain('0 chart(s) failed');
+    const custom = await run('helm', ['lint', '--strict', CHART, '-f', CUSTOM]);
+    expect(custom.stdout).toContain('0 chart(s) failed');
+  });
+
+  it('renders the defaults as in the golden file', async () => {
+    const text = await helmTemplate();
+    golden('default.yaml', text);
+    const objects = parseObjects(text);
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'ClusterRole/flock-agent',
+      'ClusterRole/flock-operator',
+      'ClusterRoleBinding/flock-agent',
+      'ClusterRoleBinding/flock-operator',
+      'DaemonSet/flock-agent',
+      'Deployment/flock-operator',
+      'PodDisruptionBudget/flock-operator',
+      'Role/flock-agent-bgp-secrets',
+      'Role/flock-operator-leader-election',
+      'RoleBinding/flock-agent-bgp-secrets',
+      'RoleBinding/flock-operator-leader-election',
+      'ServiceAccount/flock-agent',
+      'ServiceAccount/flock-operator',
+    ]);
+    expect(find(objects, 'Deployment', 'flock-operator')).toMatchObject({
+      spec: { replicas: 2 },
+    });
+  });
+
+  it('renders non-trivial values as in the golden file, and they take effect', async () => {
+    const text = await helmTemplate(['-f', CUSTOM]);
+    golden('custom.yaml', text);
+    const objects = parseObjects(text);
+    // One replica: no PodDisruptionBudget (it would block every drain).
+    expect(objects.some((o) => o.kind === 'PodDisruptionBudget')).toBe(false);
+    expect(find(objects, 'Pool', 'lab')).toMatchObject({ spec: { bgp: { asn: 64600 } } });
+    const agent = podSpec(objects, 'DaemonSet', 'edge-flock-agent');
+    expect(agent.initContainers.map((c) => c.name)).toEqual(['install-cni']);
+    expect(container(agent.containers, 'agent').args).toContain('--log-level=debug');
+    expect(container(agent.containers, 'agent').image).toBe(
+      'registry.example/flock-agent@sha256:' + 'a'.repeat(64),
+    );
+    const role = find(objects, 'Role', 'edge-flock-agent-bgp-secrets') as unknown as {
+      rules: { resourceNames?: string[] }[];
+    };
+    expect(role.rules[0]?.resourceNames).toEqual(['bgp-tor-a', 'bgp-tor-b']);
+  });
+
+  it('refuses bad values with the key and what was expected', async () => {
+    const cases: [string[], RegExp[]][] = [
+      [
+        ['--set', 'operator.replicas=two'],
+        [/\/operator\/replicas/, /want integer/],
+      ],
+      [
+        ['--set', 'agent.logLevel=loud'],
+        [/\/agent\/logLevel/, /one of 'error', 'warn'/],
+      ],
+      [['--set', 'operator.replicaCount=2'], [/'replicaCount' not allowed/]],
+      [
+        ['--set', 'agent.resync=soon'],
+        [/\/agent\/resync/, /does not match pattern/],
+      ],
+      [['--set', 'operator.image.digest=sha256:xyz'], [/\/operator\/image\/digest/]],
+      [['--set', 'agent.extraArgs={oops}'], [/\/agent\/extraArgs\/0/]],
+    ];
+    for (const [args, patterns] of cases) {
+      const stderr = await helmFails(['template', 'flock', CHART, ...args]);
+      expect(stderr).toContain("values don't meet the specifications of the schema");
+      for (const p of patterns) expect(stderr, args.join(' ')).toMatch(p);
+    }
+  });
+});
+
+describe('CRDs', () => {
+  it('are exactly what @flock/api generates (the same files as crds/)', async () => {
+    const generator = join(REPO, 'packages', 'api', 'dist', 'crd', 'generate.js');
+    const crds = join(CHART, 'crds');
+    if (UPDATE) await run(process.execPath, [generator, crds]);
+    const check = await run(process.execPath, [generator, crds, '--check']).then(
+      () => '',
+      (e: { stderr?: string }) => e.stderr ?? 'failed',
+    );
+    expect(check, 'run `nx run api:generate-crds` to regenerate').toBe('');
+    const files = readdirSync(crds).sort();
+    expect(files).toEqual(['flock.fritzlab.net_nodeconfigs.yaml', 'flock.fritzlab.net_pools.yaml']);
+    for (const f of files)
+      expect(readFileSync(join(crds, f), 'utf8')).toBe(readFileSync(join(REPO, 'crds', f), 'utf8'));
+  });
+});
