@@ -17,7 +17,12 @@ function installExitHook(): void {
 
 function destroySync(name: string): void {
   try {
-    const pids = execFileSync('ip', ['netns', 'pids', name], { encoding: 'utf8' })
+    // stderr is not the user's business (e.g. "Peer netns reference is invalid" while a veth
+    // peer's namespace is going away); the namespace is deleted either way.
+    const pids = execFileSync('ip', ['netns', 'pids', name], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
       .split(/\s+/)
       .filter(Boolean);
     for (const pid of pids) {
