@@ -12,6 +12,7 @@ import {
   RequestContext,
   type KubeConfig,
 } from '@kubernetes/client-node';
+import { reuseConnections } from './connection-reuse.js';
 import { KubeApiError } from './errors.js';
 import {
   WatchEventSchema,
@@ -25,6 +26,11 @@ import {
 export interface HttpTransportOptions {
   /** Upper bound of one (non-watch) request, in ms (default 30 s). */
   requestTimeoutMs?: number;
+  /**
+   * One connection pool for every request (default true); client-node alone opens a new TLS
+   * connection per request (see connection-reuse.ts).
+   */
+  reuseConnections?: boolean;
 }
 
 export class HttpTransport implements KubeTransport {
@@ -37,6 +43,7 @@ export class HttpTransport implements KubeTransport {
   ) {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     if (!kubeConfig.getCurrentCluster()) throw new Error('kubeconfig has no current cluster');
+    if (options.reuseConnections ?? true) reuseConnections(kubeConfig);
   }
 
   private async context(

@@ -12,5 +12,4 @@ export * from './view.js';
 export * from './reconciler.js';
 export * from './handlers.js';
 export * from './options.js';
-export * from './connection-reuse.js';
 export * from './operator.js';

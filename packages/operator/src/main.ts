@@ -10,7 +10,6 @@ import {
   loadKubeConfig,
   type LogLevel,
 } from '@flock/kube';
-import { reuseConnections } from './connection-reuse.js';
 import { parseOptions, USAGE, UsageError } from './options.js';
 import { startOperator } from './operator.js';
 
@@ -31,7 +30,7 @@ async function main(): Promise<void> {
     return;
   }
   const log = createLogger('operator', options.logLevel as LogLevel);
-  const transport = new HttpTransport(reuseConnections(loadKubeConfig(options.kubeconfig)));
+  const transport = new HttpTransport(loadKubeConfig(options.kubeconfig));
   const operator = await startOperator({
     transport,
     logger: log,

@@ -14,7 +14,6 @@ import {
   type KubeTransport,
 } from '@flock/kube';
 import { kubectl, startControlPlane, type Component, type ControlPlane } from '@flock/testkit';
-import { reuseConnections } from '../connection-reuse.js';
 import type { PoolSpecInput } from './fixtures.js';
 
 const CRDS = join(import.meta.dirname, '..', '..', '..', '..', 'crds');
@@ -40,7 +39,7 @@ export async function startCluster(components?: Component[]): Promise<Cluster> {
       `crd/nodeconfigs.${GROUP}`,
     );
     await k('create', 'namespace', NAMESPACE);
-    return { cp, api: new HttpTransport(reuseConnections(cp.kubeConfig)), kubectl: k };
+    return { cp, api: new HttpTransport(cp.kubeConfig), kubectl: k };
   } catch (err) {
     await cp.stop();
     throw err;

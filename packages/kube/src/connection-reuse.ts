@@ -5,7 +5,7 @@
 // agent (one connection pool) and hands it to every request; it is replaced every
 // `maxAgeMs` so rotated client certificates and CAs are picked up, and the replaced one is
 // closed gracefully (open watches finish on it). Bearer tokens travel in headers, which are
-// still set per request. (Belongs in @flock/kube's HttpTransport; see the operator README.)
+// still set per request. HttpTransport applies it to the KubeConfig it is given.
 import type { KubeConfig } from '@kubernetes/client-node';
 
 type Dispatcher = NonNullable<
