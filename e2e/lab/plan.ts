@@ -89,7 +89,16 @@ export function samplePool(): object {
       bgp: {
         asn: NODE_ASN,
         peers: [
-          { address: ROUTER_ID6, asn: ROUTER_ASN, multihop: 2, holdTime: 9, keepaliveTime: 3 },
+          {
+            address: ROUTER_ID6,
+            asn: ROUTER_ASN,
+            multihop: 2,
+            holdTime: 9,
+            keepaliveTime: 3,
+            // A session the router dropped comes back within seconds, not BIRD's 120 s.
+            connectRetryTime: 5,
+            errorWaitTime: { min: 1, max: 10 },
+          },
         ],
       },
     },

@@ -36,6 +36,9 @@ export const SecretKeyRef = z
   })
   .describe('Reference to a Secret key.');
 
+/** A BGP session timer in seconds. */
+const sessionSeconds = z.int().min(1).max(65535);
+
 /** Session settings of one BGP peer, as a node uses them. */
 export const BgpPeerSettings = {
   address: ipString('peer address').describe("The peer's IP address (the top-of-rack router)."),
@@ -77,6 +80,25 @@ export const BgpPeerSettings = {
   sourceAddress: ipString('sourceAddress')
     .optional()
     .describe('Local address to source the session from; default: chosen by the kernel.'),
+  connectDelayTime: sessionSeconds
+    .optional()
+    .describe('Seconds to wait before the first connection attempt (default 5 as in BIRD).'),
+  connectRetryTime: sessionSeconds
+    .optional()
+    .describe(
+      'Seconds between connection attempts while the session is down (default 120 as in BIRD); lower it so that a session the router dropped comes back sooner.',
+    ),
+  errorWaitTime: withRules(z.object({ min: sessionSeconds, max: sessionSeconds }), [
+    {
+      cel: 'self.min <= self.max',
+      message: 'errorWaitTime.min must not exceed errorWaitTime.max',
+      check: (t) => t.min <= t.max,
+    },
+  ])
+    .optional()
+    .describe(
+      'Back-off after a session error, growing from min to max seconds (default 60 and 300 as in BIRD).',
+    ),
 };
 
 /** BIRD's hold time when none is configured. */

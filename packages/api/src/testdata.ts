@@ -11,7 +11,14 @@ export const validPoolSpec = () => ({
   bgp: {
     asn: 64512,
     peers: [
-      { address: '2001:db8:ffff::1', asn: 65000, holdTime: 9, keepaliveTime: 3 },
+      {
+        address: '2001:db8:ffff::1',
+        asn: 65000,
+        holdTime: 9,
+        keepaliveTime: 3,
+        connectRetryTime: 5,
+        errorWaitTime: { min: 5, max: 30 },
+      },
       { address: '203.0.113.1', asn: 65000, nodeSelector: { matchLabels: { rack: 'r1' } } },
     ],
   },
@@ -140,6 +147,11 @@ export const invalidCases: InvalidCase[] = [
     'keepalive not shorter than hold',
     (s) => (s.bgp.peers[0]!.keepaliveTime = 9),
     'keepaliveTime must be shorter than holdTime',
+  ),
+  pool(
+    'error wait time min above max',
+    (s) => (s.bgp.peers[0]!.errorWaitTime = { min: 30, max: 10 }),
+    'errorWaitTime.min must not exceed errorWaitTime.max',
   ),
   pool(
     'anycast range not a CIDR',

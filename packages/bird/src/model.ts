@@ -35,8 +35,6 @@ export const BirdPassword = z
 /** BIRD's hold time when none is configured (it then checks the keepalive time against it). */
 export const BIRD_DEFAULT_HOLD_TIME = DEFAULT_HOLD_TIME;
 
-const seconds = (max: number) => z.int().min(1).max(max);
-
 // The peer as NodeConfig holds it, but with the secret already resolved to its value.
 const { passwordSecretRef: _secretRef, ...nodeConfigPeer } = BgpPeerSettings;
 
@@ -46,17 +44,6 @@ export const BirdPeer = z
     password: BirdPassword.optional().describe(
       'TCP MD5 password (the value of passwordSecretRef).',
     ),
-    connectDelayTime: seconds(65_535)
-      .optional()
-      .describe('Seconds to wait before the first connection attempt (BIRD default 5).'),
-    connectRetryTime: seconds(65_535)
-      .optional()
-      .describe('Seconds between connection attempts (BIRD default 120).'),
-    errorWaitTime: z
-      .object({ min: seconds(65_535), max: seconds(65_535) })
-      .refine((t) => t.min <= t.max, { message: 'errorWaitTime.min must not exceed max' })
-      .optional()
-      .describe('Back-off after an error, from min up to max seconds (BIRD default 60,300).'),
   })
   .superRefine((peer, ctx) => {
     const { holdTime, keepaliveTime, address, sourceAddress } = peer;

@@ -33,6 +33,19 @@ beforeEach(() => {
 });
 
 describe('BGP peer passwords', () => {
+  it('passes the session timers of the NodeConfig through to BIRD', async () => {
+    const p = new PeerPasswords(reader, 'flock-system', createMemoryLogger());
+    const timers = {
+      holdTime: 9,
+      keepaliveTime: 3,
+      connectDelayTime: 1,
+      connectRetryTime: 5,
+      errorWaitTime: { min: 5, max: 30 },
+    };
+    const r = await p.resolve([{ ...peer('2001:db8:ffff::1'), ...timers }]);
+    expect(r.peers).toEqual([{ address: '2001:db8:ffff::1', asn: 65000, ...timers }]);
+  });
+
   it('reads only the Secrets named, once each, defaulting to the agent namespace', async () => {
     secrets.set('flock-system/bgp', { password: b64('s3cret\n'), other: b64('x') });
     secrets.set('net/tor', { md5: b64('tor-key') });
