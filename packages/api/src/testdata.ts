@@ -135,7 +135,7 @@ export const invalidCases: InvalidCase[] = [
   pool(
     'duplicate peer',
     (s) =>
-      s.bgp.peers.push({ address: '2001:db8:ffff::1', asn: 65001, holdTime: 9, keepaliveTime: 3 }),
+      s.bgp.peers.push({ ...s.bgp.peers[0]!, asn: 65001 }),
     'bgp.peers: each peer address may appear only once',
   ),
   pool(

@@ -197,6 +197,35 @@ describe('FakeApiServer', () => {
     expect(await code(del({}))).toBe('404 NotFound');
   });
 
+  it('finalizers: DELETE marks, the write removing the last finalizer deletes, none may be added', async () => {
+    const s = new FakeApiServer();
+    s.putObject(CONFIGMAPS, { metadata: { name: 'a', namespace: 'ns', finalizers: ['x', 'y'] } });
+    const events: string[] = [];
+    const stop = s.watch(
+      { path: NS_CM, query: { resourceVersion: s.resourceVersion } },
+      (e: WatchEvent) => events.push(e.type),
+      () => undefined,
+    );
+    const marked = (await s.request({ method: 'DELETE', path: cmPath('a') })) as Obj;
+    expect(marked.metadata['deletionTimestamp']).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+    // A second DELETE changes nothing; deletionTimestamp cannot be written by clients.
+    expect((await s.request({ method: 'DELETE', path: cmPath('a') })) as Obj).toEqual(marked);
+    const patch = (metadata: Record<string, unknown>) =>
+      s.request({
+        method: 'PATCH',
+        path: cmPath('a'),
+        contentType: PatchStrategy.MergePatch,
+        body: { metadata },
+      });
+    expect(await code(patch({ finalizers: ['x', 'y', 'z'] }))).toBe('422 Invalid');
+    const still = (await patch({ finalizers: ['y'], deletionTimestamp: null })) as Obj;
+    expect(still.metadata['deletionTimestamp']).toBe(marked.metadata['deletionTimestamp']);
+    await patch({ finalizers: [] });
+    expect(s.getObject(CONFIGMAPS, 'a', 'ns')).toBeUndefined();
+    expect(events).toEqual(['MODIFIED', 'MODIFIED', 'MODIFIED', 'DELETED']);
+    stop();
+  });
+
   it('pages lists from a consistent snapshot; an old continue token is 410 after compaction', async () => {
     const s = new FakeApiServer();
     for (const n of ['a', 'b', 'c', 'd', 'e'])

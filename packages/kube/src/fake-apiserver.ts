@@ -135,9 +135,14 @@ export class FakeApiServer implements KubeTransport {
     const prev = entry.objects.get(key);
     const next = structuredClone(obj) as unknown as JsonObject;
     if (prev) delete (next['metadata'] as JsonObject)['resourceVersion'];
-    return structuredClone(
-      prev ? this.store.commit(entry, key, next, prev) : this.store.create(entry, next),
-    ) as unknown as Stored<T>;
+    // Test setup may put an object that is being deleted (what the server shows while
+    // finalizers or a kubelet hold it).
+    const deleting = (obj.metadata as { deletionTimestamp?: unknown }).deletionTimestamp;
+    const when = deleting instanceof Date ? deleting.toISOString() : String(deleting);
+    const serverMeta: JsonObject = deleting ? { deletionTimestamp: when } : {};
+    let stored = prev ? this.store.commit(entry, key, next, prev) : this.store.create(entry, next);
+    if (deleting) stored = this.store.commit(entry, key, stored, stored, serverMeta);
+    return structuredClone(stored) as unknown as Stored<T>;
   }
 
   deleteObject(ref: ResourceRef, name: string, namespace?: string): boolean {

@@ -31,7 +31,7 @@ export class FakeStore {
   private readonly snapshots = new Map<string, { rv: number; items: JsonObject[] }>();
 
   constructor(
-    private readonly clock: Clock,
+    readonly clock: Clock,
     /** Told about every change, after it is stored. */
     private readonly onChange: (entry: ResourceEntry, e: StoredEvent) => void,
   ) {
@@ -137,15 +137,25 @@ export class FakeStore {
     }
     const uid = `00000000-0000-4000-8000-${(++this.seq).toString(16).padStart(12, '0')}`;
     const creationTimestamp = new Date(this.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const { deletionTimestamp: _deleting, ...given } = meta;
     const next: JsonObject = {
       ...obj,
-      metadata: { ...meta, uid, creationTimestamp, generation: 1 },
+      metadata: { ...given, uid, creationTimestamp, generation: 1 },
     };
     return this.commit(entry, key, next, undefined);
   }
 
-  /** Write `next` over `prev` (or as new): no-op if unchanged, else a new resourceVersion. */
-  commit(entry: ResourceEntry, key: string, next: JsonObject, prev?: JsonObject): JsonObject {
+  /**
+   * Write `next` over `prev` (or as new): no-op if unchanged, else a new resourceVersion.
+   * Server-set metadata comes from `prev`, except what `serverMeta` sets (deletionTimestamp).
+   */
+  commit(
+    entry: ResourceEntry,
+    key: string,
+    next: JsonObject,
+    prev?: JsonObject,
+    serverMeta: JsonObject = {},
+  ): JsonObject {
     const meta = { ...(next['metadata'] as JsonObject) };
     if (prev) {
       const p = prev['metadata'] as JsonObject;
@@ -154,6 +164,7 @@ export class FakeStore {
         else meta[k] = p[k] as Json;
       }
     }
+    Object.assign(meta, serverMeta);
     next = { ...next, apiVersion: apiVersionOf(entry.ref), kind: entry.ref.kind, metadata: meta };
     if (prev && same(prev, next)) return prev;
     if (prev && specChanged(prev, next)) meta['generation'] = Number(meta['generation'] ?? 1) + 1;
@@ -200,6 +211,7 @@ const SERVER_META = [
   'creationTimestamp',
   'generation',
   'resourceVersion',
+  'deletionTimestamp',
 ];
 
 const withoutRv = (o: JsonObject) => {

@@ -1,7 +1,9 @@
 // Writes of the fake API server — create, replace, patch (merge and server-side apply, on the
 // object or its status) and delete — with the checks the real server makes: resourceVersion
 // preconditions (409), names that must match the URL (400), content types (415), field
-// managers for apply (400), ownership conflicts (409), delete preconditions (409).
+// managers for apply (400), ownership conflicts (409), delete preconditions (409), and
+// finalizers: a DELETE of an object with finalizers only sets its deletionTimestamp, the write
+// that removes its last finalizer deletes it, and no finalizer may be added while it is going.
 import { PatchStrategy } from '@kubernetes/client-node';
 import { applyWithOwnership, mergePatchJson, type Json } from './fake-apply.js';
 import type { FakeStore } from './fake-store.js';
@@ -23,14 +25,37 @@ export function handleWrite(server: FakeStore, r: Route, req: KubeRequest): Json
   if (r.name === undefined) throw notAllowed();
   switch (req.method) {
     case 'PUT':
-      return replace(server, r, body(req));
+      return finishDeletion(server, r, replace(server, r, body(req)));
     case 'PATCH':
-      return patch(server, r, req);
+      return finishDeletion(server, r, patch(server, r, req));
     case 'DELETE':
       return remove(server, r, req.body);
     default:
       throw notAllowed();
   }
+}
+
+const finalizersOf = (o: JsonObject | undefined): Json[] =>
+  o && Array.isArray(metaOf(o)['finalizers']) ? (metaOf(o)['finalizers'] as Json[]) : [];
+
+/** The write that removed the last finalizer of an object being deleted deletes it. */
+function finishDeletion(server: FakeStore, r: Route, written: JsonObject): JsonObject {
+  if (metaOf(written)['deletionTimestamp'] === undefined || finalizersOf(written).length > 0)
+    return written;
+  return server.remove(r.entry, keyOf(r));
+}
+
+/** While an object is being deleted, its finalizers can only go, never come. */
+function checkFinalizers(r: Route, next: JsonObject, cur: JsonObject): void {
+  if (metaOf(cur)['deletionTimestamp'] === undefined) return;
+  const had = new Set(finalizersOf(cur).map(String));
+  const added = finalizersOf(next).filter((f) => !had.has(String(f)));
+  if (added.length > 0)
+    throw apiError(
+      422,
+      'Invalid',
+      `${r.entry.ref.kind} "${r.name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+    );
 }
 
 function body(req: KubeRequest): JsonObject {
@@ -136,6 +161,7 @@ function replace(server: FakeStore, r: Route, obj: JsonObject): JsonObject {
   checkName(r, obj);
   const cur = current(r);
   checkVersion(obj, cur);
+  checkFinalizers(r, obj, cur);
   return server.commit(r.entry, keyOf(r), scope(r, obj, cur), cur);
 }
 
@@ -159,6 +185,7 @@ function patch(server: FakeStore, r: Route, req: KubeRequest): JsonObject {
   checkVersion(p, cur);
   const next = mergePatchJson(cur, p) as JsonObject;
   checkName(r, next);
+  checkFinalizers(r, next, cur);
   return server.commit(r.entry, keyOf(r), scope(r, next, cur), cur);
 }
 
@@ -195,6 +222,7 @@ function apply(
       `Apply failed with ${result.conflicts.length} conflict(s): ${list}`,
     );
   }
+  if (cur) checkFinalizers(r, result.object as JsonObject, cur);
   const next = cur
     ? server.commit(r.entry, key, scope(r, result.object, cur), cur)
     : create(server, r, { ...result.object, metadata: { ...meta, name: r.name as Json } });
@@ -216,5 +244,8 @@ function remove(server: FakeStore, r: Route, options: unknown): JsonObject {
       );
     }
   }
-  return server.remove(r.entry, keyOf(r));
+  if (finalizersOf(cur).length === 0) return server.remove(r.entry, keyOf(r));
+  if (meta['deletionTimestamp'] !== undefined) return cur;
+  const deletionTimestamp = new Date(server.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return server.commit(r.entry, keyOf(r), cur, cur, { deletionTimestamp });
 }

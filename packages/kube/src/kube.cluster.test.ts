@@ -1,6 +1,7 @@
 // The runtime against a real kube-apiserver (the twin of the unit tier's FakeApiServer): the
 // cache's paged list + watch and its relist after 410, field selectors, server-side apply and
 // status writes on flock's CRDs, leader election on a real Lease, and aggregated Events.
+import { PatchStrategy } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startControlPlane, type ControlPlane } from '@flock/testkit';
 import { NodeConfig, allCrds } from '@flock/api';
@@ -244,6 +245,36 @@ describe('server-side apply and status on flock CRDs', () => {
     });
     expect(await client.delete('n1', { uid: first.metadata.uid as string })).toBe(true);
     expect(await client.get('n1')).toBeUndefined();
+  });
+
+  it('finalizers: DELETE marks, the write removing the last finalizer deletes, none may be added', async () => {
+    // The twin of the FakeApiServer test of the same name.
+    const ns = await namespace();
+    const path = objectPath(CONFIGMAPS, 'fin', ns);
+    await api.request({
+      method: 'POST',
+      path: resourcePath(CONFIGMAPS, { namespace: ns }),
+      body: { metadata: { name: 'fin', finalizers: ['flock.test/x', 'flock.test/y'] } },
+    });
+    type Meta = { metadata: { deletionTimestamp?: string; finalizers?: string[] } };
+    const marked = (await api.request({ method: 'DELETE', path })) as Meta;
+    expect(marked.metadata.deletionTimestamp).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+    const patch = (metadata: Record<string, unknown>) =>
+      api.request({
+        method: 'PATCH',
+        path,
+        contentType: PatchStrategy.MergePatch,
+        body: { metadata },
+      });
+    await expect(
+      patch({ finalizers: ['flock.test/x', 'flock.test/y', 'flock.test/z'] }),
+    ).rejects.toMatchObject({
+      code: 422,
+    });
+    const still = (await patch({ finalizers: ['flock.test/y'], deletionTimestamp: null })) as Meta;
+    expect(still.metadata.deletionTimestamp).toBe(marked.metadata.deletionTimestamp);
+    await patch({ finalizers: [] });
+    await expect(api.request({ method: 'GET', path })).rejects.toMatchObject({ code: 404 });
   });
 
   it('caches NodeConfigs parsed by their schema', async () => {

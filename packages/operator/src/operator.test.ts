@@ -1,5 +1,4 @@
-// The operator end to end on the in-memory API server (with finalizers, see
-// testing/finalizing-fake.ts): NodeConfigs for selected nodes, the quarantine across a node's
+// The operator end to end on the in-memory API server (finalizers included): NodeConfigs for selected nodes, the quarantine across a node's
 // deletion, read-your-writes while a watch lags, retries, pool deletion, health and metrics,
 // and two replicas handing over. The cluster tier repeats the essentials on a real server.
 import type { NodeConfig } from '@flock/api';
@@ -11,7 +10,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { QUARANTINE_FINALIZER } from './names.js';
 import { startOperator, type Operator, type OperatorOptions } from './operator.js';
 import { baseSpec, type PoolSpecInput } from './testing/fixtures.js';
-import { withFinalizers } from './testing/finalizing-fake.js';
 
 const FAST = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 200 };
 const running: Operator[] = [];
@@ -51,7 +49,7 @@ async function deleteNodeLikeGc(server: FakeApiServer, transport: KubeTransport,
 describe('operator on the in-memory API server', () => {
   it('configures selected nodes, quarantines a deleted node, and serves health and metrics', async () => {
     const server = new FakeApiServer();
-    const api = withFinalizers(server);
+    const api = server;
     putPool(server, 'a');
     for (const n of ['n0', 'n1', 'n2']) putNode(server, n, { pool: 'a' });
     putNode(server, 'elsewhere', { pool: 'b' });
@@ -113,7 +111,7 @@ describe('operator on the in-memory API server', () => {
 
   it('plans on its own writes while the NodeConfig watch lags (no prefix given twice)', async () => {
     const server = new FakeApiServer();
-    const api = withFinalizers(server);
+    const api = server;
     putPool(server, 'a');
     putNode(server, 'n0', { pool: 'a' });
     const op = await operator(api);
@@ -135,7 +133,7 @@ describe('operator on the in-memory API server', () => {
 
   it('retries failed writes with backoff and converges', async () => {
     const server = new FakeApiServer();
-    const api = withFinalizers(server);
+    const api = server;
     let failures = 3;
     server.inject((r) =>
       r.method === 'PATCH' && r.path.includes('/nodeconfigs/') && failures-- > 0
@@ -153,7 +151,7 @@ describe('operator on the in-memory API server', () => {
 
   it('deletes the NodeConfigs of a deleted pool, and gives the nodes to the pool that also selects them', async () => {
     const server = new FakeApiServer();
-    const api = withFinalizers(server);
+    const api = server;
     putPool(server, 'a');
     putNode(server, 'n0', { pool: 'a', zone: 'z' });
     await operator(api);
@@ -180,8 +178,8 @@ describe('operator on the in-memory API server', () => {
     putPool(server, 'a');
     putNode(server, 'n0', { pool: 'a' });
     const ops = [
-      await operator(withFinalizers(server, clients[0]), { identity: 'first' }),
-      await operator(withFinalizers(server, clients[1]), { identity: 'second' }),
+      await operator(clients[0]!, { identity: 'first' }),
+      await operator(clients[1]!, { identity: 'second' }),
     ];
     await eventually('a leader', () => ops.filter((o) => o.isLeader()).length === 1);
     const leader = ops.findIndex((o) => o.isLeader());
