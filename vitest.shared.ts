@@ -7,23 +7,32 @@ import { defineConfig } from 'vitest/config';
 
 export type Tier = 'unit' | 'kernel' | 'cluster';
 
-const tierGlobs: Record<Tier, string> = {
-  unit: 'src/**/*.test.ts',
-  kernel: 'src/**/*.kernel.test.ts',
-  cluster: 'src/**/*.cluster.test.ts',
+const tierSuffix: Record<Tier, string> = {
+  unit: '.test.ts',
+  kernel: '.kernel.test.ts',
+  cluster: '.cluster.test.ts',
 };
 
-export function tierConfig(root: string) {
+export interface TierOptions {
+  /** Directories holding tests (default ['src']). */
+  dirs?: string[];
+  /** Per-test and per-hook time limits of the kernel and cluster tiers (ms). */
+  testTimeoutMs?: number;
+  hookTimeoutMs?: number;
+}
+
+export function tierConfig(root: string, options: TierOptions = {}) {
   const tier = (process.env['FLOCK_TEST_TIER'] ?? 'unit') as Tier;
   const exclude = tier === 'unit' ? ['**/*.kernel.test.ts', '**/*.cluster.test.ts'] : [];
+  const dirs = options.dirs ?? ['src'];
   return defineConfig({
     root,
     test: {
-      include: [tierGlobs[tier]],
+      include: dirs.map((d) => `${d}/**/*${tierSuffix[tier]}`),
       exclude: ['**/node_modules/**', '**/dist/**', ...exclude],
       environment: 'node',
-      testTimeout: tier === 'unit' ? 10_000 : 120_000,
-      hookTimeout: tier === 'unit' ? 10_000 : 300_000,
+      testTimeout: tier === 'unit' ? 10_000 : (options.testTimeoutMs ?? 120_000),
+      hookTimeout: tier === 'unit' ? 10_000 : (options.hookTimeoutMs ?? 300_000),
       // Kernel and cluster tests share the machine's namespaces and ports: run files one by one.
       fileParallelism: tier === 'unit',
       // npm test sums these JSON reports into its closing "N passed, N failed" line.
