@@ -71,6 +71,14 @@ const example = (f?: Family, cidr = false) =>
 const celFamily = (f: Family | undefined, expr: string) =>
   f ? ` && ${expr}.family() == ${f}` : '';
 
+/**
+ * An IPv4-mapped IPv6 address (::ffff:a.b.c.d in any spelling). The API server's CEL (isIP,
+ * isCIDR) refuses these, so the schemas that stand for CEL rules refuse them too.
+ */
+export function isIPv4Mapped(ip: string): boolean {
+  return ipFamily(ip) === 6 && ipToBigInt(ip) >> 32n === 0xffffn;
+}
+
 /** An IP address of the given family (or either), e.g. a BGP peer. */
 export function ipString(what: string, family?: Family) {
   return withRules(z.string().min(1).max(MAX_ADDRESS_LENGTH), [
@@ -79,7 +87,7 @@ export function ipString(what: string, family?: Family) {
       message: `${what} must be an ${familyName(family)} address such as ${example(family)}`,
       check: (s) => {
         const f = ipFamily(s);
-        return f !== undefined && (family === undefined || f === family);
+        return f !== undefined && (family === undefined || f === family) && !isIPv4Mapped(s);
       },
     },
   ]);
@@ -93,7 +101,11 @@ export function cidrString(what: string, family?: Family) {
       message: `${what} must be an ${familyName(family)} CIDR such as ${example(family, true)}`,
       check: (s) => {
         const p = splitCidr(s);
-        return p !== undefined && (family === undefined || p.family === family);
+        return (
+          p !== undefined &&
+          (family === undefined || p.family === family) &&
+          !isIPv4Mapped(p.address)
+        );
       },
     },
     {
