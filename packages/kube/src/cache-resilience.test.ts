@@ -155,6 +155,19 @@ describe('Cache resilience', () => {
     expect(log.find('warn', 'watch silent for too long')).toHaveLength(1);
   });
 
+  it('restarts a watch that keeps going silent once per watchdog period, with no backoff on top', async () => {
+    const c = start({ backoff: { baseMs: 500, maxMs: 60_000, jitter: 0 } });
+    await tick();
+    for (let k = 0; k < 6; k++) {
+      server.silenceWatches();
+      await tick(1000);
+    }
+    server.putObject(CONFIGMAPS, cm('seen'));
+    await tick();
+    expect(server.watchStats(PATH)).toMatchObject({ opened: 7, open: 1, maxOpen: 1 });
+    expect(contents(c)).toEqual({ seen: '1' });
+  });
+
   it('keeps a watch that only receives bookmarks', async () => {
     const c = start();
     await tick();

@@ -225,7 +225,10 @@ export class Cache<T extends KubeObject = KubeObject> {
           break;
       }
       // A watch that delivered nothing before ending must not turn into a hot loop; only the
-      // first expiry after a healthy period relists at once.
+      // first expiry after a healthy period relists at once. A stalled watch already waited the
+      // watchdog period: restart it at once (a backoff on top would keep a cache whose
+      // connections keep going silent away from the server for up to the backoff cap).
+      if (end.kind === 'stalled') continue;
       if (!end.productive || end.kind === 'error' || end.kind === 'api-error') {
         const first = this.backoff.attempts === 0;
         const delay = this.backoff.next();

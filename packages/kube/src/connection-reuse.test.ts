@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { reuseConnections } from './connection-reuse.js';
+import { retireConnections, reuseConnections } from './connection-reuse.js';
 
 /** A dispatcher that remembers being closed. */
 class FakeDispatcher {
@@ -64,5 +64,16 @@ describe('reuseConnections', () => {
     const third = await dispatcherOf(kc);
     expect(third).not.toBe(second);
     expect(second.closed).toBe(true);
+  });
+
+  it('retires the pool on demand (a dead connection): the next request gets a new one', async () => {
+    const { kc } = fakeKubeConfig();
+    reuseConnections(kc);
+    const first = await dispatcherOf(kc);
+    retireConnections(kc);
+    expect(first.closed).toBe(true);
+    const second = await dispatcherOf(kc);
+    expect(second).not.toBe(first);
+    expect(await dispatcherOf(kc)).toBe(second);
   });
 });

@@ -12,7 +12,18 @@ type Dispatcher = NonNullable<
   ReturnType<Parameters<KubeConfig['applySecurityAuthentication']>[0]['getDispatcher']>
 >;
 
-const wrapped = new WeakSet<KubeConfig>();
+/** Per wrapped KubeConfig: start over with a new pool on the next request. */
+const retirers = new WeakMap<KubeConfig, () => void>();
+
+/**
+ * The shared pool may sit on a dead connection (a peer that vanished without a FIN or RST):
+ * every request and watch would queue on it until undici's own health check gives up,
+ * minutes later. Retire it: the next request opens a new pool, the old one closes once its
+ * requests are done (they end with their own timeouts).
+ */
+export function retireConnections(kc: KubeConfig): void {
+  retirers.get(kc)?.();
+}
 
 /** Make `kc` share one connection pool across requests (idempotent); returns `kc`. */
 export function reuseConnections(
@@ -20,10 +31,14 @@ export function reuseConnections(
   maxAgeMs = 5 * 60_000,
   now = Date.now,
 ): KubeConfig {
-  if (wrapped.has(kc)) return kc;
-  wrapped.add(kc);
+  if (retirers.has(kc)) return kc;
   const apply = kc.applySecurityAuthentication.bind(kc);
   let shared: { dispatcher: Dispatcher; context: string | undefined; since: number } | undefined;
+  retirers.set(kc, () => {
+    const old = shared;
+    shared = undefined;
+    void old?.dispatcher.close().catch(() => {});
+  });
   kc.applySecurityAuthentication = async (ctx) => {
     await apply(ctx);
     const fresh = ctx.getDispatcher();

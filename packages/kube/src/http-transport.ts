@@ -12,7 +12,7 @@ import {
   RequestContext,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { reuseConnections } from './connection-reuse.js';
+import { retireConnections, reuseConnections } from './connection-reuse.js';
 import { KubeApiError } from './errors.js';
 import {
   WatchEventSchema,
@@ -22,6 +22,9 @@ import {
   type WatchEvent,
   type WatchRequest,
 } from './transport.js';
+
+/** A watch stopped after this long without data may sit on a dead connection. */
+const SILENT_WATCH_MS = 10_000;
 
 export interface HttpTransportOptions {
   /** Upper bound of one (non-watch) request, in ms (default 30 s). */
@@ -66,14 +69,22 @@ export class HttpTransport implements KubeTransport {
   }
 
   async request(req: KubeRequest): Promise<unknown> {
-    const signals = [AbortSignal.timeout(this.requestTimeoutMs)];
+    const timeout = AbortSignal.timeout(this.requestTimeoutMs);
+    const signals = [timeout];
     if (req.signal) signals.push(req.signal);
     const ctx = await this.context(req.method, req.path, req.query, AbortSignal.any(signals));
     if (req.body !== undefined) {
       ctx.setHeaderParam('Content-Type', req.contentType ?? 'application/json');
       ctx.setBody(JSON.stringify(req.body));
     }
-    const resp = await this.http.send(ctx).toPromise();
+    const resp = await this.http
+      .send(ctx)
+      .toPromise()
+      .catch((error: unknown) => {
+        // No answer in time: the shared connection may be dead; the next request opens another.
+        if (timeout.aborted) retireConnections(this.kubeConfig);
+        throw error;
+      });
     const text = await resp.body.text();
     const body = parseJson(text);
     if (resp.httpStatusCode < 200 || resp.httpStatusCode > 299) {
@@ -96,6 +107,7 @@ export class HttpTransport implements KubeTransport {
   ): () => void {
     const controller = new AbortController();
     let finished = false;
+    let lastData = Date.now();
     const finish = (err?: unknown) => {
       if (finished) return;
       finished = true;
@@ -123,6 +135,7 @@ export class HttpTransport implements KubeTransport {
       const decoder = new TextDecoder();
       let pending = '';
       for await (const chunk of body) {
+        lastData = Date.now();
         if (finished) return;
         pending += decoder.decode(chunk, { stream: true });
         let start = 0;
@@ -141,6 +154,8 @@ export class HttpTransport implements KubeTransport {
     };
     stream().catch((err: unknown) => finish(err));
     return () => {
+      // Stopped while silent for a while (a cache's watchdog): its connection may be dead.
+      if (!finished && Date.now() - lastData >= SILENT_WATCH_MS) retireConnections(this.kubeConfig);
       finished = true;
       controller.abort();
     };

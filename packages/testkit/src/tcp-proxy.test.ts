@@ -43,6 +43,22 @@ describe('TcpProxy', () => {
     expect(proxy.connections).toBe(1);
   });
 
+  it('silences the open connections for good while new ones flow', async () => {
+    await setup();
+    const old = connect(proxy.port, '127.0.0.1');
+    await new Promise((r) => old.once('connect', r));
+    proxy.silenceOpen();
+    const fresh = connect(proxy.port, '127.0.0.1');
+    await new Promise((r) => fresh.once('connect', r));
+    expect(await roundTrip(fresh, 'new')).toBe('new');
+    expect(await roundTrip(old, 'old')).toBeUndefined();
+    proxy.thaw();
+    expect(await roundTrip(old, 'x')).toBeUndefined();
+    expect(old.destroyed).toBe(false);
+    old.on('error', () => undefined);
+    fresh.on('error', () => undefined);
+  });
+
   it('refuses new connections when told to', async () => {
     await setup();
     proxy.accept(false);

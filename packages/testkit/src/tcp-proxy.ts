@@ -9,6 +9,8 @@ export interface TcpProxy {
   freeze(): void;
   /** Forward again (buffered data flows). */
   thaw(): void;
+  /** Silence the connections open now for good (open, nothing flows); new ones flow. */
+  silenceOpen(): void;
   /** Destroy every open connection (clients see a reset). */
   dropAll(): void;
   /** Refuse (reset) new connections until accept(true). */
@@ -66,6 +68,14 @@ export async function startTcpProxy(
       for (const [a, b] of pairs) {
         a.pause();
         b.pause();
+      }
+    },
+    silenceOpen() {
+      for (const [a, b] of pairs) {
+        a.pause();
+        b.pause();
+        a.unpipe(b);
+        b.unpipe(a);
       }
     },
     thaw() {
