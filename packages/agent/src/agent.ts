@@ -8,6 +8,7 @@ import {
   type AllocationEntry,
 } from '@flock/ipam';
 import { EventRecorder, startHealthServer, type KubeTransport } from '@flock/kube';
+import type { FileSystem } from '@flock/exec';
 import type { Logger } from '@flock/api';
 import { Registry } from 'prom-client';
 import { CniHandlers, type FaultPoint } from './cni/handlers.js';
@@ -16,7 +17,7 @@ import type { AgentConfig } from './config.js';
 import type { Datapath } from './datapath/index.js';
 import { createAgentMetrics } from './metrics.js';
 import { NetworkConditionKeeper } from './node-condition.js';
-import { NodeConfigTracker } from './node-config.js';
+import { NodeConfigTracker, nodeConfigEvents } from './node-config.js';
 import { PodLookupWithFallback, nodePodCache } from './pods.js';
 import { PolicyReconciler, policyCaches, type PolicyApplier } from './policy/index.js';
 import type { BirdControl } from '@flock/bird';
@@ -33,6 +34,8 @@ export interface AgentDeps {
   registry?: Registry;
   /** Test-only: called at ADD/DEL fault points. */
   fault?: (point: FaultPoint) => void | Promise<void>;
+  /** Test-only: the allocation store's file operations (fault points inside a store write). */
+  storeFileSystem?: FileSystem;
   /**
    * NetworkPolicy's kernel edge (main.ts: nftables in the node's namespace). Without it the
    * agent enforces no NetworkPolicy — only for unit tests of other parts of the agent.
@@ -78,11 +81,22 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
         });
     }
 
+    const events = new EventRecorder({
+      transport,
+      reportingController: 'flock.fritzlab.net/agent',
+      reportingInstance: config.nodeName,
+      logger,
+    });
     const nodeConfig = new NodeConfigTracker({
+      onChange: nodeConfigEvents(events, config.nodeName),
       transport,
       nodeName: config.nodeName,
       logger,
       addressQuarantineMs: config.addressQuarantineMs,
+      watchdogMs: config.watchdogMs,
+      // A NodeConfig that comes back: only addresses the store still holds stay allocated
+      // (asked before the store below is loaded, this throws and everything stays allocated).
+      held: (owner) => store.entries().some((e) => entryKey(e.containerID, e.ifname) === owner),
     });
     // Health first, so a node stuck waiting for its NodeConfig is visible (not ready).
     const health = config.healthPort
@@ -102,12 +116,15 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     const node = await nodeConfig.waitForNodeConfig(config.nodeConfigTimeoutMs);
 
     step('load allocation store', { path: config.storePath });
-    const store = new AllocationStore(config.storePath);
+    const store = new AllocationStore(
+      config.storePath,
+      deps.storeFileSystem ? { fileSystem: deps.storeFileSystem } : {},
+    );
     await store.load();
     for (const e of store.entries().filter((x) => x.state === 'committed'))
       remark(node.allocator, e, logger);
 
-    const pods = nodePodCache(transport, config.nodeName, logger);
+    const pods = nodePodCache(transport, config.nodeName, logger, config.watchdogMs);
     const routing = new Routing({
       nodeName: config.nodeName,
       transport,
@@ -119,12 +136,6 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       undo: async (e) => void (await handlers.undoIfUnchanged(e)),
       bird: deps.bird ?? birdControls(config.birdSocketPath),
       settings: routingSettings(config),
-    });
-    const events = new EventRecorder({
-      transport,
-      reportingController: 'flock.fritzlab.net/agent',
-      reportingInstance: config.nodeName,
-      logger,
     });
     const podLookup = new PodLookupWithFallback(pods, transport);
     const policy = deps.policyApplier
@@ -189,6 +200,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       config.nodeName,
       logger,
       config.resyncMs,
+      config.watchdogMs,
     );
     condition.start();
     stoppers.push(() => condition.stop());

@@ -16,6 +16,12 @@ describe('agent settings', () => {
     });
   });
 
+  it('restarts silent watches after --watchdog (default 3 minutes, at least 1 s)', () => {
+    expect(loadAgentConfig([], { NODE_NAME: 'n' }).watchdogMs).toBe(180_000);
+    expect(loadAgentConfig(['--watchdog', '10s'], { NODE_NAME: 'n' }).watchdogMs).toBe(10_000);
+    expect(() => loadAgentConfig(['--watchdog', '10ms'], { NODE_NAME: 'n' })).toThrow(/watchdogMs/);
+  });
+
   it('names every bad setting', () => {
     expect(() => loadAgentConfig(['--resync', 'soon'], {})).toThrow(
       /nodeName.*resyncMs|resyncMs.*nodeName/s,

@@ -29,6 +29,11 @@ export const AgentConfig = z.object({
   addressQuarantineMs: duration.default(300_000),
   /** Periodic re-assertion of blackholes and the Node condition. */
   resyncMs: duration.default(30_000),
+  /**
+   * Restart a watch that delivered nothing, not even a bookmark (a quiet watch gets one every
+   * one to two minutes), for this long: a silent watch hides pod deletions and NodeConfig changes.
+   */
+  watchdogMs: duration.refine((ms) => ms >= 1000, 'at least 1s').default(180_000),
   healthPort: z.coerce.number().int().min(0).max(65535).default(9901),
   healthHost: z.string().default('0.0.0.0'),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
@@ -38,7 +43,7 @@ export const AgentConfig = z.object({
    * node namespace). Production leaves it unset: the agent runs in the host namespace.
    */
   hostNetns: z.string().startsWith('/').optional(),
-  /** Test-only fault injection ("point[,point...]" to SIGKILL the agent there); never in production. */
+  /** Test-only fault injection ("point[#n][,...]": SIGKILL there, see faults.ts); never in production. */
   testFaults: z.string().optional(),
   /**
    * bird.conf, written by the agent (0600) and read by BIRD. On tmpfs so that a rebooted node's
@@ -71,6 +76,7 @@ const FLAGS: Record<string, keyof AgentConfig> = {
   '--node-config-timeout': 'nodeConfigTimeoutMs',
   '--address-quarantine': 'addressQuarantineMs',
   '--resync': 'resyncMs',
+  '--watchdog': 'watchdogMs',
   '--health-port': 'healthPort',
   '--health-host': 'healthHost',
   '--log-level': 'logLevel',

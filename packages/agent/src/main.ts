@@ -1,36 +1,46 @@
 #!/usr/bin/env node
 // flock-agent: the node agent process. Settings from flags and FLOCK_* variables (config.ts).
+import { writeSync } from 'node:fs';
 import { HttpTransport, createLogger, loadKubeConfig } from '@flock/kube';
 import { startAgent } from './agent.js';
 import { loadAgentConfig } from './config.js';
 import { IprouteDatapath } from './datapath/index.js';
-import type { FaultPoint } from './cni/handlers.js';
+import { faultInjector, parseFaultSpec, type FaultPoint } from './faults.js';
 import { nftPolicyApplier } from './policy/index.js';
+import { faultFileSystem } from './store-faults.js';
 
 async function main(): Promise<void> {
   const config = loadAgentConfig(process.argv.slice(2), process.env);
   const logger = createLogger('agent', config.logLevel);
-  const faults = new Set((config.testFaults ?? '').split(',').filter(Boolean));
-  if (faults.size)
+  const armed = parseFaultSpec(config.testFaults ?? '');
+  if (armed.size)
     logger.warn('TEST-ONLY fault points armed: the agent will SIGKILL itself there', {
-      faults: [...faults],
+      faults: [...armed].map(([point, n]) => `${point}#${n}`),
     });
+  // Points fire only once start-up is over: the start-up sweep itself tears down and writes.
+  let live = false;
+  const inject = faultInjector(armed, (point) => {
+    // Written synchronously: the kill follows at once and the crash test reads this line.
+    writeSync(
+      2,
+      `${JSON.stringify({ level: 'warn', message: 'TEST-ONLY fault point reached: SIGKILL', point })}\n`,
+    );
+    process.kill(process.pid, 'SIGKILL');
+  });
+  const fault = (point: FaultPoint) => (live ? inject(point) : undefined);
   const agent = await startAgent({
     config,
     transport: new HttpTransport(loadKubeConfig(config.kubeconfig)),
     datapath: new IprouteDatapath({
       logger,
       ...(config.hostNetns ? { hostNetns: config.hostNetns } : {}),
+      ...(armed.size ? { fault } : {}),
     }),
     policyApplier: nftPolicyApplier(config.hostNetns),
     logger,
-    ...(faults.size
-      ? {
-          fault: (point: FaultPoint) =>
-            void (faults.has(point) && process.kill(process.pid, 'SIGKILL')),
-        }
-      : {}),
+    ...(armed.size ? { fault, storeFileSystem: faultFileSystem(fault) } : {}),
   });
+  live = true;
   const shutdown = async (signal: string) => {
     logger.info('shutting down', { signal });
     await agent.stop();

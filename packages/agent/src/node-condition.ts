@@ -24,11 +24,13 @@ export class NetworkConditionKeeper {
     private readonly nodeName: string,
     private readonly logger: Logger,
     private readonly periodMs: number,
+    watchdogMs?: number,
   ) {
     this.cache = new Cache<V1Node & KubeObject>({
       source: resourceListWatch(transport, NODES),
       fieldSelector: formatFieldSelector({ 'metadata.name': nodeName }),
       logger,
+      ...(watchdogMs ? { watchdogMs } : {}),
     });
     const check = (node: V1Node) => {
       if (!isAsserted(node)) void this.assert();

@@ -1,10 +1,12 @@
-// This node's NodeConfig: a one-object cache, the wait for it at start-up, and the node's
-// address space (an allocator over cidr6/cidr4) derived from it.
+// This node's NodeConfig: a one-object cache, the wait for it at start-up, the node's address
+// space (an allocator over cidr6/cidr4) derived from it, and the Events when it goes and comes
+// back.
 import { NodeConfig, type Logger } from '@flock/api';
 import { AddressAllocator } from '@flock/ipam';
 import {
   Cache,
   NODECONFIGS,
+  type EventRecorder,
   formatFieldSelector,
   resourceListWatch,
   type KubeTransport,
@@ -16,13 +18,26 @@ export interface NodeConfigTrackerOptions {
   nodeName: string;
   logger: Logger;
   addressQuarantineMs: number;
+  /** Restart a watch silent for this long (default: the cache's). */
+  watchdogMs?: number;
   /** Called after the NodeConfig was created, changed or deleted. */
   onChange?: (nodeConfig: NodeConfig | undefined) => void;
+  /**
+   * Does this allocation owner still hold its addresses (an entry in the allocation store)?
+   * Asked when a NodeConfig comes back after it was gone: a pod deleted meanwhile could not
+   * release its address. Default (and when it throws): yes.
+   */
+  held?: (owner: string) => boolean;
 }
 
 export class NodeConfigTracker {
   readonly cache: Cache<NodeConfig>;
   private state: NodeState | undefined;
+  /**
+   * The state before the NodeConfig went away: its allocator still holds the addresses of the
+   * pods running here, which a re-created NodeConfig must not hand out a second time.
+   */
+  private retired: NodeState | undefined;
 
   constructor(private readonly options: NodeConfigTrackerOptions) {
     this.cache = new Cache<NodeConfig>({
@@ -30,6 +45,7 @@ export class NodeConfigTracker {
       schema: NodeConfig,
       fieldSelector: formatFieldSelector({ 'metadata.name': options.nodeName }),
       logger: options.logger,
+      ...(options.watchdogMs ? { watchdogMs: options.watchdogMs } : {}),
     });
     const changed = () => {
       this.refresh();
@@ -83,10 +99,14 @@ export class NodeConfigTracker {
           'NodeConfig of this node is gone: new pods wait until it is back',
           { node: this.options.nodeName },
         );
+      this.retired = this.state ?? this.retired;
       this.state = undefined;
       return;
     }
-    const prev = this.state;
+    const prev = this.state ?? this.retired;
+    const back = this.state ? undefined : this.retired;
+    if (back) this.releaseGone(back.allocator);
+    this.retired = undefined;
     const same =
       prev &&
       prev.nodeConfig.spec.cidr6 === nc.spec.cidr6 &&
@@ -95,6 +115,10 @@ export class NodeConfigTracker {
         JSON.stringify(nc.spec.pinnedCIDRs ?? []);
     if (prev && same) {
       this.state = { nodeConfig: nc, allocator: prev.allocator };
+      if (back)
+        this.options.logger.info('NodeConfig of this node is back: serving new pods again', {
+          node: this.options.nodeName,
+        });
       return;
     }
     const created = AddressAllocator.create({
@@ -108,6 +132,7 @@ export class NodeConfigTracker {
         node: this.options.nodeName,
         error: created.error,
       });
+      this.retired = prev;
       this.state = undefined;
       return;
     }
@@ -120,4 +145,45 @@ export class NodeConfigTracker {
       cidr4: nc.spec.cidr4,
     });
   }
+
+  /** Release what pods deleted while the NodeConfig was gone still hold in the allocator. */
+  private releaseGone(allocator: NodeState['allocator']): void {
+    const held = this.options.held;
+    if (!held) return;
+    for (const a of allocator.allocations()) {
+      let still = true;
+      try {
+        still = held(a.owner);
+      } catch {
+        // Unknown: keep it (a leaked address is better than one handed out twice).
+      }
+      if (!still) allocator.release(a.owner);
+    }
+  }
+}
+
+/** Events on the Node when its NodeConfig goes away (new pods fail meanwhile) and comes back. */
+export function nodeConfigEvents(events: Pick<EventRecorder, 'event'>, nodeName: string) {
+  const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: nodeName } };
+  let had = false;
+  let seen = false;
+  return (nc: unknown) => {
+    const has = nc !== undefined;
+    if (had && !has)
+      void events.event(node, {
+        type: 'Warning',
+        reason: 'NodeConfigMissing',
+        action: 'WaitForNodeConfig',
+        note: `NodeConfig ${nodeName} is gone or unusable: new pods on this node fail (CNI code 11) until it is back; running pods keep their addresses`,
+      });
+    if (!had && has && seen)
+      void events.event(node, {
+        type: 'Normal',
+        reason: 'NodeConfigRestored',
+        action: 'WaitForNodeConfig',
+        note: `NodeConfig ${nodeName} is back: serving new pods again`,
+      });
+    seen ||= has;
+    had = has;
+  };
 }

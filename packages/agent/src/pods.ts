@@ -1,7 +1,7 @@
 // Pods: this node's pods in a cache (spec.nodeName = this node), and the lookup ADD uses —
 // the cache first, the API server when the cache has not seen the pod yet (the kubelet calls
 // ADD right after the pod was bound) or holds an older pod of the same name.
-import type { Logger } from '@flock/api';
+import { CniErrorCode, type Logger } from '@flock/api';
 import {
   Cache,
   PODS,
@@ -14,6 +14,7 @@ import {
 } from '@flock/kube';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { PodLookup } from './cni/handlers.js';
+import { CniCommandError } from './cni/errors.js';
 
 /** A Pod as the caches hold it (metadata always present). */
 export type Pod = V1Pod & KubeObject;
@@ -22,11 +23,13 @@ export function nodePodCache(
   transport: KubeTransport,
   nodeName: string,
   logger: Logger,
+  watchdogMs?: number,
 ): Cache<Pod> {
   return new Cache<Pod>({
     source: resourceListWatch(transport, PODS),
     fieldSelector: formatFieldSelector({ 'spec.nodeName': nodeName }),
     logger,
+    ...(watchdogMs ? { watchdogMs } : {}),
   });
 }
 
@@ -46,9 +49,35 @@ export class PodLookupWithFallback implements PodLookup {
       })) as V1Pod;
     } catch (error) {
       if (isNotFound(error)) return undefined;
-      throw error;
+      // Transient (the API server is restarting or unreachable): the runtime retries the ADD.
+      throw new CniCommandError(
+        CniErrorCode.TryAgainLater,
+        `cannot look up pod ${namespace}/${name}: the API server did not answer (${errorText(error)}); try again later`,
+      );
     }
   }
+
+  async holdersOf(ip: string): Promise<V1Pod[]> {
+    try {
+      const list = (await this.transport.request({
+        method: 'GET',
+        path: '/api/v1/pods',
+        query: { fieldSelector: formatFieldSelector({ 'status.podIP': ip }) },
+      })) as { items?: V1Pod[] };
+      return list.items ?? [];
+    } catch (error) {
+      throw new CniCommandError(
+        CniErrorCode.TryAgainLater,
+        `cannot check who holds pinned address ${ip}: the API server did not answer (${errorText(error)}); try again later`,
+      );
+    }
+  }
+}
+
+function errorText(error: unknown): string {
+  const cause =
+    error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return error instanceof Error ? `${error.message}${cause}` : String(error);
 }
 
 /** Is the pod Ready (its Ready condition True)? */

@@ -116,6 +116,18 @@ describe('AllocationStore', () => {
     expect(await onDisk()).toEqual({ version: 1, entries: [] });
   });
 
+  it('marks a committed entry pending again on disk (two-phase DEL), idempotently', async () => {
+    const store = await loaded();
+    await store.putPending(entry('a'));
+    await store.commit('a', 'eth0');
+    expect((await store.markPending('a', 'eth0'))?.state).toBe('pending');
+    expect(await store.markPending('a', 'eth0')).toMatchObject({ state: 'pending' });
+    expect(await store.markPending('b', 'eth0')).toBeUndefined();
+    const again = new AllocationStore(path);
+    await again.load();
+    expect(again.entries().map((e) => e.state)).toEqual(['pending']);
+  });
+
   it('reloads exactly what it wrote', async () => {
     const store = await loaded();
     await store.putPending(entry('a'));

@@ -122,6 +122,21 @@ export class AllocationStore {
     });
   }
 
+  /**
+   * Mark a committed entry pending again before its kernel state is torn down (DEL is
+   * two-phase too): a crash mid-teardown leaves an entry the next start drops, never a
+   * committed entry without its kernel state. Resolves undefined when there is no entry.
+   */
+  markPending(containerID: string, ifname: string): Promise<AllocationEntry | undefined> {
+    return this.change((current) => {
+      const key = entryKey(containerID, ifname);
+      const entry = current.get(key);
+      if (!entry || entry.state === 'pending') return { result: entry && copyEntry(entry) };
+      const pending: AllocationEntry = { ...entry, state: 'pending' };
+      return { next: new Map([...current, [key, pending]]), result: copyEntry(pending) };
+    });
+  }
+
   /** Remove an entry; resolves false when there was none (DEL is idempotent). */
   remove(containerID: string, ifname: string): Promise<boolean> {
     return this.change((current) => {

@@ -184,6 +184,37 @@ describe('CNI ADD', () => {
     expect(warnings.join()).toContain('FlockAllocationFailed');
   });
 
+  it('refuses a pinned address another live pod of the cluster holds, takes it over from a pod being deleted', async () => {
+    const annotations = { 'flock.fritzlab.net/pinned-ip': '2001:db8:200::7' };
+    pods.set('default/web', pod('web', annotations));
+    const holder: V1Pod = {
+      ...pod('old', annotations),
+      spec: { nodeName: 'node-b', containers: [] },
+      status: { phase: 'Running', podIP: '2001:db8:200::7' },
+    };
+    const holders: V1Pod[] = [holder];
+    make({
+      pods: {
+        get: async (ns, name) => pods.get(`${ns}/${name}`),
+        holdersOf: async (ip) => holders.filter((h) => h.status?.podIP === ip),
+      },
+    });
+    const refused = await handlers.handle(request('ADD'));
+    expect(refused).toMatchObject({
+      ok: false,
+      error: {
+        code: CniErrorCode.NotAllowed,
+        msg: 'pod default/web: pinned address 2001:db8:200::7 is in use by pod default/old on node node-b',
+      },
+    });
+    expect(store.entries()).toEqual([]);
+    expect(warnings.join()).toContain('FlockAddressRefused');
+    // Evicted from a dead node: being deleted, the address moves to its replacement.
+    holder.metadata!.deletionTimestamp = new Date();
+    const r = await handlers.handle(request('ADD'));
+    expect(r.ok && r.result?.ips?.[0]?.address).toBe('2001:db8:200::7/128');
+  });
+
   it('puts allowed anycast addresses on the pod and refuses others with an event', async () => {
     pods.set('default/web', pod('web', { 'flock.fritzlab.net/anycast': '2001:db8:300:0::10' }));
     await handlers.handle(request('ADD'));

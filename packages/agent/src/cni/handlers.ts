@@ -12,6 +12,7 @@ import {
   type NodeConfig,
 } from '@flock/api';
 import {
+  AllocationStoreError,
   entryKey,
   type AddressAllocator,
   type AllocationEntry,
@@ -19,9 +20,10 @@ import {
 } from '@flock/ipam';
 import type { V1Pod } from '@kubernetes/client-node';
 import { DatapathError, hostVethName, type Datapath, type PodSpec } from '../datapath/index.js';
+import type { FaultHook, HandlerFaultPoint } from '../faults.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import { CniCommandError, errorResponse } from './errors.js';
-import { addressRequest, podIdentity } from './pod-request.js';
+import { addressRequest, pinnedConflict, podIdentity } from './pod-request.js';
 
 /** The node's current configuration and address space; undefined until the agent is ready. */
 export interface NodeState {
@@ -32,6 +34,8 @@ export interface NodeState {
 /** Where ADD finds the Pod object (the node's pod cache, falling back to the API server). */
 export interface PodLookup {
   get(namespace: string, name: string, uid?: string): Promise<V1Pod | undefined>;
+  /** Pods of the whole cluster whose primary address (status.podIP) is `ip`. */
+  holdersOf?(ip: string): Promise<V1Pod[]>;
 }
 
 /** What other parts of the agent do around ADD and DEL. */
@@ -45,9 +49,7 @@ export interface CniHooks {
 /** Tell the pod's owner about a refusal (a Kubernetes Event on the pod). */
 export type PodWarning = (pod: V1Pod, reason: string, message: string) => void;
 
-/** Named points where a test-only fault injector may stop an ADD or DEL (see docs/reliability). */
-export type FaultPoint =
-  'after-pending' | 'after-datapath' | 'after-policy' | 'before-commit' | 'del-after-datapath';
+export type { FaultPoint } from '../faults.js';
 
 export interface CniHandlerDeps {
   store: AllocationStore;
@@ -57,8 +59,8 @@ export interface CniHandlerDeps {
   logger: Logger;
   hooks?: CniHooks;
   warn?: PodWarning;
-  /** Test-only: called at each fault point (may throw or kill the process). */
-  fault?: (point: FaultPoint) => Promise<void> | void;
+  /** Test-only: called at each fault point (may throw or kill the process); see faults.ts. */
+  fault?: FaultHook<HandlerFaultPoint>;
   /** STATUS readiness beyond having a NodeConfig (start-up finished). */
   ready?: () => boolean;
 }
@@ -172,6 +174,13 @@ export class CniHandlers {
         this.deps.warn?.(pod, 'FlockAddressRefused', error.message);
       throw error;
     }
+    if (wanted.pinned?.ipv6 && this.deps.pods.holdersOf) {
+      const conflict = pinnedConflict(pod, await this.deps.pods.holdersOf(wanted.pinned.ipv6));
+      if (conflict) {
+        this.deps.warn?.(pod, 'FlockAddressRefused', conflict);
+        throw new CniCommandError(CniErrorCode.NotAllowed, conflict);
+      }
+    }
     const owner = entryKey(containerID, ifName);
     const allocated = node.allocator.allocate({
       owner,
@@ -215,6 +224,7 @@ export class CniHandlers {
       await this.deps.fault?.('after-policy');
       await this.deps.fault?.('before-commit');
       await this.deps.store.commit(containerID, ifName);
+      await this.deps.fault?.('after-commit');
       this.deps.hooks?.changed?.();
       this.deps.logger.info('pod added', {
         pod: `${who.namespace}/${who.name}`,
@@ -230,9 +240,14 @@ export class CniHandlers {
           error: String(e),
         }),
       );
-      throw error instanceof CniCommandError
-        ? error
-        : new CniCommandError(CniErrorCode.SetupFailed, `ADD failed: ${(error as Error).message}`);
+      if (error instanceof CniCommandError) throw error;
+      // A full or read-only disk at commit: the kernel work was undone, the old store kept.
+      if (error instanceof AllocationStoreError)
+        throw new CniCommandError(CniErrorCode.IoFailure, `allocation store: ${error.message}`);
+      throw new CniCommandError(
+        CniErrorCode.SetupFailed,
+        `ADD failed: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -284,8 +299,22 @@ export class CniHandlers {
     });
   }
 
-  /** Remove an entry's kernel state, the entry, and its addresses (idempotent). */
-  async undo(entry: AllocationEntry, netns?: string): Promise<void> {
+  /**
+   * Remove an entry's kernel state, the entry, and its addresses (idempotent). Two-phase like
+   * ADD: a committed entry is marked pending first, so a crash during the teardown leaves an
+   * entry the next start drops, never a committed entry without its kernel state. `fault` is
+   * the test-only hook, passed by DEL alone (start-up and the sweeps never stop at DEL points).
+   */
+  async undo(
+    entry: AllocationEntry,
+    netns?: string,
+    fault?: FaultHook<HandlerFaultPoint>,
+  ): Promise<void> {
+    if (entry.state === 'committed') {
+      // No changed() here: the pod's policy rules stay until its veth is gone.
+      await this.deps.store.markPending(entry.containerID, entry.ifname);
+      await fault?.('del-after-mark');
+    }
     await this.deps.datapath.teardownPod({
       containerID: entry.containerID,
       ifName: entry.ifname,
@@ -295,7 +324,9 @@ export class CniHandlers {
       anycast: entry.anycast,
       ...(netns ? { netns } : {}),
     });
+    await fault?.('del-after-datapath');
     await this.deps.store.remove(entry.containerID, entry.ifname);
+    await fault?.('del-after-remove');
     this.deps.node()?.allocator.release(entryKey(entry.containerID, entry.ifname));
     this.deps.hooks?.changed?.();
   }
@@ -304,8 +335,7 @@ export class CniHandlers {
     const { containerID, ifName } = request as Required<AgentRequest>;
     const entry = this.deps.store.get(containerID, ifName);
     if (entry) {
-      await this.undo(entry, request.netns);
-      await this.deps.fault?.('del-after-datapath');
+      await this.undo(entry, request.netns, this.deps.fault);
       this.deps.logger.info('pod deleted', { pod: `${entry.namespace}/${entry.pod}`, containerID });
       return;
     }

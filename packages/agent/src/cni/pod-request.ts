@@ -77,3 +77,24 @@ export function addressRequest(
   }
   return { algo, ...(pinned?.value ? { pinned: pinned.value } : {}), anycast: anycastIps };
 }
+
+/**
+ * Another pod of the cluster already using this pod's pinned address, as a refusal message.
+ * Announcing it from two nodes would split its traffic (one copy is a blackhole), so a pinned
+ * address is only taken over from a pod that is being deleted or has terminated — the
+ * replacement of a pod evicted from a dead node (docs/announcements.md).
+ */
+export function pinnedConflict(pod: V1Pod, holders: readonly V1Pod[]): string | undefined {
+  const holder = holders.find(
+    (h) =>
+      h.metadata?.uid !== pod.metadata?.uid &&
+      h.metadata?.deletionTimestamp === undefined &&
+      !['Succeeded', 'Failed'].includes(h.status?.phase ?? ''),
+  );
+  if (!holder) return undefined;
+  const ip = holder.status?.podIP ?? '';
+  return (
+    `pod ${pod.metadata?.namespace}/${pod.metadata?.name}: pinned address ${ip} is in use by ` +
+    `pod ${holder.metadata?.namespace}/${holder.metadata?.name} on node ${holder.spec?.nodeName ?? '(none)'}`
+  );
+}

@@ -1,0 +1,129 @@
+// The order of the handlers' fault points against the store and the kernel, and a store
+// write that fails at commit (a disk that filled up during the ADD).
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  API_VERSION,
+  CniErrorCode,
+  NODECONFIG_KIND,
+  silentLogger,
+  type AgentRequest,
+} from '@flock/api';
+import { nodeFileSystem, type FileSystem } from '@flock/exec';
+import { AddressAllocator, AllocationStore } from '@flock/ipam';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeDatapath } from '../datapath/index.js';
+import type { HandlerFaultPoint } from '../faults.js';
+import { CniHandlers, type NodeState } from './handlers.js';
+
+let dir: string;
+let datapath: FakeDatapath;
+let node: NodeState;
+
+async function setup(fs: FileSystem = nodeFileSystem) {
+  const store = new AllocationStore(join(dir, 'store.json'), { fileSystem: fs });
+  await store.load();
+  const seen: string[] = [];
+  const handlers = new CniHandlers({
+    store,
+    datapath,
+    node: () => node,
+    pods: {
+      get: async (namespace, name) => ({
+        metadata: { namespace, name, uid: 'uid-web' },
+        spec: { containers: [] },
+      }),
+    },
+    logger: silentLogger,
+    fault: (point: HandlerFaultPoint) => {
+      const e = store.get('c1', 'eth0');
+      seen.push(`${point}: ${e?.state ?? 'none'}, veth ${datapath.hostVethNames().length}`);
+    },
+  });
+  return { store, handlers, seen };
+}
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'flock-faults-'));
+  datapath = new FakeDatapath();
+  const alloc = AddressAllocator.create({ cidr6: '2001:db8:100::/64', cidr4: '192.0.2.16/28' });
+  if (!alloc.ok) throw new Error(alloc.error);
+  node = {
+    nodeConfig: {
+      apiVersion: API_VERSION,
+      kind: NODECONFIG_KIND,
+      metadata: { name: 'node-a' },
+      spec: {
+        pool: 'dc1',
+        cidr6: '2001:db8:100::/64',
+        cidr4: '192.0.2.16/28',
+        bgp: { asn: 64512, peers: [] },
+      },
+    },
+    allocator: alloc.value,
+  };
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+const request = (command: AgentRequest['command']): AgentRequest => ({
+  command,
+  containerID: 'c1',
+  ifName: 'eth0',
+  netns: datapath.createNetns('/var/run/netns/p1'),
+  args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'web' },
+  config: { cniVersion: '1.1.0', name: 'flock', type: 'flock' },
+});
+
+describe('CNI fault points', () => {
+  it('ADD: pending before any kernel work, committed only after it', async () => {
+    const { handlers, seen } = await setup();
+    expect((await handlers.handle(request('ADD'))).ok).toBe(true);
+    expect(seen).toEqual([
+      'after-pending: pending, veth 0',
+      'after-datapath: pending, veth 1',
+      'after-policy: pending, veth 1',
+      'before-commit: pending, veth 1',
+      'after-commit: committed, veth 1',
+    ]);
+  });
+
+  it('DEL: marked pending before the teardown, removed after it', async () => {
+    const { handlers, seen } = await setup();
+    await handlers.handle(request('ADD'));
+    seen.length = 0;
+    expect((await handlers.handle(request('DEL'))).ok).toBe(true);
+    expect(seen).toEqual([
+      'del-after-mark: pending, veth 1',
+      'del-after-datapath: pending, veth 0',
+      'del-after-remove: none, veth 0',
+    ]);
+  });
+
+  it('a store write that fails at commit: error 5, kernel undone, the file keeps the old state', async () => {
+    let writes = 0;
+    const full: FileSystem = {
+      ...nodeFileSystem,
+      create: async (path, mode) => {
+        // The pending write goes through; from the commit on the disk is full.
+        if (++writes >= 2)
+          throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+        return nodeFileSystem.create(path, mode);
+      },
+    };
+    const { handlers } = await setup(full);
+    const r = await handlers.handle(request('ADD'));
+    expect(r).toMatchObject({
+      ok: false,
+      error: {
+        code: CniErrorCode.IoFailure,
+        msg: expect.stringMatching(/allocation store.*ENOSPC/),
+      },
+    });
+    expect(datapath.hostVethNames()).toEqual([]);
+    const onDisk = JSON.parse(await readFile(join(dir, 'store.json'), 'utf8')) as {
+      entries: { state: string }[];
+    };
+    expect(onDisk.entries.map((e) => e.state)).toEqual(['pending']); // dropped at the next start
+  });
+});
