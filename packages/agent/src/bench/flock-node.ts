@@ -1,0 +1,106 @@
+// One flock node for the benches: a real API server, the node's namespace, the real agent
+// process (packages/agent/dist/main.js) and the plugin installed as the DaemonSet installs it,
+// plus `pods` Pod objects bound to the node (the agent looks each ADD's pod up).
+// Mode `in-node` (default) runs the agent inside the node namespace as production does;
+// `host-netns` is the test harness's agent (--host-netns: nsenter / ip netns exec per command).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
+import { NODECONFIGS } from '@flock/kube';
+import { Netns, eventually } from '@flock/testkit';
+import { TestNode } from '../testing/node-harness.js';
+import { startTestCluster, type TestCluster } from '../testing/test-cluster.js';
+import { startAgentInNode, type AgentInNode } from './agent-in-node.js';
+
+export const NODE_NAME = 'bench-node';
+export type AgentMode = 'in-node' | 'host-netns';
+
+export interface FlockNode {
+  node: TestNode;
+  netns: Netns;
+  /** The agent's pid (RSS). */
+  agentPid: number;
+  pod(i: number): { name: string; uid: string };
+  stop(): Promise<void>;
+}
+
+export async function startFlockNode(
+  pods: number,
+  mode: AgentMode,
+  nodeArgs: string[] = [],
+): Promise<FlockNode> {
+  const dir = await mkdtemp(join(tmpdir(), 'flock-bench-node-'));
+  let cluster: TestCluster | undefined;
+  let netns: Netns | undefined;
+  let node: TestNode | undefined;
+  let inNode: AgentInNode | undefined;
+  const stop = async () => {
+    await node?.agent?.stop();
+    await inNode?.stop();
+    await netns?.destroy();
+    await cluster?.cp.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    cluster = await startTestCluster(NODE_NAME);
+    netns = await Netns.create('bnode');
+    node = new TestNode({ cp: cluster.cp, nodeName: NODE_NAME, netns, dir });
+    await node.installPlugin();
+    // A /22 for IPv4: released addresses stay in quarantine, and two rounds of pods follow.
+    await cluster.apply(NODECONFIGS, {
+      apiVersion: API_VERSION,
+      kind: NODECONFIG_KIND,
+      metadata: { name: NODE_NAME },
+      spec: {
+        pool: 'bench',
+        cidr6: '2001:db8:100::/64',
+        cidr4: '100.64.0.0/22',
+        bgp: { asn: 64512, peers: [] },
+      },
+    });
+    const uids: string[] = [];
+    for (let i = 0; i < pods; i++) {
+      // Pod admission sees the new ServiceAccount through its informer: retry until it does.
+      const created = (await eventually(`pod bench-${i} created`, () =>
+        cluster!.api.request({
+          method: 'POST',
+          path: '/api/v1/namespaces/default/pods',
+          body: {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: `bench-${i}`, labels: { app: 'bench' } },
+            spec: { nodeName: NODE_NAME, containers: [{ name: 'c', image: 'example/x:1' }] },
+          },
+        }),
+      )) as { metadata: { uid: string } };
+      uids.push(created.metadata.uid);
+    }
+    let agentPid: number | undefined;
+    if (mode === 'in-node') {
+      inNode = await startAgentInNode({
+        cp: cluster.cp,
+        netns,
+        dir,
+        nodeName: NODE_NAME,
+        socketPath: node.socketPath,
+        storePath: node.storePath,
+        birdConfigPath: node.birdConfigPath,
+        birdSocketPath: node.birdSocketPath,
+        nodeArgs,
+      });
+      agentPid = inNode.pid;
+    } else agentPid = (await node.startAgent()).child.pid;
+    if (agentPid === undefined) throw new Error('the agent process has no pid');
+    return {
+      node,
+      netns,
+      agentPid,
+      pod: (i) => ({ name: `bench-${i}`, uid: uids[i]! }),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,64 @@
+// `npm run bench`: every benchmark of the project, one after another, each printing its own
+// figures (docs/benchmarks.md records them). Benchmarks are commands that print figures, never
+// timed tests: a bench "fails" only when it cannot run (a missing tool, not root, a crash).
+//   npm run bench                      all of them
+//   npm run bench -- cni operator      only those whose name contains one of the words
+// Several need root (network namespaces, nftables) and the test control plane (./dev setup);
+// they say so and fail; the others still run. Ends with one line per bench: ok/FAILED, time.
+import { spawnSync } from 'node:child_process';
+
+const root = new URL('..', import.meta.url).pathname;
+const only = process.argv.slice(2);
+const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false' };
+
+const npmBench = (workspace, script = 'bench') => ['npm', ['run', script, '-w', workspace]];
+const buildAgent = ['npx', ['tsc', '-b', 'packages/agent/tsconfig.lib.json']];
+
+// [name, ...commands]; a bench's commands run in order and stop at the first failure.
+const benches = [
+  ['ipam: allocation, carving, store commit', npmBench('@flock/ipam')],
+  ['bird: config render', npmBench('@flock/bird')],
+  ['kube: cache, work queue, relist', npmBench('@flock/kube')],
+  // NetworkPolicy translate/render/apply, one-pod change, per-packet cost (root).
+  ['netpol: render, apply, per-packet', npmBench('@flock/netpol')],
+  ['agent: datapath setup/teardown (root)', npmBench('@flock/agent')],
+  [
+    'agent: NetworkPolicy pass from the caches',
+    buildAgent,
+    ['node', ['packages/agent/dist/policy/bench/pass-bench.js']],
+  ],
+  ['agent: announcement plan', buildAgent, ['node', ['packages/agent/dist/routing/bench/plan.js']]],
+  ['cni: plugin start-up against the socket server', npmBench('@flock/cni')],
+  // CNI ADD/DEL end to end vs ptp+host-local and the ip -batch floor; agent RSS (root, cluster).
+  ['cni: ADD/DEL end to end, agent footprint', npmBench('@flock/agent', 'bench:cni')],
+  ['operator: 1,000 / 5,000 nodes, RSS (cluster)', npmBench('@flock/operator')],
+  // A 3-node lab: ADD -> pinned/anycast /128 on the router, deletion without DEL -> withdrawn.
+  [
+    'lab: announcement and withdrawal latency (root, cluster)',
+    ['npx', ['nx', 'run', 'e2e:build', '--outputStyle=static']],
+    ['node', ['e2e/dist/lab/bench/announcements.js']],
+  ],
+].filter(([name]) => only.length === 0 || only.some((o) => name.includes(o)));
+
+const results = [];
+for (const [name, ...commands] of benches) {
+  process.stdout.write(`\n=== bench: ${name} ===\n`);
+  const started = Date.now();
+  let ok = true;
+  for (const [file, args] of commands) {
+    const r = spawnSync(file, args, { cwd: root, env, stdio: 'inherit' });
+    if (r.status !== 0) {
+      ok = false;
+      process.stdout.write(`\n${[file, ...args].join(' ')}: exit ${r.status ?? r.signal}\n`);
+      break;
+    }
+  }
+  results.push({ name, ok, seconds: (Date.now() - started) / 1000 });
+}
+
+process.stdout.write('\n=== benches ===\n');
+for (const r of results)
+  process.stdout.write(
+    `${r.ok ? 'ok    ' : 'FAILED'}  ${r.seconds.toFixed(0).padStart(5)} s  ${r.name}\n`,
+  );
+process.exit(results.every((r) => r.ok) ? 0 : 1);
