@@ -10,7 +10,16 @@ import {
 } from '@flock/api';
 import { addressInterval } from './addresses.js';
 import { fail } from './errors.js';
-import type { Protocol, State } from './state.js';
+import type { Pod, Protocol, State } from './state.js';
+
+// Per-object memos for update(), kept on the objects themselves: a WeakMap lookup per pod costs
+// more than the rest of an unchanged pod's handling. A pod's PodInfo is a function of the pod
+// (objects are read as immutable); a PodInfo's stamp is the last update() that saw it, from one
+// counter shared by every Cluster, so stamps of different clusters never collide.
+const INFO = Symbol('flock.netpol.podInfo');
+const STAMP = Symbol('flock.netpol.stamp');
+type Memo = { [INFO]?: PodInfo };
+let epochs = 0;
 
 /** Label every namespace carries (set by the API server since Kubernetes 1.21). */
 export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
@@ -36,6 +45,8 @@ export interface PodInfo {
   annotations: Record<string, string>;
   /** Running or pending: a Succeeded or Failed pod's addresses may already belong to another pod. */
   live: boolean;
+  /** The last Cluster.update() that saw this pod. */
+  [STAMP]?: number;
 }
 
 function podAddresses(key: string, ips: string[]): PodAddress[] {
@@ -51,50 +62,151 @@ function podAddresses(key: string, ips: string[]): PodAddress[] {
   return out;
 }
 
+function podInfo(pod: Pod): PodInfo {
+  const { namespace, name } = pod.metadata;
+  const key = `${namespace}/${name}`;
+  const ips = pod.status?.podIPs?.map((p) => p.ip) ?? (pod.status?.podIP ? [pod.status.podIP] : []);
+  return {
+    key,
+    namespace,
+    labels: pod.metadata.labels ?? {},
+    addresses: podAddresses(key, ips),
+    namedPorts: (pod.spec?.containers ?? []).flatMap((c) =>
+      (c.ports ?? []).flatMap((p) =>
+        p.name ? [{ name: p.name, protocol: p.protocol ?? 'TCP', port: p.containerPort }] : [],
+      ),
+    ),
+    annotations: pod.metadata.annotations ?? {},
+    live: pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed',
+  };
+}
+
+const json = (x: unknown) => JSON.stringify(x);
+
+/** Same meaning for translate(): objects differ but every field it reads is equal. */
+function samePod(a: PodInfo, b: PodInfo): boolean {
+  return (
+    a === b ||
+    (a.key === b.key &&
+      a.live === b.live &&
+      a.addresses.length === b.addresses.length &&
+      a.addresses.every(
+        (x, i) => x.family === b.addresses[i]?.family && x.n === b.addresses[i].n,
+      ) &&
+      json(a.labels) === json(b.labels) &&
+      json(a.namedPorts) === json(b.namedPorts) &&
+      json(a.annotations) === json(b.annotations))
+  );
+}
+
+/** A pod that came, went or changed between two states (before/after undefined: absent). */
+export interface PodChange {
+  before?: PodInfo;
+  after?: PodInfo;
+}
+
+/** A namespace that came, went or changed its labels (with the name label included). */
+export interface NamespaceChange {
+  name: string;
+  before?: Record<string, string>;
+  after?: Record<string, string>;
+}
+
+export interface ClusterChanges {
+  pods: PodChange[];
+  namespaces: NamespaceChange[];
+}
+
 export class Cluster {
-  readonly namespaceLabels = new Map<string, Record<string, string>>();
+  namespaceLabels = new Map<string, Record<string, string>>();
   readonly pods = new Map<string, PodInfo>();
-  private readonly podsByNamespace = new Map<string, PodInfo[]>();
-  private readonly namespaceCache = new Map<string, string[]>();
-  private readonly podCache = new Map<string, PodInfo[]>();
+
+  private namespaceCache = new Map<string, string[]>();
+  /** Per namespace: its live pods, and selector results in it. */
+  private readonly byNamespace = new Map<string, Map<string, PodInfo>>();
+  private readonly liveCache = new Map<string, PodInfo[]>();
+  private readonly podCache = new Map<string, Map<string, PodInfo[]>>();
+  private allLive: PodInfo[] | undefined;
 
   constructor(state: State) {
+    this.update(state);
+  }
+
+  /**
+   * Make this index describe `state`; returns what changed since the last state. Pod objects
+   * seen before (the same object) are not parsed again. Throws NetpolError on invalid input,
+   * leaving the index as it was.
+   */
+  update(state: State): ClusterChanges {
+    const labels = new Map<string, Record<string, string>>();
     for (const ns of state.namespaces) {
       const name = ns.metadata.name;
-      if (this.namespaceLabels.has(name))
-        fail(`namespace ${name}`, 'metadata.name', 'listed twice');
-      this.namespaceLabels.set(name, { ...ns.metadata.labels, [NAMESPACE_NAME_LABEL]: name });
-      this.podsByNamespace.set(name, []);
+      if (labels.has(name)) fail(`namespace ${name}`, 'metadata.name', 'listed twice');
+      labels.set(name, { ...ns.metadata.labels, [NAMESPACE_NAME_LABEL]: name });
     }
+    // One pass over the pods without building a new index: each PodInfo is stamped with this
+    // call's epoch (a pod listed twice meets its own stamp); only what differs is collected.
+    const epoch = ++epochs;
+    const fresh = new Map<string, PodInfo>(); // keys whose PodInfo differs from the index's
+    let kept = 0;
     for (const pod of state.pods) {
-      const { namespace, name } = pod.metadata;
-      const key = `${namespace}/${name}`;
-      if (this.pods.has(key)) fail(`pod ${key}`, 'metadata.name', 'listed twice');
-      const list = this.podsByNamespace.get(namespace);
-      if (!list)
+      let info = (pod as Memo)[INFO];
+      if (!info) {
+        info = podInfo(pod);
+        const old = this.pods.get(info.key);
+        if (old && samePod(old, info)) info = old; // same content: keep one object
+        // Not enumerable: copies ({ ...pod }) do not inherit it. A frozen pod is parsed each time.
+        if (Object.isExtensible(pod)) Object.defineProperty(pod, INFO, { value: info });
+      }
+      const current = this.pods.get(info.key);
+      if (fresh.has(info.key) || (current !== undefined && current[STAMP] === epoch))
+        fail(`pod ${info.key}`, 'metadata.name', 'listed twice');
+      if (!labels.has(info.namespace))
         fail(
-          `pod ${key}`,
+          `pod ${info.key}`,
           'metadata.namespace',
-          `namespace ${JSON.stringify(namespace)} is not in the state's namespaces`,
+          `namespace ${JSON.stringify(info.namespace)} is not in the state's namespaces`,
         );
-      const ips =
-        pod.status?.podIPs?.map((p) => p.ip) ?? (pod.status?.podIP ? [pod.status.podIP] : []);
-      const info: PodInfo = {
-        key,
-        namespace,
-        labels: pod.metadata.labels ?? {},
-        addresses: podAddresses(key, ips),
-        namedPorts: (pod.spec?.containers ?? []).flatMap((c) =>
-          (c.ports ?? []).flatMap((p) =>
-            p.name ? [{ name: p.name, protocol: p.protocol ?? 'TCP', port: p.containerPort }] : [],
-          ),
-        ),
-        annotations: pod.metadata.annotations ?? {},
-        live: pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed',
-      };
-      this.pods.set(key, info);
-      list.push(info);
+      info[STAMP] = epoch;
+      if (current === info) kept++;
+      else fresh.set(info.key, info);
     }
+    const changes: ClusterChanges = { pods: [], namespaces: [] };
+    for (const [name, after] of labels) {
+      const before = this.namespaceLabels.get(name);
+      if (!before || json(before) !== json(after)) changes.namespaces.push({ name, before, after });
+    }
+    for (const [name, before] of this.namespaceLabels) {
+      if (!labels.has(name)) changes.namespaces.push({ name, before });
+    }
+    for (const [key, after] of fresh) changes.pods.push({ before: this.pods.get(key), after });
+    const replaced = changes.pods.filter((c) => c.before).length;
+    if (kept + replaced < this.pods.size) {
+      for (const [key, before] of this.pods) {
+        if (before[STAMP] !== epoch && !fresh.has(key)) changes.pods.push({ before });
+      }
+    }
+    this.namespaceLabels = labels;
+    for (const c of changes.pods) {
+      if (c.after) this.pods.set(c.after.key, c.after);
+      else if (c.before) this.pods.delete(c.before.key);
+    }
+    if (changes.namespaces.length) this.namespaceCache = new Map();
+    for (const c of changes.pods) {
+      if (c.before) this.byNamespace.get(c.before.namespace)?.delete(c.before.key);
+      if (c.after) {
+        let list = this.byNamespace.get(c.after.namespace);
+        if (!list) this.byNamespace.set(c.after.namespace, (list = new Map()));
+        list.set(c.after.key, c.after);
+      }
+      for (const ns of [c.before?.namespace, c.after?.namespace]) {
+        if (ns === undefined) continue;
+        this.liveCache.delete(ns);
+        this.podCache.delete(ns);
+      }
+    }
+    if (changes.pods.length) this.allLive = undefined;
+    return changes;
   }
 
   hasNamespace(name: string): boolean {
@@ -103,12 +215,18 @@ export class Cluster {
 
   /** Live pods of one namespace. */
   podsIn(namespace: string): PodInfo[] {
-    return (this.podsByNamespace.get(namespace) ?? []).filter((p) => p.live);
+    let hit = this.liveCache.get(namespace);
+    if (!hit) {
+      hit = [...(this.byNamespace.get(namespace)?.values() ?? [])].filter((p) => p.live);
+      this.liveCache.set(namespace, hit);
+    }
+    return hit;
   }
 
   /** Every live pod of the cluster, in state order. */
   allLivePods(): PodInfo[] {
-    return [...this.pods.values()].filter((p) => p.live);
+    this.allLive ??= [...this.pods.values()].filter((p) => p.live);
+    return this.allLive;
   }
 
   /** Names of the namespaces a namespaceSelector selects. */
@@ -126,11 +244,13 @@ export class Cluster {
 
   /** Live pods of `namespace` matched by `selector` (absent selector: all of them). */
   selectPods(namespace: string, selector: LabelSelector | null | undefined): PodInfo[] {
-    const key = `${namespace}\0${JSON.stringify(selector ?? {})}`;
-    let hit = this.podCache.get(key);
+    const key = JSON.stringify(selector ?? {});
+    let inNamespace = this.podCache.get(namespace);
+    if (!inNamespace) this.podCache.set(namespace, (inNamespace = new Map()));
+    let hit = inNamespace.get(key);
     if (!hit) {
       hit = this.podsIn(namespace).filter((p) => matchesSelector(selector ?? undefined, p.labels));
-      this.podCache.set(key, hit);
+      inNamespace.set(key, hit);
     }
     return hit;
   }

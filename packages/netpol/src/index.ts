@@ -5,8 +5,19 @@ import { translate } from './translate.js';
 export * from './errors.js';
 export * from './state.js';
 export * from './ir.js';
-export { translate, effectiveTypes } from './translate.js';
-export { render, TABLE_FAMILY, TABLE_NAME } from './render.js';
+export { translate, effectiveTypes, IncrementalTranslator } from './translate.js';
+export {
+  render,
+  renderTable,
+  tableScript,
+  TABLE_FAMILY,
+  TABLE_NAME,
+  type NftChain,
+  type NftSet,
+  type NftTable,
+} from './render.js';
+export { diffTables } from './diff.js';
+export { FakeNftKernel } from './fake-kernel.js';
 export * from './apply.js';
 
 /** parseState + translate + render: the script for a raw (unvalidated) state. */

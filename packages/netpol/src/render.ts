@@ -8,6 +8,7 @@ import type { DirectionIR, LocalPodIR, NetpolIR, RuleIR } from './ir.js';
 
 export const TABLE_FAMILY = 'inet';
 export const TABLE_NAME = 'flock';
+export const TABLE_COMMENT = 'flock NetworkPolicy: replaced as a whole by the agent';
 
 const ICMP_ERRORS =
   'icmp type { destination-unreachable, time-exceeded, parameter-problem } accept';
@@ -21,11 +22,33 @@ export function comment(text: string): string {
   return `comment "${text.replace(/[^A-Za-z0-9 ._/:[\]-]/g, '_').slice(0, 128)}"`;
 }
 
-function elements(items: readonly string[], indent: string): string[] {
+export function elements(items: readonly string[], indent: string): string[] {
   if (items.length === 0) return [];
   const lines: string[] = [];
   for (let i = 0; i < items.length; i += 8) lines.push(items.slice(i, i + 8).join(', '));
   return [`${indent}elements = { ${lines.join(`,\n${indent}\t     `)} }`];
+}
+
+/** A named set or verdict map: its declaration (without elements) and its elements. */
+export interface NftSet {
+  kind: 'set' | 'map';
+  name: string;
+  /** Declaration lines between `set NAME {` and the elements: type, flags, comment. */
+  head: string[];
+  elements: string[];
+}
+
+/** A chain: its lines from `chain NAME {` to `}`. Base chains (with a hook) never change. */
+export interface NftChain {
+  name: string;
+  lines: string[];
+  hook: boolean;
+}
+
+/** flock's table as data: what render() prints and what diffTables() compares. */
+export interface NftTable {
+  sets: NftSet[];
+  chains: NftChain[];
 }
 
 function set(
@@ -33,20 +56,27 @@ function set(
   type: string,
   flags: string | undefined,
   note: string | undefined,
-  items: readonly string[],
-): string[] {
-  return [
-    `\tset ${name} {`,
-    `\t\ttype ${type}`,
-    ...(flags ? [`\t\tflags ${flags}`] : []),
-    ...(note ? [`\t\t${comment(note)}`] : []),
-    ...elements(items, '\t\t'),
-    '\t}',
-  ];
+  items: string[],
+): NftSet {
+  return {
+    kind: 'set',
+    name,
+    head: [
+      `\t\ttype ${type}`,
+      ...(flags ? [`\t\tflags ${flags}`] : []),
+      ...(note ? [`\t\t${comment(note)}`] : []),
+    ],
+    elements: items,
+  };
 }
 
-function map(name: string, items: readonly string[]): string[] {
-  return [`\tmap ${name} {`, '\t\ttype ifname : verdict', ...elements(items, '\t\t'), '\t}'];
+function map(name: string, items: string[]): NftSet {
+  return { kind: 'map', name, head: ['\t\ttype ifname : verdict'], elements: items };
+}
+
+/** The lines of one set or map in a table block. */
+export function setLines(s: NftSet): string[] {
+  return [`\t${s.kind} ${s.name} {`, ...s.head, ...elements(s.elements, '\t\t'), '\t}'];
 }
 
 export const ingressChain = (pod: LocalPodIR) => `ingress_${pod.interface}`;
@@ -86,14 +116,19 @@ function podChain(
   d: DirectionIR,
   direction: 'ingress' | 'egress',
   families: Families,
-): string[] {
-  return [
-    `\tchain ${direction === 'ingress' ? ingressChain(pod) : egressChain(pod)} {`,
-    `\t\t${comment(`${pod.pod} ${direction}: ${d.policies.join(' ')}`)}`,
-    ...d.rules.flatMap((r) => ruleLines(r, direction, families)),
-    '\t\tcounter drop',
-    '\t}',
-  ];
+): NftChain {
+  const name = direction === 'ingress' ? ingressChain(pod) : egressChain(pod);
+  return {
+    name,
+    hook: false,
+    lines: [
+      `\tchain ${name} {`,
+      `\t\t${comment(`${pod.pod} ${direction}: ${d.policies.join(' ')}`)}`,
+      ...d.rules.flatMap((r) => ruleLines(r, direction, families)),
+      '\t\tcounter drop',
+      '\t}',
+    ],
+  };
 }
 
 function antiSpoofing(): string[] {
@@ -103,9 +138,41 @@ function antiSpoofing(): string[] {
   ];
 }
 
-/** The whole script: create-then-delete makes the delete safe when the table is absent, and the
- *  new definition follows in the same `nft -f` transaction, so packets see old or new, never none. */
-export function render(ir: NetpolIR): string {
+const BASE_CHAINS: NftChain[] = [
+  {
+    name: 'forward',
+    hook: true,
+    lines: [
+      '\tchain forward {',
+      '\t\ttype filter hook forward priority filter; policy accept;',
+      ...antiSpoofing(),
+      '\t\tct state established,related accept',
+      `\t\t${ICMP_ERRORS}`,
+      `\t\t${ICMPV6_ERRORS}`,
+      '\t\tiifname vmap @egress_pods',
+      '\t\toifname vmap @ingress_pods',
+      '\t}',
+    ],
+  },
+  {
+    name: 'input',
+    hook: true,
+    lines: [
+      '\tchain input {',
+      '\t\ttype filter hook input priority filter; policy accept;',
+      `\t\t${NEIGHBOUR_DISCOVERY}`,
+      ...antiSpoofing(),
+      '\t\tct state established,related accept',
+      `\t\t${ICMP_ERRORS}`,
+      `\t\t${ICMPV6_ERRORS}`,
+      '\t\tiifname vmap @egress_pods',
+      '\t}',
+    ],
+  },
+];
+
+/** The table of an IR as data (sets and maps in declaration order, then the chains). */
+export function renderTable(ir: NetpolIR): NftTable {
   const families: Families = new Map(
     [...ir.addressSets, ...ir.tupleSets].map((s) => [
       s.name,
@@ -113,92 +180,79 @@ export function render(ir: NetpolIR): string {
     ]),
   );
   const q = (s: string) => `"${s}"`;
-  const lines: string[] = [
-    '# flock NetworkPolicy for this node (generated by @flock/netpol: do not edit)',
-    `table ${TABLE_FAMILY} ${TABLE_NAME} {}`,
-    `delete table ${TABLE_FAMILY} ${TABLE_NAME}`,
-    `table ${TABLE_FAMILY} ${TABLE_NAME} {`,
-    `\t${comment('flock NetworkPolicy: replaced as a whole by the agent')}`,
-    ...set(
+  const sets: NftSet[] = [
+    set(
       'pod_ifaces',
       'ifname',
       undefined,
       'host side of every local pod veth',
       ir.pods.map((p) => q(p.interface)),
     ),
-    ...set(
+    set(
       'pod_sources_v4',
       'ifname . ipv4_addr',
       undefined,
       'addresses each pod may send from',
       ir.pods.flatMap((p) => p.sources.v4.map((a) => `${q(p.interface)} . ${a}`)),
     ),
-    ...set(
+    set(
       'pod_sources_v6',
       'ifname . ipv6_addr',
       undefined,
       'addresses each pod may send from',
       ir.pods.flatMap((p) => p.sources.v6.map((a) => `${q(p.interface)} . ${a}`)),
     ),
-    ...map(
+    map(
       'ingress_pods',
       ir.pods.flatMap((p) => (p.ingress ? [`${q(p.interface)} : jump ${ingressChain(p)}`] : [])),
     ),
-    ...map(
+    map(
       'egress_pods',
       ir.pods.flatMap((p) => (p.egress ? [`${q(p.interface)} : jump ${egressChain(p)}`] : [])),
     ),
   ];
   for (const s of ir.addressSets) {
-    if (s.v4.length) lines.push(...set(`${s.name}_v4`, 'ipv4_addr', 'interval', s.comment, s.v4));
-    if (s.v6.length) lines.push(...set(`${s.name}_v6`, 'ipv6_addr', 'interval', s.comment, s.v6));
+    if (s.v4.length) sets.push(set(`${s.name}_v4`, 'ipv4_addr', 'interval', s.comment, s.v4));
+    if (s.v6.length) sets.push(set(`${s.name}_v6`, 'ipv6_addr', 'interval', s.comment, s.v6));
   }
   for (const s of ir.portSets) {
-    lines.push(
-      ...set(
-        s.name,
-        'inet_proto . inet_service',
-        s.interval ? 'interval' : undefined,
-        undefined,
-        s.elements,
-      ),
-    );
+    const flags = s.interval ? 'interval' : undefined;
+    sets.push(set(s.name, 'inet_proto . inet_service', flags, undefined, s.elements));
   }
   for (const s of ir.tupleSets) {
-    if (s.v4.length)
-      lines.push(
-        ...set(`${s.name}_v4`, 'ipv4_addr . inet_proto . inet_service', undefined, s.comment, s.v4),
-      );
-    if (s.v6.length)
-      lines.push(
-        ...set(`${s.name}_v6`, 'ipv6_addr . inet_proto . inet_service', undefined, s.comment, s.v6),
-      );
+    const type = (f: number) => `ipv${f}_addr . inet_proto . inet_service`;
+    if (s.v4.length) sets.push(set(`${s.name}_v4`, type(4), undefined, s.comment, s.v4));
+    if (s.v6.length) sets.push(set(`${s.name}_v6`, type(6), undefined, s.comment, s.v6));
   }
+  const chains: NftChain[] = [];
   for (const pod of ir.pods) {
-    if (pod.ingress) lines.push(...podChain(pod, pod.ingress, 'ingress', families));
-    if (pod.egress) lines.push(...podChain(pod, pod.egress, 'egress', families));
+    if (pod.ingress) chains.push(podChain(pod, pod.ingress, 'ingress', families));
+    if (pod.egress) chains.push(podChain(pod, pod.egress, 'egress', families));
   }
-  lines.push(
-    '\tchain forward {',
-    '\t\ttype filter hook forward priority filter; policy accept;',
-    ...antiSpoofing(),
-    '\t\tct state established,related accept',
-    `\t\t${ICMP_ERRORS}`,
-    `\t\t${ICMPV6_ERRORS}`,
-    '\t\tiifname vmap @egress_pods',
-    '\t\toifname vmap @ingress_pods',
-    '\t}',
-    '\tchain input {',
-    '\t\ttype filter hook input priority filter; policy accept;',
-    `\t\t${NEIGHBOUR_DISCOVERY}`,
-    ...antiSpoofing(),
-    '\t\tct state established,related accept',
-    `\t\t${ICMP_ERRORS}`,
-    `\t\t${ICMPV6_ERRORS}`,
-    '\t\tiifname vmap @egress_pods',
-    '\t}',
-    '}',
-    '',
-  );
+  chains.push(...BASE_CHAINS);
+  return { sets, chains };
+}
+
+export const SCRIPT_HEADER =
+  '# flock NetworkPolicy for this node (generated by @flock/netpol: do not edit)';
+
+/** The whole script: create-then-delete makes the delete safe when the table is absent, and the
+ *  new definition follows in the same `nft -f` transaction, so packets see old or new, never none. */
+export function tableScript(table: NftTable): string {
+  const lines: string[] = [
+    SCRIPT_HEADER,
+    `table ${TABLE_FAMILY} ${TABLE_NAME} {}`,
+    `delete table ${TABLE_FAMILY} ${TABLE_NAME}`,
+    `table ${TABLE_FAMILY} ${TABLE_NAME} {`,
+    `\t${comment(TABLE_COMMENT)}`,
+  ];
+  for (const s of table.sets) lines.push(...setLines(s));
+  for (const c of table.chains) lines.push(...c.lines);
+  lines.push('}', '');
   return lines.join('\n');
+}
+
+/** renderTable + tableScript: the full replace script of an IR. */
+export function render(ir: NetpolIR): string {
+  return tableScript(renderTable(ir));
 }

@@ -1,10 +1,11 @@
 // Named sets shared between rules: peer addresses are computed once per distinct peer list
 // (every local pod and every policy with the same peers use one set), port sets are shared by
-// content.
+// content. Set contents can outlive one translation in a SetCache (incremental translation).
 // Names are handed out in order of first use, so the same state always gives the same names.
 import type { Family } from '@flock/api';
 import { formatAddress, intervalElement, mergeIntervals, type Interval } from './addresses.js';
 import type { AddressSetIR, PortSetIR, TupleSetIR } from './ir.js';
+import type { Peer } from './state.js';
 
 export type FamilyIntervals = Record<Family, Interval[]>;
 
@@ -17,6 +18,34 @@ export interface Tuple {
   port: number;
 }
 
+/** What a cached set's content depends on: a rule's peers, read in the policy's namespace. */
+export interface SetSource {
+  namespace: string;
+  peers: readonly Peer[];
+}
+
+export interface CachedSet {
+  v4: string[];
+  v6: string[];
+  source: SetSource;
+}
+
+/**
+ * Set contents kept from one translation to the next, by what they mean (the registry's keys).
+ * Entries stay valid until a pod or namespace they depend on changes: invalidate() removes them.
+ * Their arrays go into the IR as they are (unchanged sets are the same arrays, which diffTables
+ * recognises without comparing elements): never modify them.
+ */
+export class SetCache {
+  readonly peers = new Map<string, CachedSet>();
+  readonly tuples = new Map<string, CachedSet>();
+
+  clear(): void {
+    this.peers.clear();
+    this.tuples.clear();
+  }
+}
+
 export class SetRegistry {
   readonly addressSets: AddressSetIR[] = [];
   readonly portSets: PortSetIR[] = [];
@@ -25,12 +54,24 @@ export class SetRegistry {
   private readonly portsByContent = new Map<string, string>();
   private readonly tuplesByKey = new Map<string, string | null>();
 
+  constructor(private readonly cache: SetCache = new SetCache()) {}
+
   /** Name of the peer set of one policy rule; null when it holds no address. */
-  peers(key: string, comment: string, compute: () => FamilyIntervals): string | null {
+  peers(
+    key: string,
+    comment: string,
+    source: SetSource,
+    compute: () => FamilyIntervals,
+  ): string | null {
     if (this.peersByKey.has(key)) return this.peersByKey.get(key) ?? null;
-    const intervals = compute();
-    const v4 = mergeIntervals(intervals[4]).map((iv) => intervalElement(iv, 4));
-    const v6 = mergeIntervals(intervals[6]).map((iv) => intervalElement(iv, 6));
+    let hit = this.cache.peers.get(key);
+    if (!hit) {
+      const intervals = compute();
+      const v4 = mergeIntervals(intervals[4]).map((iv) => intervalElement(iv, 4));
+      const v6 = mergeIntervals(intervals[6]).map((iv) => intervalElement(iv, 6));
+      this.cache.peers.set(key, (hit = { v4, v6, source }));
+    }
+    const { v4, v6 } = hit;
     let name: string | null = null;
     if (v4.length || v6.length) {
       name = `peers_${this.addressSets.length}`;
@@ -53,14 +94,19 @@ export class SetRegistry {
   }
 
   /** Name of the address . protocol . port set of one egress rule with named ports; null when empty. */
-  tuples(key: string, comment: string, compute: () => Tuple[]): string | null {
+  tuples(key: string, comment: string, source: SetSource, compute: () => Tuple[]): string | null {
     if (this.tuplesByKey.has(key)) return this.tuplesByKey.get(key) ?? null;
-    const tuples = compute().sort((a, b) =>
-      a.n < b.n ? -1 : a.n > b.n ? 1 : a.order - b.order || a.port - b.port,
-    );
-    const text = (t: Tuple) => `${formatAddress(t.n, t.family)} . ${t.protocol} . ${t.port}`;
-    const v4 = [...new Set(tuples.filter((t) => t.family === 4).map(text))];
-    const v6 = [...new Set(tuples.filter((t) => t.family === 6).map(text))];
+    let hit = this.cache.tuples.get(key);
+    if (!hit) {
+      const tuples = compute().sort((a, b) =>
+        a.n < b.n ? -1 : a.n > b.n ? 1 : a.order - b.order || a.port - b.port,
+      );
+      const text = (t: Tuple) => `${formatAddress(t.n, t.family)} . ${t.protocol} . ${t.port}`;
+      const v4 = [...new Set(tuples.filter((t) => t.family === 4).map(text))];
+      const v6 = [...new Set(tuples.filter((t) => t.family === 6).map(text))];
+      this.cache.tuples.set(key, (hit = { v4, v6, source }));
+    }
+    const { v4, v6 } = hit;
     let name: string | null = null;
     if (v4.length || v6.length) {
       name = `tuples_${this.tupleSets.length}`;

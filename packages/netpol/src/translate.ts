@@ -3,14 +3,7 @@
 // Pure: the same state always gives the same IR. Cost is linear in policies selecting local
 // pods × the pods their peers select; selector results and peer sets are computed once.
 import { matchesSelector, type Family } from '@flock/api';
-import {
-  addressInterval,
-  cidrInterval,
-  contains,
-  formatAddress,
-  subtractIntervals,
-  type Interval,
-} from './addresses.js';
+import { addressInterval, contains, formatAddress } from './addresses.js';
 import { Cluster, type PodInfo } from './cluster.js';
 import { fail } from './errors.js';
 import type { DirectionIR, LocalPodIR, NetpolIR, RuleIR } from './ir.js';
@@ -21,7 +14,8 @@ import {
   resolveNamedPort,
   type PortRange,
 } from './ports.js';
-import { SetRegistry, type FamilyIntervals, type Tuple } from './sets.js';
+import { blockIntervals, invalidate } from './invalidate.js';
+import { SetCache, SetRegistry, type FamilyIntervals, type Tuple } from './sets.js';
 import type { LocalPod, NetworkPolicy, Peer, PolicyPort, Protocol, State } from './state.js';
 
 type Direction = 'ingress' | 'egress';
@@ -62,21 +56,16 @@ function rulesOf(policy: NetworkPolicy, direction: Direction): RuleView[] {
   return (policy.spec.egress ?? []).map((r) => ({ peers: r.to ?? [], ports: r.ports ?? [] }));
 }
 
-function blockIntervals(peer: Peer): { family: Family; intervals: Interval[] } | undefined {
-  if (!peer.ipBlock) return undefined;
-  const base = cidrInterval(peer.ipBlock.cidr);
-  if (!base) return undefined; // parseState refuses such a block
-  const cuts = (peer.ipBlock.except ?? []).flatMap((c) => {
-    const cut = cidrInterval(c);
-    return cut && cut.family === base.family ? [cut.interval] : [];
-  });
-  return { family: base.family, intervals: subtractIntervals(base.interval, cuts) };
-}
-
 class Translator {
-  private readonly sets = new SetRegistry();
+  private readonly sets: SetRegistry;
 
-  constructor(private readonly cluster: Cluster) {}
+  constructor(
+    private readonly cluster: Cluster,
+    cache: SetCache,
+    private readonly peersJson: (peers: Peer[]) => string,
+  ) {
+    this.sets = new SetRegistry(cache);
+  }
 
   ir(pods: LocalPodIR[]): NetpolIR {
     return {
@@ -110,11 +99,14 @@ class Translator {
     // Rules with the same peers share one set, across policies: the key is what the peers
     // mean (their JSON, plus the namespace when a podSelector-only peer refers to it).
     const ownNamespace = rule.peers.some((p) => !p.ipBlock && !p.namespaceSelector);
-    const peersKey = `${ownNamespace ? view.policy.metadata.namespace : ''}\0${JSON.stringify(rule.peers)}`;
+    const peersKey = `${ownNamespace ? view.policy.metadata.namespace : ''}\0${this.peersJson(rule.peers)}`;
     const comment = `${view.key} ${direction}[${index}]`;
+    const source = { namespace: view.policy.metadata.namespace, peers: rule.peers };
     let peers: string | undefined;
     if (rule.peers.length > 0) {
-      const name = this.sets.peers(peersKey, comment, () => this.peerIntervals(view, rule.peers));
+      const name = this.sets.peers(peersKey, comment, source, () =>
+        this.peerIntervals(view, rule.peers),
+      );
       if (name === null) return [];
       peers = name;
     }
@@ -137,7 +129,7 @@ class Translator {
       }
     } else if (named.length > 0) {
       const tuplesKey = `${peersKey}\0${JSON.stringify(named)}`;
-      const tuples = this.sets.tuples(tuplesKey, comment, () =>
+      const tuples = this.sets.tuples(tuplesKey, comment, source, () =>
         this.namedTuples(view, rule.peers, named),
       );
       if (tuples !== null) out.push({ kind: 'tuples', comment, tuples });
@@ -263,9 +255,12 @@ function localViews(state: State, cluster: Cluster): LocalView[] {
   return [...byInterface.values()].sort((a, b) => (a.entry.interface < b.entry.interface ? -1 : 1));
 }
 
-/** The policy IR of this node's pods. Throws NetpolError on input it cannot enforce. */
-export function translate(state: State): NetpolIR {
-  const cluster = new Cluster(state);
+function translateWith(
+  state: State,
+  cluster: Cluster,
+  cache: SetCache,
+  peersJson: (peers: Peer[]) => string,
+): NetpolIR {
   const locals = localViews(state, cluster);
   const localsByNamespace = new Map<string, LocalView[]>();
   for (const l of locals) {
@@ -297,7 +292,7 @@ export function translate(state: State): NetpolIR {
       if (view.egress) local.egress.push(view);
     }
   }
-  const translator = new Translator(cluster);
+  const translator = new Translator(cluster, cache, peersJson);
   const pods = locals.map((local): LocalPodIR => {
     const ingress = translator.direction(local, 'ingress');
     const egress = translator.direction(local, 'egress');
@@ -310,4 +305,45 @@ export function translate(state: State): NetpolIR {
     };
   });
   return translator.ir(pods);
+}
+
+/**
+ * translate() that keeps what it computed for the next state: the parsed pods (by object), the
+ * selector results and the set contents, so that a change costs what it touches — a pod change
+ * recomputes only the sets that select the pod. The IR is exactly translate()'s for the same
+ * state (a property test holds the two together). Objects of a state are read as immutable:
+ * pass a new object for whatever changed, as the agent's caches do.
+ */
+export class IncrementalTranslator {
+  private cluster: Cluster | undefined;
+  private readonly cache = new SetCache();
+  private readonly json = new WeakMap<Peer[], string>();
+
+  translate(state: State): NetpolIR {
+    try {
+      if (!this.cluster) this.cluster = new Cluster(state);
+      else invalidate(this.cache, this.cluster.update(state), this.cluster.namespaceLabels);
+      return translateWith(state, this.cluster, this.cache, this.peersJson);
+    } catch (error) {
+      this.reset();
+      throw error;
+    }
+  }
+
+  /** Forget everything: the next state is translated from scratch. */
+  reset(): void {
+    this.cluster = undefined;
+    this.cache.clear();
+  }
+
+  private readonly peersJson = (peers: Peer[]): string => {
+    let hit = this.json.get(peers);
+    if (hit === undefined) this.json.set(peers, (hit = JSON.stringify(peers)));
+    return hit;
+  };
+}
+
+/** The policy IR of this node's pods. Throws NetpolError on input it cannot enforce. */
+export function translate(state: State): NetpolIR {
+  return translateWith(state, new Cluster(state), new SetCache(), (peers) => JSON.stringify(peers));
 }

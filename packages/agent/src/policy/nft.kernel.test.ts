@@ -80,16 +80,19 @@ describe('the agent nft applier in the node namespace', () => {
     expect(listed).toContain('flock:unknown-pods');
   });
 
-  it('the self-heal pass puts back a table someone deleted', async () => {
+  it('a pass after a pod change applies a diff; the self-heal pass puts back a deleted table', async () => {
     const api = new FakeApiServer();
     api.putObject(NAMESPACES, namespace('shop') as KubeObject);
     const uid = api.putObject(PODS, pod('web', { app: 'web' }, []) as KubeObject).metadata.uid!;
+    const uid2 = api.putObject(PODS, pod('api', { app: 'api' }, []) as KubeObject).metadata.uid!;
     const logger: Logger = silentLogger;
+    const entries = [entry('web', '2001:db8:1::5', { podUID: uid })];
+    const applier = nftPolicyApplier(node.path);
     const reconciler = new PolicyReconciler({
       caches: policyCaches(api, logger),
-      store: { entries: () => [entry('web', '2001:db8:1::5', { podUID: uid })] },
+      store: { entries: () => entries },
       pods: { get: async () => undefined },
-      applier: nftPolicyApplier(node.path),
+      applier,
       logger,
       resyncMs: 600_000,
     });
@@ -99,6 +102,13 @@ describe('the agent nft applier in the node namespace', () => {
       const veth = hostVethName('ctr-web', 'eth0');
       await reconciler.reconcile();
       expect(await table()).toContain(veth);
+      // A second pod: only elements change, so the pass sends a diff, not the whole table.
+      const before = applier.counts;
+      entries.push(entry('api', '2001:db8:1::6', { podUID: uid2 }));
+      await reconciler.reconcile();
+      expect(await table()).toContain(`"${hostVethName('ctr-api', 'eth0')}" . 2001:db8:1::6`);
+      expect(applier.counts.diff).toBe(before.diff + 1);
+      expect(applier.counts.replace).toBe(before.replace);
       await node.exec('nft', ['delete', 'table', 'inet', 'flock']);
       await reconciler.reconcile(); // unchanged script: the applier does not notice
       expect(await table()).toBe('');

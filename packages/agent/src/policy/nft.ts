@@ -1,11 +1,15 @@
 // Where the agent's nftables table goes: the namespace the agent runs in (production), or the
 // node namespace given by --host-netns (the lab and the tests run the agent next to the API
 // server and wire pods in a node namespace). @flock/netpol's runner enters a namespace by name.
-import { NftApplier, nftRunner, type NftRun } from '@flock/netpol';
+import { NftApplier, nftRunner, type ApplyMode, type NftRun, type NftTable } from '@flock/netpol';
 
-/** What the reconciler needs of NftApplier: apply a script (skipped when unchanged), forget it. */
+/**
+ * What the reconciler needs of NftApplier: make a table the one in force (by a diff to the last
+ * one when only elements or pod chains changed, else by a full replace; skipped when unchanged),
+ * and forget the last one (the next apply is a full replace).
+ */
 export interface PolicyApplier {
-  apply(script: string): Promise<boolean>;
+  applyTable(table: NftTable): Promise<ApplyMode>;
   forget(): void;
 }
 
@@ -26,6 +30,6 @@ export function policyNftRun(hostNetns: string | undefined): NftRun {
   return nftRunner(hostNetns === undefined ? {} : { netns: netnsName(hostNetns) });
 }
 
-export function nftPolicyApplier(hostNetns: string | undefined): PolicyApplier {
+export function nftPolicyApplier(hostNetns: string | undefined): NftApplier {
   return new NftApplier(policyNftRun(hostNetns));
 }

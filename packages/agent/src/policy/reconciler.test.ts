@@ -107,6 +107,11 @@ describe('PolicyReconciler', () => {
     await eventually('peers from the labelled namespace', () => nft.last.includes('2001:db8:2::9'));
     api.deleteObject(NETWORK_POLICIES, 'web', 'shop');
     await eventually('open again', () => !isolatedForIngress(nft.last, veth('web')));
+    // Isolating the pod only added its chain and map element: that went to nft as a diff.
+    const diffs = nft.scripts.filter((s) => s.startsWith('# flock NetworkPolicy change'));
+    expect(diffs).toContainEqual(
+      expect.stringContaining(`elements = { "${veth('web')}" : jump ingress_${veth('web')} }`),
+    );
   });
 
   it('debounces a burst of changes into one pass and skips nft when nothing changed', async () => {
@@ -221,7 +226,7 @@ describe('PolicyReconciler', () => {
     expect(nft.scripts.length).toBe(count); // unchanged: skipped
     await reconciler.resync();
     expect(nft.scripts.length).toBe(count + 1);
-    expect(nft.last).toBe(nft.scripts.at(-2));
+    expect(nft.scripts.at(-1)).toBe(nft.scripts.at(-2)); // the whole table again, not a diff
   });
 
   it('the tick runs the self-heal pass', async () => {

@@ -6,7 +6,7 @@
 import { CniErrorCode, type Logger } from '@flock/api';
 import { entryKey, type AllocationEntry } from '@flock/ipam';
 import type { KubeObject } from '@flock/kube';
-import { render, translate } from '@flock/netpol';
+import { IncrementalTranslator, renderTable, type NftTable } from '@flock/netpol';
 import type { PodLookup } from '../cni/handlers.js';
 import { CniCommandError } from '../cni/errors.js';
 import { KeyedMutex } from '../keyed-mutex.js';
@@ -47,6 +47,8 @@ const QUEUE = 'policy';
 export class PolicyReconciler {
   private readonly queue = new KeyedMutex();
   private readonly checker = new PolicyChecker();
+  /** Keeps selector results and set contents between passes: a pass costs what changed. */
+  private readonly translator = new IncrementalTranslator();
   /** Pending entries whose ADD is in beforeCommit or past it: in the table before they commit. */
   private readonly admitted = new Map<string, AllocationEntry>();
   /** Local pods by UID as last seen, so a deleted pod keeps its labels until its DEL. */
@@ -208,7 +210,10 @@ export class PolicyReconciler {
     });
   }
 
-  /** Build, translate, render, apply; report. Rejects when no table could be applied. */
+  /**
+   * Build, translate (incrementally), render, apply (a diff when only elements or pod chains
+   * changed); report. Rejects when no table could be applied.
+   */
   private async pass(force: boolean): Promise<PolicyResult> {
     this.passCount++;
     const { caches, applier } = this.options;
@@ -219,18 +224,22 @@ export class PolicyReconciler {
       policies: caches.policies.list().flatMap((raw) => this.checker.check(raw) ?? []),
       locals,
     });
-    let script: string;
+    // Self-heal passes start from scratch: a full translation and a full replace of the table.
+    if (force) {
+      this.translator.reset();
+      applier.forget();
+    }
+    let table: NftTable;
     let result: PolicyResult;
     try {
-      const ir = translate(built.state);
-      script = render(ir);
+      const ir = this.translator.translate(built.state);
+      table = renderTable(ir);
       result = appliedResult(built, ir);
     } catch (error) {
       throw this.report(failedResult('TranslateFailed', error), error);
     }
-    if (force) applier.forget();
     try {
-      await applier.apply(script);
+      await applier.applyTable(table);
     } catch (error) {
       throw this.report(failedResult('ApplyFailed', error), error);
     }

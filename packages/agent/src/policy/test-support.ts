@@ -2,7 +2,7 @@
 // stand-in for the nft kernel call (NftRun). NftApplier runs for real on top of it; its real
 // twin, nftRunner in a namespace, is tested in nft.kernel.test.ts.
 import type { AllocationEntry } from '@flock/ipam';
-import type { NftRun } from '@flock/netpol';
+import { FakeNftKernel, type NftRun } from '@flock/netpol';
 
 export function entry(
   name: string,
@@ -73,9 +73,14 @@ export const allowFrom = (ref: string, to: string, from: string) =>
     ingress: [{ from: [{ podSelector: { matchLabels: { app: from } } }] }],
   });
 
-/** The nft kernel call, recorded: scripts in order, overlap detection, failures and pauses. */
+/**
+ * The nft kernel call, recorded: scripts in order (full replaces and diffs), overlap detection,
+ * failures and pauses; the scripts run against netpol's FakeNftKernel, which refuses a diff that
+ * does not fit the table in force.
+ */
 export class RecordingNft {
   readonly scripts: string[] = [];
+  readonly kernel = new FakeNftKernel();
   running = 0;
   maxRunning = 0;
   /** The next calls fail with this error (until cleared). */
@@ -90,18 +95,20 @@ export class RecordingNft {
       await this.gate;
       await new Promise((r) => setTimeout(r, 1));
       if (this.failWith) throw this.failWith;
+      this.kernel.execute(script);
       this.scripts.push(script);
     } finally {
       this.running--;
     }
   };
 
+  /** The table in force, as a full script ('' when none). */
   get last(): string {
-    return this.scripts.at(-1) ?? '';
+    return this.kernel.listing();
   }
 }
 
-/** The host veth's elements in the table: in pod_ifaces, and its source addresses. */
+/** The host veth's elements in the table (a full script): in pod_ifaces, and its source addresses. */
 export const hasPod = (script: string, veth: string) => script.includes(`"${veth}"`);
 export const isolatedForIngress = (script: string, veth: string) =>
   script.includes(`"${veth}" : jump ingress_${veth}`);

@@ -3,14 +3,18 @@
 import { performance } from 'node:perf_hooks';
 import { Netns } from '@flock/testkit';
 import { nftRunner } from '../apply.js';
-import { render } from '../render.js';
-import { parseState } from '../state.js';
-import { translate } from '../translate.js';
-import { syntheticState } from './generate.js';
+import { CHANGE_MODES, changeFigures, type ChangeMode } from './change-bench.js';
 import { packetFigures } from './packet-bench.js';
 import { median, renderFigures } from './render-bench.js';
 
 const f1 = (n: number) => n.toFixed(1);
+
+const CHANGE_LABEL: Record<ChangeMode, string> = {
+  full: 'before: parse + translate + render + nft -f whole table (remote pod)',
+  remote: 'after: incremental, a pod of another node (set elements added)',
+  local: 'after: incremental, an isolated pod of this node (+ chain, map element)',
+  gone: 'after: incremental, a pod of another node deleted (its sets flushed and re-declared)',
+};
 
 async function main(): Promise<void> {
   const root = process.getuid?.() === 0;
@@ -39,23 +43,39 @@ async function main(): Promise<void> {
         );
       }
     }
-    // One pod changes (a new pod appears) in the largest state: the agent's full path today.
-    const raw = syntheticState({ policies: 1000, pods: 10000 });
-    const base = parseState(raw);
-    if (ns) await nftRunner({ netns: ns.name })(render(translate(base)));
-    let n = 0;
-    const oneChange = await median(5, async () => {
-      const extra = {
-        metadata: { name: `new-${n}`, namespace: 'ns-1', labels: { app: 'app-1', tier: 'web' } },
-        status: { podIPs: [{ ip: `10.200.0.${n++ % 250}` }] },
-      };
-      const state = parseState({ ...raw, pods: [...(raw.pods ?? []), extra] });
-      const script = render(translate(state));
-      if (ns) await nftRunner({ netns: ns.name })(script);
-    });
-    console.log(
-      `\none-pod change, 1000 policies × 10000 pods (parse + translate + render + nft -f): ${f1(oneChange)} ms`,
-    );
+    // One pod changes (a new pod appears) in the largest state: before (whole state re-parsed,
+    // re-translated, whole table replaced) and after (incremental translate + diff), alternated.
+    const changeNs = root
+      ? {
+          full: await Netns.create('npchf'),
+          remote: await Netns.create('npchr'),
+          local: await Netns.create('npchl'),
+          gone: await Netns.create('npchg'),
+        }
+      : undefined;
+    try {
+      const c = await changeFigures(changeNs);
+      console.log(
+        `\none-pod change, 1000 policies × 10000 pods, ${c.rounds} rounds alternated${root ? '' : ' (not root: no nft)'}`,
+      );
+      console.log(
+        '| change | wall ms (median) | CPU ms node (mean) | CPU ms nft (mean) | wall / full | CPU / full |',
+      );
+      console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+      const total = (m: ChangeMode) => c.cpuMs[m].node + c.cpuMs[m].nft;
+      for (const mode of CHANGE_MODES) {
+        console.log(
+          `| ${CHANGE_LABEL[mode]} | ${f1(c.wallMs[mode])} | ${f1(c.cpuMs[mode].node)} | ${f1(c.cpuMs[mode].nft)} | ${(c.wallMs[mode] / c.wallMs.full).toFixed(3)} | ${(total(mode) / total('full')).toFixed(3)} |`,
+        );
+      }
+      console.log(
+        `applied: ${Object.entries(c.applied)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      );
+    } finally {
+      for (const n of Object.values(changeNs ?? {})) await n.destroy();
+    }
     if (!root) {
       console.log('\n(not root: nft and per-packet figures skipped)');
       return;

@@ -6,7 +6,7 @@ import type { StateInput } from '../state.js';
 
 const key = fc.constantFrom('app', 'tier', 'team');
 const value = fc.constantFrom('a', 'b', 'c');
-const labels = fc.dictionary(key, value, { maxKeys: 2 });
+export const labels = fc.dictionary(key, value, { maxKeys: 2 });
 const selector = fc.oneof(
   fc.constant({}),
   labels.map((matchLabels) => ({ matchLabels })),
@@ -24,8 +24,8 @@ const selector = fc.oneof(
     ),
   }),
 );
-const protocol = fc.constantFrom('TCP', 'UDP', 'SCTP');
-const portName = fc.constantFrom('http', 'dns', 'metrics');
+export const protocol = fc.constantFrom('TCP', 'UDP', 'SCTP');
+export const portName = fc.constantFrom('http', 'dns', 'metrics');
 
 const ipBlock = fc.oneof(
   fc.tuple(fc.integer({ min: 16, max: 30 }), fc.integer({ min: 0, max: 2 })).map(([len, cuts]) => ({

@@ -1,10 +1,19 @@
 // What one NetworkPolicy pass of the agent costs without the kernel, against re-validating the
 // whole state on every change (netpol's parseState), side by side in one run:
 //   ./dev npx nx run agent:build && ./dev node packages/agent/dist/policy/bench/pass-bench.js
-// Not a test: nothing passes or fails on time. nft's own cost is in docs/benchmarks/netpol.md.
+// Also the pass for a one-pod change as the reconciler runs it now (incremental translate and a
+// table diff), without nft. Not a test: nothing passes or fails on time. nft's own cost is in
+// docs/benchmarks/netpol.md.
 import { performance } from 'node:perf_hooks';
 import { cpus } from 'node:os';
-import { parseState, render, translate } from '@flock/netpol';
+import {
+  IncrementalTranslator,
+  diffTables,
+  parseState,
+  render,
+  renderTable,
+  translate,
+} from '@flock/netpol';
 import { PolicyNamespace, PolicyPod } from '../caches.js';
 import { buildPolicyState, type LocalAttachment } from '../state.js';
 import { PolicyChecker } from '../validate.js';
@@ -132,7 +141,40 @@ function figures(pods: number, policies: number) {
       locals,
     }),
   );
-  return { pods, policies, admitUs: (admitMs * 1000) / pods, buildMs, parseMs, passMs, reparseMs };
+  // One pod appears elsewhere in the cluster: the pass as the reconciler runs it now —
+  // build, incremental translate, render to a table, diff against the table in force.
+  const incremental = new IncrementalTranslator();
+  const build = (all: PolicyPod[]) =>
+    buildPolicyState({
+      namespaces: cachedNamespaces,
+      pods: all,
+      policies: c.rawPolicies.flatMap((p) => checker.check(p) ?? []),
+      locals,
+    }).state;
+  let table = renderTable(incremental.translate(build(cachedPods)));
+  let n = 0;
+  const changeMs = median(9, () => {
+    n++;
+    const extra = PolicyPod.parse(
+      pod(`new-${n}`, { app: 'app-1' }, [`fd00:200::${n.toString(16)}`, `10.200.0.${n}`], {
+        namespace: 'ns-1',
+      }),
+    );
+    cachedPods = [...cachedPods, extra];
+    const next = renderTable(incremental.translate(build(cachedPods)));
+    if (diffTables(table, next) === undefined) throw new Error('expected an element diff');
+    table = next;
+  });
+  return {
+    pods,
+    policies,
+    admitUs: (admitMs * 1000) / pods,
+    buildMs,
+    parseMs,
+    passMs,
+    reparseMs,
+    changeMs,
+  };
 }
 
 figures(1_000, 100); // warm-up: the JIT, not the figures
@@ -141,13 +183,13 @@ process.stdout.write(
   `NetworkPolicy pass (no kernel), ${cpus().length} cores, Node ${process.version}; medians of 7-9, pass columns alternated\n\n`,
 );
 process.stdout.write(
-  '| policies |   pods | cache admit µs/pod | build ms | parseState ms | agent pass ms | re-parse pass ms | re-parse / agent |\n',
+  '| policies |   pods | cache admit µs/pod | build ms | parseState ms | agent pass ms | re-parse pass ms | re-parse / agent | one-pod change ms |\n',
 );
 process.stdout.write(
-  '| -------: | -----: | -----------------: | -------: | ------------: | ------------: | ---------------: | ---------------: |\n',
+  '| -------: | -----: | -----------------: | -------: | ------------: | ------------: | ---------------: | ---------------: | ----------------: |\n',
 );
 for (const r of rows) {
   process.stdout.write(
-    `| ${String(r.policies).padStart(8)} | ${r.pods.toLocaleString('en').padStart(6)} | ${r.admitUs.toFixed(1).padStart(18)} | ${r.buildMs.toFixed(1).padStart(8)} | ${r.parseMs.toFixed(1).padStart(13)} | ${r.passMs.toFixed(1).padStart(13)} | ${r.reparseMs.toFixed(1).padStart(16)} | ${(r.reparseMs / r.passMs).toFixed(2).padStart(16)} |\n`,
+    `| ${String(r.policies).padStart(8)} | ${r.pods.toLocaleString('en').padStart(6)} | ${r.admitUs.toFixed(1).padStart(18)} | ${r.buildMs.toFixed(1).padStart(8)} | ${r.parseMs.toFixed(1).padStart(13)} | ${r.passMs.toFixed(1).padStart(13)} | ${r.reparseMs.toFixed(1).padStart(16)} | ${(r.reparseMs / r.passMs).toFixed(2).padStart(16)} | ${r.changeMs.toFixed(1).padStart(17)} |\n`,
   );
 }

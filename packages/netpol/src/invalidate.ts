@@ -1,0 +1,92 @@
+// Which cached set contents a change makes stale. A peer set holds the addresses of the live pods
+// its selector peers select (ipBlocks depend on nothing); a named-port tuple set also holds every
+// live pod when it has no peers, and the pods inside its ipBlocks. So a pod change touches only
+// the sets that select the pod before or after it changed, and a namespace change only the sets
+// whose namespaceSelector matches its labels before or after. Everything else is kept.
+import { matchesSelector, type Family } from '@flock/api';
+import { cidrInterval, contains, subtractIntervals, type Interval } from './addresses.js';
+import type { ClusterChanges, PodInfo } from './cluster.js';
+import type { SetCache, SetSource } from './sets.js';
+import type { Peer } from './state.js';
+
+/** An ipBlock as intervals of one family (cidr minus except). */
+export function blockIntervals(peer: Peer): { family: Family; intervals: Interval[] } | undefined {
+  if (!peer.ipBlock) return undefined;
+  const base = cidrInterval(peer.ipBlock.cidr);
+  if (!base) return undefined; // parseState refuses such a block
+  const cuts = (peer.ipBlock.except ?? []).flatMap((c) => {
+    const cut = cidrInterval(c);
+    return cut && cut.family === base.family ? [cut.interval] : [];
+  });
+  return { family: base.family, intervals: subtractIntervals(base.interval, cuts) };
+}
+
+function inBlock(peer: Peer, pod: PodInfo): boolean {
+  const block = blockIntervals(peer);
+  return (
+    block !== undefined &&
+    pod.addresses.some(
+      (a) =>
+        a.family === block.family &&
+        block.intervals.some((iv) => contains(iv, { lo: a.n, hi: a.n })),
+    )
+  );
+}
+
+/** Does a set built from `source` change when `pod` comes or goes? */
+function dependsOnPod(
+  source: SetSource,
+  pod: PodInfo,
+  namespaceLabels: (ns: string) => Record<string, string> | undefined,
+  tuples: boolean,
+): boolean {
+  if (!pod.live) return false;
+  if (tuples && source.peers.length === 0) return true; // every pod is a destination
+  return source.peers.some((peer) => {
+    if (peer.ipBlock) return tuples && inBlock(peer, pod);
+    const inNamespace = peer.namespaceSelector
+      ? matchesSelector(peer.namespaceSelector, namespaceLabels(pod.namespace) ?? {})
+      : pod.namespace === source.namespace;
+    return inNamespace && matchesSelector(peer.podSelector ?? undefined, pod.labels);
+  });
+}
+
+function dependsOnNamespace(source: SetSource, labels: Record<string, string>): boolean {
+  return source.peers.some(
+    (peer) => peer.namespaceSelector != null && matchesSelector(peer.namespaceSelector, labels),
+  );
+}
+
+/** Above this many (change × set) tests, invalidate() drops the whole cache instead. */
+const MAX_TESTS = 200_000;
+
+/** Drop the cached sets that `changes` make stale. */
+export function invalidate(
+  cache: SetCache,
+  changes: ClusterChanges,
+  namespaceLabels: ReadonlyMap<string, Record<string, string>>,
+): void {
+  const count = changes.pods.length + changes.namespaces.length;
+  if (count === 0) return;
+  // Many changes at once (a first state, a relist): rebuilding is cheaper than testing each set.
+  if (count * (cache.peers.size + cache.tuples.size) > MAX_TESTS) {
+    cache.clear();
+    return;
+  }
+  const gone = new Map(changes.namespaces.flatMap((c) => (c.before ? [[c.name, c.before]] : [])));
+  // A namespace whose labels changed is handled by its own test below: either labels will do.
+  const labelsOf = (ns: string) => namespaceLabels.get(ns) ?? gone.get(ns);
+  const stale = (source: SetSource, tuples: boolean) =>
+    changes.namespaces.some(
+      (c) =>
+        (c.before !== undefined && dependsOnNamespace(source, c.before)) ||
+        (c.after !== undefined && dependsOnNamespace(source, c.after)),
+    ) ||
+    changes.pods.some(
+      (c) =>
+        (c.before !== undefined && dependsOnPod(source, c.before, labelsOf, tuples)) ||
+        (c.after !== undefined && dependsOnPod(source, c.after, labelsOf, tuples)),
+    );
+  for (const [key, entry] of cache.peers) if (stale(entry.source, false)) cache.peers.delete(key);
+  for (const [key, entry] of cache.tuples) if (stale(entry.source, true)) cache.tuples.delete(key);
+}
