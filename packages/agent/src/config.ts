@@ -38,6 +38,11 @@ export const AgentConfig = z.object({
   healthHost: z.string().default('0.0.0.0'),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   /**
+   * Run ip, nft and birdc from a small child process ("server", the default) or from the agent
+   * itself ("direct"): forking the agent costs ten times more (see @flock/exec).
+   */
+  spawn: z.enum(['server', 'direct']).default('server'),
+  /**
    * The node's network namespace when the agent does not run inside it (the lab and the kernel
    * tests run the agent on the machine's loopback, next to the API server, and wire pods in a
    * node namespace). Production leaves it unset: the agent runs in the host namespace.
@@ -80,6 +85,7 @@ const FLAGS: Record<string, keyof AgentConfig> = {
   '--health-port': 'healthPort',
   '--health-host': 'healthHost',
   '--log-level': 'logLevel',
+  '--spawn': 'spawn',
   '--test-faults': 'testFaults',
   '--host-netns': 'hostNetns',
   '--bird-config': 'birdConfigPath',

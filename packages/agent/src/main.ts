@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // flock-agent: the node agent process. Settings from flags and FLOCK_* variables (config.ts).
 import { writeSync } from 'node:fs';
+import { SpawnServer, setRunner } from '@flock/exec';
 import { HttpTransport, createLogger, loadKubeConfig } from '@flock/kube';
 import { startAgent } from './agent.js';
 import { loadAgentConfig } from './config.js';
@@ -12,6 +13,10 @@ import { faultFileSystem } from './store-faults.js';
 async function main(): Promise<void> {
   const config = loadAgentConfig(process.argv.slice(2), process.env);
   const logger = createLogger('agent', config.logLevel);
+  // Every ip, nft and birdc runs from a small child process: a fork from the agent's own,
+  // far bigger, memory costs ten times as much (see @flock/exec's spawn server).
+  const spawner = config.spawn === 'server' ? new SpawnServer() : undefined;
+  if (spawner) setRunner(spawner.run);
   const armed = parseFaultSpec(config.testFaults ?? '');
   if (armed.size)
     logger.warn('TEST-ONLY fault points armed: the agent will SIGKILL itself there', {
@@ -44,6 +49,7 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     logger.info('shutting down', { signal });
     await agent.stop();
+    await spawner?.stop();
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

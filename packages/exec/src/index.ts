@@ -1,2 +1,3 @@
 export * from './run.js';
 export * from './atomic-file.js';
+export * from './spawn-server.js';

@@ -30,15 +30,40 @@ export class CommandError extends Error {
     readonly code: number | null,
     readonly stderr: string,
     readonly stdout: string,
-    detail: string,
+    readonly detail: string,
   ) {
     super(`${[file, ...args].join(' ')}: ${detail}${stderr.trim() ? `: ${stderr.trim()}` : ''}`);
     this.name = 'CommandError';
   }
 }
 
+export type Runner = (
+  file: string,
+  args: readonly string[],
+  options?: RunOptions,
+) => Promise<RunResult>;
+
+let delegate: Runner | undefined;
+
+/**
+ * Route every `run()` of this process through `runner` (e.g. a SpawnServer), or back to
+ * spawning directly with `undefined`.
+ */
+export function setRunner(runner: Runner | undefined): void {
+  delegate = runner;
+}
+
 /** Run `file` with `args` and resolve with its output; reject with a CommandError. */
 export function run(
+  file: string,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<RunResult> {
+  return delegate ? delegate(file, args, options) : runDirect(file, args, options);
+}
+
+/** `run()` by spawning the program from this process. */
+export function runDirect(
   file: string,
   args: readonly string[],
   options: RunOptions = {},

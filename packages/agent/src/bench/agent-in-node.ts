@@ -75,6 +75,8 @@ export async function startAgentInNode(o: {
       ...['--node-name', o.nodeName, '--kubeconfig', o.cp.kubeconfigPath],
       ...['--socket', o.socketPath, '--store', o.storePath, '--health-port', '0'],
       ...['--bird-config', o.birdConfigPath, '--bird-socket', o.birdSocketPath],
+      // BENCH_AGENT_SPAWN=direct: the agent forks ip/nft itself (the before of docs/benchmarks/cni.md).
+      ...(process.env['BENCH_AGENT_SPAWN'] ? ['--spawn', process.env['BENCH_AGENT_SPAWN']] : []),
     ]);
     const logs = await waitFor(agent, (l) => l.includes('start-up: ready'), 'the agent');
     if (agent.pid === undefined) throw new Error('the agent process has no pid');
