@@ -134,8 +134,7 @@ export const invalidCases: InvalidCase[] = [
   ),
   pool(
     'duplicate peer',
-    (s) =>
-      s.bgp.peers.push({ ...s.bgp.peers[0]!, asn: 65001 }),
+    (s) => s.bgp.peers.push({ ...s.bgp.peers[0]!, asn: 65001 }),
     'bgp.peers: each peer address may appear only once',
   ),
   pool(
