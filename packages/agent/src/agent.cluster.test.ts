@@ -9,7 +9,7 @@ import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from './datapath/index.js';
 import { TestNode } from './testing/node-harness.js';
-import { startTestCluster, type TestCluster } from './testing/test-cluster.js';
+import { createTestPod, startTestCluster, type TestCluster } from './testing/test-cluster.js';
 
 let cp: ControlPlane;
 let api: HttpTransport;
@@ -25,21 +25,10 @@ async function createPod(
   annotations: Record<string, string> = {},
 ): Promise<{ uid: string; ns: Netns }> {
   // Pod admission sees the new ServiceAccount through its informer: retry until it does.
-  const pod = (await eventually(`pod ${name} created`, () =>
-    api.request({
-      method: 'POST',
-      path: `/api/v1/namespaces/default/pods`,
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, annotations },
-        spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'example/x:1' }] },
-      },
-    }),
-  )) as { metadata: { uid: string } };
+  const uid = await createTestPod(api, { name, nodeName: 'node-a', annotations });
   const ns = await Netns.create('pod');
   podNamespaces.push(ns);
-  return { uid: pod.metadata.uid, ns };
+  return { uid: uid, ns };
 }
 
 const inNode = (file: string, args: string[]) => nodeNs.exec(file, args);

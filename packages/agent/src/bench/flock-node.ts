@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
 import { NODECONFIGS } from '@flock/kube';
-import { Netns, eventually } from '@flock/testkit';
+import { Netns } from '@flock/testkit';
 import { TestNode } from '../testing/node-harness.js';
-import { startTestCluster, type TestCluster } from '../testing/test-cluster.js';
+import { createTestPod, startTestCluster, type TestCluster } from '../testing/test-cluster.js';
 import { startAgentInNode, type AgentInNode } from './agent-in-node.js';
 
 export const NODE_NAME = 'bench-node';
@@ -61,20 +61,13 @@ export async function startFlockNode(
     });
     const uids: string[] = [];
     for (let i = 0; i < pods; i++) {
-      // Pod admission sees the new ServiceAccount through its informer: retry until it does.
-      const created = (await eventually(`pod bench-${i} created`, () =>
-        cluster!.api.request({
-          method: 'POST',
-          path: '/api/v1/namespaces/default/pods',
-          body: {
-            apiVersion: 'v1',
-            kind: 'Pod',
-            metadata: { name: `bench-${i}`, labels: { app: 'bench' } },
-            spec: { nodeName: NODE_NAME, containers: [{ name: 'c', image: 'example/x:1' }] },
-          },
+      uids.push(
+        await createTestPod(cluster!.api, {
+          name: `bench-${i}`,
+          nodeName: NODE_NAME,
+          labels: { app: 'bench' },
         }),
-      )) as { metadata: { uid: string } };
-      uids.push(created.metadata.uid);
+      );
     }
     let agentPid: number | undefined;
     if (mode === 'in-node') {

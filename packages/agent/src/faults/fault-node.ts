@@ -20,7 +20,7 @@ import {
 import { invokePlugin } from '../cni-server/plugin-process.js';
 import { NETWORK_NAME, TestNode } from '../testing/node-harness.js';
 import { TestRouter, nodeBirdPaths, startNodeBird } from '../testing/router.js';
-import { startTestCluster, type TestCluster } from '../testing/test-cluster.js';
+import { createTestPod, startTestCluster, type TestCluster } from '../testing/test-cluster.js';
 
 export interface PodHandle {
   name: string;
@@ -136,20 +136,12 @@ export class FaultNode {
   }
 
   async createPod(name: string, annotations: Record<string, string> = {}): Promise<PodHandle> {
-    const pod = (await eventually(`pod ${name} created`, () =>
-      this.api.request({
-        method: 'POST',
-        path: '/api/v1/namespaces/default/pods',
-        body: {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name, annotations },
-          spec: { nodeName: this.options.nodeName, containers: [{ name: 'c', image: 'x/y:1' }] },
-        },
-      }),
-    )) as { metadata: { uid: string } };
+    const uid = await createTestPod(this.api, {
+      name,
+      nodeName: this.options.nodeName,
+      annotations,
+    });
     const ns = await Netns.create('fpod');
-    const uid = pod.metadata.uid;
     const handle = { name, uid, ns, who: { namespace: 'default', name, uid } };
     this.pods.push(handle);
     return handle;

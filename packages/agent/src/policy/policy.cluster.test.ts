@@ -11,7 +11,7 @@ import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { TestNode } from '../testing/node-harness.js';
-import { startTestCluster, type TestCluster } from '../testing/test-cluster.js';
+import { createTestPod, startTestCluster, type TestCluster } from '../testing/test-cluster.js';
 
 const PORT = 8080;
 /** A pod's TCP server on PORT, and a prober that connects on command (a unix socket, which is
@@ -62,18 +62,7 @@ const deletePolicy = (name: string) =>
 
 /** The Pod object, its namespace and its processes (server + prober), not wired yet. */
 async function createPod(name: string, labels: Record<string, string>): Promise<TestPod> {
-  await eventually(`pod ${name} created`, () =>
-    api.request({
-      method: 'POST',
-      path: '/api/v1/namespaces/default/pods',
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, labels },
-        spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'example/x:1' }] },
-      },
-    }),
-  );
+  await createTestPod(api, { name, nodeName: 'node-a', labels });
   const ns = await Netns.create('pod');
   const control = join(dir, `${name}.sock`);
   const child = ns.spawn(process.execPath, ['-e', POD_PROCESS, control]);

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
 import { NODECONFIGS, type HttpTransport } from '@flock/kube';
-import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
+import { Netns, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { TestNode } from '../testing/node-harness.js';
-import { startTestCluster } from '../testing/test-cluster.js';
+import { createTestPod, startTestCluster } from '../testing/test-cluster.js';
 import { nextRun, seededRandom } from './crash-plan.js';
 import {
   kernelViolations,
@@ -38,18 +38,7 @@ let dir: string;
 const slots: CrashSlot[] = [];
 
 async function createSlot(name: string, annotations: Record<string, string>) {
-  const pod = (await eventually(`pod ${name} created`, () =>
-    api.request({
-      method: 'POST',
-      path: '/api/v1/namespaces/default/pods',
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, annotations },
-        spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'example/x:1' }] },
-      },
-    }),
-  )) as { metadata: { uid: string } };
+  const uid = await createTestPod(api, { name, nodeName: 'node-a', annotations });
   const ns = await Netns.create('crash');
   const containerID = await TestNode.cnitoolContainerId(ns.path);
   const slot: CrashSlot & { uid: string } = {
@@ -57,7 +46,7 @@ async function createSlot(name: string, annotations: Record<string, string>) {
     ns,
     containerID,
     veth: hostVethName(containerID, 'eth0'),
-    uid: pod.metadata.uid,
+    uid: uid,
     ...(annotations['flock.fritzlab.net/pinned-ip']
       ? { pinned: annotations['flock.fritzlab.net/pinned-ip'] }
       : {}),

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invokePlugin } from '../cni-server/plugin-process.js';
 import { hostVethName } from '../datapath/index.js';
 import { TestNode } from '../testing/node-harness.js';
-import { startTestCluster } from '../testing/test-cluster.js';
+import { createTestPod, startTestCluster } from '../testing/test-cluster.js';
 import {
   kernelViolations,
   loadStore,
@@ -36,18 +36,7 @@ let mounted = false;
 const slots: (CrashSlot & { uid: string })[] = [];
 
 async function createSlot(name: string): Promise<CrashSlot & { uid: string }> {
-  const pod = (await eventually(`pod ${name} created`, () =>
-    api.request({
-      method: 'POST',
-      path: '/api/v1/namespaces/default/pods',
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name },
-        spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'example/x:1' }] },
-      },
-    }),
-  )) as { metadata: { uid: string } };
+  const uid = await createTestPod(api, { name, nodeName: 'node-a' });
   const ns = await Netns.create('sfail');
   const containerID = await TestNode.cnitoolContainerId(ns.path);
   const slot = {
@@ -55,7 +44,7 @@ async function createSlot(name: string): Promise<CrashSlot & { uid: string }> {
     ns,
     containerID,
     veth: hostVethName(containerID, 'eth0'),
-    uid: pod.metadata.uid,
+    uid: uid,
   };
   slots.push(slot);
   return slot;

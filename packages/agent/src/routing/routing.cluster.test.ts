@@ -12,7 +12,7 @@ import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestNode } from '../testing/node-harness.js';
 import { TestRouter, nodeBirdPaths, startNodeBird } from '../testing/router.js';
-import { startTestCluster, type TestCluster } from '../testing/test-cluster.js';
+import { createTestPod, startTestCluster, type TestCluster } from '../testing/test-cluster.js';
 
 const NODE = 'node-r';
 const PASSWORD = 'flock routing test';
@@ -30,21 +30,10 @@ const pods: Netns[] = [];
 let apply: TestCluster['apply'];
 
 async function createPod(name: string, annotations: Record<string, string> = {}) {
-  const pod = (await eventually(`pod ${name} created`, () =>
-    api.request({
-      method: 'POST',
-      path: '/api/v1/namespaces/default/pods',
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, annotations },
-        spec: { nodeName: NODE, containers: [{ name: 'c', image: 'example/x:1' }] },
-      },
-    }),
-  )) as { metadata: { uid: string } };
+  const uid = await createTestPod(api, { name, nodeName: NODE, annotations });
   const ns = await Netns.create('rpod');
   pods.push(ns);
-  return { uid: pod.metadata.uid, ns, who: { namespace: 'default', name, uid: pod.metadata.uid } };
+  return { uid: uid, ns, who: { namespace: 'default', name, uid: uid } };
 }
 
 /** The kubelet's part: the pod's Ready condition. */

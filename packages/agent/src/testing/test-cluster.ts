@@ -7,6 +7,7 @@ import {
   HttpTransport,
   applyObject,
   type KubeObject,
+  type KubeTransport,
   type ResourceRef,
 } from '@flock/kube';
 import { eventually, startControlPlane, type ControlPlane } from '@flock/testkit';
@@ -46,4 +47,36 @@ export async function startTestCluster(nodeName: string): Promise<TestCluster> {
     throw error;
   }
   return { cp, api, apply };
+}
+
+export interface TestPodSpec {
+  name: string;
+  /** The node it is bound to (no scheduler in these clusters). */
+  nodeName: string;
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+}
+
+/**
+ * Create a Pod in `default`, bound to its node; resolves with its UID. Pod admission sees the
+ * default ServiceAccount through an informer, so the first attempts may be refused: retried.
+ */
+export async function createTestPod(api: KubeTransport, pod: TestPodSpec): Promise<string> {
+  const created = (await eventually(`pod ${pod.name} created`, () =>
+    api.request({
+      method: 'POST',
+      path: '/api/v1/namespaces/default/pods',
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: pod.name,
+          ...(pod.annotations ? { annotations: pod.annotations } : {}),
+          ...(pod.labels ? { labels: pod.labels } : {}),
+        },
+        spec: { nodeName: pod.nodeName, containers: [{ name: 'c', image: 'example/x:1' }] },
+      },
+    }),
+  )) as { metadata: { uid: string } };
+  return created.metadata.uid;
 }
