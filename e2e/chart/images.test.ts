@@ -83,6 +83,13 @@ describe('Dockerfiles', () => {
     expect(env).toContain('NODE_OPTIONS=--max-old-space-size=256');
   });
 
+  it('agent image bounds the heap (the chart sizes its memory limit on that)', () => {
+    const env = instructions(finalStage(images.agent), 'ENV')
+      .map((e) => e.text)
+      .join(' ');
+    expect(env).toContain('NODE_OPTIONS="--max-old-space-size=128 --max-semi-space-size=1"');
+  });
+
   it('image names in values.yaml are the images the Dockerfiles label', () => {
     const values = parse(readFileSync(join(CHART, 'values.yaml'), 'utf8')) as {
       operator: { image: { repository: string } };
