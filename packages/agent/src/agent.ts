@@ -140,7 +140,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     const podLookup = new PodLookupWithFallback(pods, transport);
     const policy = deps.policyApplier
       ? new PolicyReconciler({
-          caches: policyCaches(transport, logger),
+          caches: policyCaches(transport, logger, undefined, config.watchdogMs),
           store,
           pods: podLookup,
           applier: deps.policyApplier,

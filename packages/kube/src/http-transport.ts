@@ -23,9 +23,6 @@ import {
   type WatchRequest,
 } from './transport.js';
 
-/** A watch stopped after this long without data may sit on a dead connection. */
-const SILENT_WATCH_MS = 10_000;
-
 export interface HttpTransportOptions {
   /** Upper bound of one (non-watch) request, in ms (default 30 s). */
   requestTimeoutMs?: number;
@@ -107,7 +104,6 @@ export class HttpTransport implements KubeTransport {
   ): () => void {
     const controller = new AbortController();
     let finished = false;
-    let lastData = Date.now();
     const finish = (err?: unknown) => {
       if (finished) return;
       finished = true;
@@ -135,7 +131,6 @@ export class HttpTransport implements KubeTransport {
       const decoder = new TextDecoder();
       let pending = '';
       for await (const chunk of body) {
-        lastData = Date.now();
         if (finished) return;
         pending += decoder.decode(chunk, { stream: true });
         let start = 0;
@@ -154,8 +149,10 @@ export class HttpTransport implements KubeTransport {
     };
     stream().catch((err: unknown) => finish(err));
     return () => {
-      // Stopped while silent for a while (a cache's watchdog): its connection may be dead.
-      if (!finished && Date.now() - lastData >= SILENT_WATCH_MS) retireConnections(this.kubeConfig);
+      // Stopped before its stream ended: a cache's watchdog gave up on a silent watch (or the
+      // cache stops). The connection may be dead: later requests go to a new one. (Deciding
+      // by how long the watch was quiet raced the watchdog's own timer.)
+      if (!finished) retireConnections(this.kubeConfig);
       finished = true;
       controller.abort();
     };

@@ -67,8 +67,14 @@ export function policyCaches(
   transport: KubeTransport,
   logger: Logger,
   metrics?: MetricsOptions,
+  /** Restart a watch that delivered nothing for this long (the agent's --watchdog). */
+  watchdogMs?: number,
 ): PolicyCaches {
-  const common = { logger, ...(metrics ? { metrics } : {}) };
+  const common = {
+    logger,
+    ...(metrics ? { metrics } : {}),
+    ...(watchdogMs ? { watchdogMs } : {}),
+  };
   return {
     pods: new Cache<PolicyPod>({
       source: resourceListWatch(transport, PODS),
