@@ -290,7 +290,8 @@ describe('the flock chart on a real API server', () => {
       { timeoutMs: 30_000 },
     );
     await runtime.del(cniPod, result);
-    expect(agent.logs.filter((l) => /forbidden|403/i.test(l))).toEqual([]);
+    // The API server's refusals say "forbidden" (a bare 403 also matches timestamps' ms).
+    expect(agent.logs.filter((l) => /forbidden/i.test(l))).toEqual([]);
   }, 120_000);
 
   it('the accounts can do no more than that (kubectl auth can-i with their own tokens)', async () => {

@@ -1,6 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
-import { retireConnections, reuseConnections } from './connection-reuse.js';
+import { describe, expect, it, vi } from 'vitest';
+import { RETIRED_POOL_GRACE_MS, retireConnections, reuseConnections } from './connection-reuse.js';
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
 
 /** A dispatcher that remembers being closed. */
 class FakeDispatcher {
@@ -52,28 +54,39 @@ describe('reuseConnections', () => {
   it('replaces the pool after maxAge or a context switch, closing the old one', async () => {
     let now = 0;
     const { kc, switchContext } = fakeKubeConfig();
-    reuseConnections(kc, 1_000, () => now);
+    reuseConnections(kc, 1_000, () => now, 0);
     const first = await dispatcherOf(kc);
     now = 999;
     expect(await dispatcherOf(kc)).toBe(first);
     now = 1_000;
     const second = await dispatcherOf(kc);
     expect(second).not.toBe(first);
+    await tick();
     expect(first.closed).toBe(true);
     switchContext('b');
     const third = await dispatcherOf(kc);
     expect(third).not.toBe(second);
+    await tick();
     expect(second.closed).toBe(true);
   });
 
   it('retires the pool on demand (a dead connection): the next request gets a new one', async () => {
-    const { kc } = fakeKubeConfig();
-    reuseConnections(kc);
-    const first = await dispatcherOf(kc);
-    retireConnections(kc);
-    expect(first.closed).toBe(true);
-    const second = await dispatcherOf(kc);
-    expect(second).not.toBe(first);
-    expect(await dispatcherOf(kc)).toBe(second);
+    vi.useFakeTimers();
+    try {
+      const { kc } = fakeKubeConfig();
+      reuseConnections(kc);
+      const first = await dispatcherOf(kc);
+      retireConnections(kc);
+      const second = await dispatcherOf(kc);
+      expect(second).not.toBe(first);
+      expect(await dispatcherOf(kc)).toBe(second);
+      // Closed only after the grace: a request that picked it up just before still dispatches.
+      vi.advanceTimersByTime(RETIRED_POOL_GRACE_MS - 1);
+      expect(first.closed).toBe(false);
+      vi.advanceTimersByTime(1);
+      expect(first.closed).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

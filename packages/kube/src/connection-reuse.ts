@@ -4,13 +4,26 @@
 // itself, and the abandoned agents hold memory until they are collected. This keeps one
 // agent (one connection pool) and hands it to every request; it is replaced every
 // `maxAgeMs` so rotated client certificates and CAs are picked up, and the replaced one is
-// closed gracefully (open watches finish on it). Bearer tokens travel in headers, which are
+// closed gracefully a while later (see RETIRED_POOL_GRACE_MS). Bearer tokens travel in headers, which are
 // still set per request. HttpTransport applies it to the KubeConfig it is given.
 import type { KubeConfig } from '@kubernetes/client-node';
 
 type Dispatcher = NonNullable<
   ReturnType<Parameters<KubeConfig['applySecurityAuthentication']>[0]['getDispatcher']>
 >;
+
+/**
+ * A replaced pool is closed this much later, not at once: a request that picked it up just
+ * before the replacement has not dispatched yet, and undici refuses dispatches on a closed
+ * pool (ClientClosedError) — the request would fail for nothing. Its open streams end with their
+ * own timeouts or aborts meanwhile.
+ */
+export const RETIRED_POOL_GRACE_MS = 60_000;
+
+function closeLater(dispatcher: Dispatcher | undefined, delayMs: number): void {
+  if (!dispatcher) return;
+  setTimeout(() => void dispatcher.close().catch(() => {}), delayMs).unref();
+}
 
 /** Per wrapped KubeConfig: start over with a new pool on the next request. */
 const retirers = new WeakMap<KubeConfig, () => void>();
@@ -30,6 +43,7 @@ export function reuseConnections(
   kc: KubeConfig,
   maxAgeMs = 5 * 60_000,
   now = Date.now,
+  graceMs = RETIRED_POOL_GRACE_MS,
 ): KubeConfig {
   if (retirers.has(kc)) return kc;
   const apply = kc.applySecurityAuthentication.bind(kc);
@@ -37,7 +51,7 @@ export function reuseConnections(
   retirers.set(kc, () => {
     const old = shared;
     shared = undefined;
-    void old?.dispatcher.close().catch(() => {});
+    closeLater(old?.dispatcher, graceMs);
   });
   kc.applySecurityAuthentication = async (ctx) => {
     await apply(ctx);
@@ -51,7 +65,7 @@ export function reuseConnections(
     }
     const old = shared;
     shared = { dispatcher: fresh, context, since: now() };
-    void old?.dispatcher.close().catch(() => {});
+    closeLater(old?.dispatcher, graceMs);
   };
   return kc;
 }
