@@ -3,25 +3,15 @@
 // twin, nftRunner in a namespace, is tested in nft.kernel.test.ts.
 import type { AllocationEntry } from '@flock/ipam';
 import { FakeNftKernel, type NftRun } from '@flock/netpol';
+import { entry as storeEntry } from '../testing/routing-fixtures.js';
 
+/** A committed store entry of pod `name` in namespace shop. */
 export function entry(
   name: string,
   ip6: string,
   over: Partial<AllocationEntry> = {},
 ): AllocationEntry {
-  return {
-    containerID: `ctr-${name}`,
-    ifname: 'eth0',
-    namespace: 'shop',
-    pod: name,
-    podUID: `uid-${name}`,
-    ip6,
-    pinned: false,
-    anycast: [],
-    state: 'committed',
-    createdAt: '2026-11-29T10:00:00.000Z',
-    ...over,
-  };
+  return storeEntry(name, { containerID: `ctr-${name}`, namespace: 'shop', ip6, ...over });
 }
 
 export function pod(

@@ -1,7 +1,7 @@
 // Test infrastructure (not shipped): what the crash suite does in each run — which pod, ADD or
 // DEL, and where the agent is killed — drawn from a seeded generator so that a failing run
 // is replayed exactly with the same seed (FLOCK_CRASH_SEED).
-import type { FaultPoint } from '../faults.js';
+import { DATAPATH_FAULT_POINTS, STORE_FAULT_POINTS, type FaultPoint } from '../faults.js';
 
 /** mulberry32: small, fast, good enough to pick test cases; the same seed, the same runs. */
 export function seededRandom(seed: number): () => number {
@@ -16,23 +16,16 @@ export function seededRandom(seed: number): () => number {
 }
 
 /** The store points fire at the n-th store write after start-up: ADD and DEL make two each. */
-const storePoints = (
-  ['store-after-temp-create', 'store-before-rename', 'store-after-rename'] as const
-).flatMap((p) => [`${p}#1`, `${p}#2`]);
+const storePoints = STORE_FAULT_POINTS.flatMap((p) => [`${p}#1`, `${p}#2`]);
 
 /** Every point a fresh ADD passes (anycast only for pods with anycast addresses). */
 export function addPoints(anycast: boolean): string[] {
+  const datapath = DATAPATH_FAULT_POINTS.filter(
+    (p) => !p.startsWith('del-') && (anycast || p !== 'after-pod-anycast'),
+  );
   const points: FaultPoint[] = [
     'after-pending',
-    'after-veth',
-    'after-host-link',
-    'after-host-addresses',
-    'after-host-routes',
-    'after-pod-link',
-    'after-pod-addresses',
-    'after-pod-neighbours',
-    'after-pod-routes',
-    ...(anycast ? (['after-pod-anycast'] as const) : []),
+    ...datapath,
     'after-datapath',
     'after-policy',
     'before-commit',
