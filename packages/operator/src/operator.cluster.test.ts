@@ -146,9 +146,12 @@ describe('operator on a real cluster', () => {
     expect(
       log.find('info', 'deleting NodeConfig').filter((e) => e.meta['nodeConfig'] === 'gc-0'),
     ).toEqual([]);
-    const pool = await eventually('quarantined', async () => {
+    // The quarantine is recorded before the NodeConfig is released (status first), so the
+    // counts catch up one status write later.
+    const pool = await eventually('quarantined and counted', async () => {
       const p = await getPool(c.api, 'gc');
-      return p?.status?.quarantine?.some((q) => q.prefix === freed) ? p : undefined;
+      const listed = p?.status?.quarantine?.some((q) => q.prefix === freed);
+      return listed && p?.status?.ipv6?.allocated === 1 ? p : undefined;
     });
     expect(pool.status?.ipv6).toMatchObject({ allocated: 1, quarantined: 1 });
     await createNode(c.api, 'gc-2', { test: 'gc' });
