@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { NetpolError } from './errors.js';
 import { renderState } from './index.js';
 import { arbitraryState } from './testing/arbitrary.js';
+import { local, namespace, pod, policy, state } from './testing/builders.js';
 
 const RUNS = process.env['FLOCK_SOAK'] === '1' ? 100_000 : 10_000;
 const TIMEOUT = process.env['FLOCK_SOAK'] === '1' ? 1_800_000 : 180_000;
@@ -70,6 +71,8 @@ function replaceAt(value: unknown, path: (string | number)[], junk: unknown): un
 
 const SAFE_COMMENT = /comment "[A-Za-z0-9 ._/:[\]-]{0,128}"/g;
 const QUOTED_IFNAME = /"[A-Za-z0-9][A-Za-z0-9_.-]{0,14}"/g;
+/** A pod's chains are named after its (validated) interface name, which may hold any word. */
+const IFNAME_CHAIN = /\b(ingress|egress)_[A-Za-z0-9][A-Za-z0-9_.-]{0,14}(?![A-Za-z0-9_.-])/g;
 /** How every line of flock's script starts (after the header); an injected line starts otherwise. */
 const LINE_START =
   /^(|table inet flock \{\}?|delete table inet flock|\}|\t\}|\t(set|map|chain) [a-z0-9_.-]+ \{|\tcomment|\t\t(type|flags|comment|elements|ip|ip6|meta|accept|return|counter drop|icmp|icmpv6|iifname|oifname|ct state)\b|\t\t {5}\S)/;
@@ -82,7 +85,10 @@ export function expectSafeScript(script: string) {
   );
   // Plain checks first, one expect at the end: 10,000 scripts of ~100 lines each.
   const bad = lines.filter((line) => {
-    const bare = line.replace(SAFE_COMMENT, 'comment c').replace(QUOTED_IFNAME, 'q');
+    const bare = line
+      .replace(SAFE_COMMENT, 'comment c')
+      .replace(QUOTED_IFNAME, 'q')
+      .replace(IFNAME_CHAIN, '$1_q');
     return (
       !LINE_START.test(line) ||
       !/^[A-Za-z0-9\t ._:,/@{}=;!-]*$/.test(bare) ||
@@ -110,6 +116,27 @@ function expectClearRefusal(e: unknown) {
 }
 
 describe('netpol: fuzzed states', () => {
+  // The CI counterexample of 2026-11-29 (seed -970125690): a local pod whose interface is
+  // named "aruleset". That is a valid name, rendered quoted and as its chains' suffix.
+  it('the safety check: a valid interface name may hold any word, anywhere else it is input', () => {
+    const isolate = policy('x/p', { podSelector: {}, ingress: [] });
+    const withIface = (iface: string, app: string) =>
+      renderState(
+        state({
+          namespaces: [namespace('x')],
+          pods: [pod('x/a', { app }, ['10.0.0.1'])],
+          policies: [isolate],
+          local: [local('x/a', iface)],
+        }),
+      );
+    const ok = withIface('aruleset', 'a');
+    expect(ok).toContain('chain ingress_aruleset {');
+    expectSafeScript(ok);
+    // The same word anywhere but a chain named after an interface is input that got out.
+    const leaked = ok.replace('chain ingress_aruleset {', 'chain ruleset_a {');
+    expect(() => expectSafeScript(leaked)).toThrow(/unescaped input/);
+  });
+
   it(
     `renders names and labels full of nft syntax without letting any of it out (${RUNS} cases)`,
     () => {
