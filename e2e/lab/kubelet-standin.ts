@@ -184,25 +184,31 @@ export class KubeletStandin {
     for (const pod of list.items) {
       const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
       seen.add(key);
-      const running = this.pods.get(key);
-      if (running && running.uid !== pod.metadata.uid) await this.teardown(running);
-      if (pod.metadata.deletionTimestamp) {
-        const r = this.pods.get(key);
-        if (r) await this.teardown(r);
-        // Confirm the deletion, as a kubelet does once the containers are gone.
-        await this.api.request({
-          method: 'DELETE',
-          path: objectPath(PODS, pod.metadata.name, pod.metadata.namespace),
-          body: { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
-        });
-      } else if (
-        !this.pods.has(key) &&
-        !['Succeeded', 'Failed'].includes(pod.status?.phase ?? '')
-      ) {
-        await this.startPod(pod, key);
-      }
+      // Pods are independent, as on a real kubelet: one that cannot start (its CNI ADD refused)
+      // is retried on the next pass and never holds up the pods after it.
+      await this.syncPod(pod, key).catch((e: unknown) => {
+        if (!this.stopped)
+          this.log.warn('pod sync failed', { node: this.plan.name, pod: key, error: String(e) });
+      });
     }
     for (const [key, r] of this.pods) if (!seen.has(key)) await this.teardown(r);
+  }
+
+  private async syncPod(pod: Pod, key: string): Promise<void> {
+    const running = this.pods.get(key);
+    if (running && running.uid !== pod.metadata.uid) await this.teardown(running);
+    if (pod.metadata.deletionTimestamp) {
+      const r = this.pods.get(key);
+      if (r) await this.teardown(r);
+      // Confirm the deletion, as a kubelet does once the containers are gone.
+      await this.api.request({
+        method: 'DELETE',
+        path: objectPath(PODS, pod.metadata.name, pod.metadata.namespace),
+        body: { gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
+      });
+    } else if (!this.pods.has(key) && !['Succeeded', 'Failed'].includes(pod.status?.phase ?? '')) {
+      await this.startPod(pod, key);
+    }
   }
 
   private async startPod(pod: Pod, key: string): Promise<void> {

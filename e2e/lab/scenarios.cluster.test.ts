@@ -150,12 +150,16 @@ describe('scenario 5: NetworkPolicy across nodes', () => {
 describe('security in the lab', () => {
   it('a pod cannot announce anycast outside the ranges or another pod pinned address', async () => {
     const [pinned] = await waitForPods(lab, 'default', 'app=pinned', 1);
+    // Both on one node: a refused pod must not hold up the next one (a kubelet retries each
+    // pod on its own; the stand-in once stopped its pass at the first failure).
+    const podSpec = { nodeSelector: { 'kubernetes.io/hostname': lab.plans[0]!.name } };
     await lab.apply(
       DEPLOYMENTS,
       labDeployment({
         name: 'rogue-anycast',
         replicas: 1,
         annotations: { [ANYCAST_ANNOTATION]: '2001:db8:999::1' },
+        podSpec,
       }),
     );
     await lab.apply(
@@ -164,6 +168,7 @@ describe('security in the lab', () => {
         name: 'hijack',
         replicas: 1,
         annotations: { [PINNED_IP_ANNOTATION]: SAMPLE_PINNED6 },
+        podSpec,
       }),
     );
     const refused = await eventually(
@@ -171,7 +176,16 @@ describe('security in the lab', () => {
       async () => {
         const a = await podEvents('default', 'rogue-anycast', 'FlockAddressRefused');
         const b = await podEvents('default', 'hijack', 'FlockAddressRefused');
-        return a.length && b.length ? [a[0], b[0]] : undefined;
+        if (a.length && b.length) return [a[0], b[0]];
+        // Not yet: say where things stand, for the timeout message.
+        const pods = [
+          ...(await listPods(lab, 'default', 'app=rogue-anycast')),
+          ...(await listPods(lab, 'default', 'app=hijack')),
+        ].map((p) => `${p.metadata.name}@${p.spec.nodeName ?? '-'}:${p.status?.phase ?? '-'}`);
+        const unscheduled = await podEvents('default', 'hijack', 'FailedScheduling');
+        throw new Error(
+          `Events: rogue-anycast ${a.length}, hijack ${b.length}; pods ${pods}; ${unscheduled}`,
+        );
       },
       { timeoutMs: 30_000 },
     );
