@@ -149,6 +149,29 @@ describe('operator on the in-memory API server', () => {
     expect(metrics).toMatch(/kind="nodeconfig_apply",result="error"\} 3/);
   });
 
+  it('a pool deleted while it is reconciled: no failed write, no retry, its NodeConfigs go', async () => {
+    const server = new FakeApiServer();
+    let raced = false;
+    // The race: the Pool goes between the operator's view and its status write (a 404).
+    server.inject((r) => {
+      if (!raced && r.method === 'PATCH' && r.path.endsWith('/pools/a/status')) {
+        raced = true;
+        server.deleteObject(POOLS, 'a');
+      }
+      return undefined;
+    });
+    putPool(server, 'a');
+    putNode(server, 'n0', { pool: 'a' });
+    const logger = createMemoryLogger();
+    const op = await operator(server, { logger });
+    await eventually('the status write raced', () => raced);
+    await eventually('its NodeConfig gone', () => configs(server).length === 0);
+    expect(logger.find('error', 'reconcile failed')).toEqual([]);
+    expect(logger.find('debug', 'pool deleted while it was reconciled')).toHaveLength(1);
+    const metrics = await op.registry.getSingleMetricAsString('flock_operator_writes_total');
+    expect(metrics).not.toMatch(/kind="pool_status",result="error"/);
+  });
+
   it('deletes the NodeConfigs of a deleted pool, and gives the nodes to the pool that also selects them', async () => {
     const server = new FakeApiServer();
     const api = server;

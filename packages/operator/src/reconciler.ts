@@ -52,6 +52,9 @@ export interface ReconcilerOptions {
   now?: () => number;
 }
 
+/** The Pool was deleted after the view last saw it: its delete event reconciles the rest. */
+class PoolGone extends Error {}
+
 class Stopped extends Error {
   constructor() {
     super('stopped: leadership lost or shutting down');
@@ -70,7 +73,21 @@ export class PoolReconciler {
     this.now = o.now ?? Date.now;
   }
 
-  async reconcile(name: string, { signal }: ReconcileContext): Promise<ReconcileResult | void> {
+  async reconcile(name: string, context: ReconcileContext): Promise<ReconcileResult | void> {
+    try {
+      return await this.reconcilePool(name, context);
+    } catch (err) {
+      if (!(err instanceof PoolGone)) throw err;
+      // Not a failure to retry with backoff: the watch's delete event queues this pool again
+      // and then cleans up after it (cleanUpAfter).
+      this.o.logger.debug('pool deleted while it was reconciled', { pool: name });
+    }
+  }
+
+  private async reconcilePool(
+    name: string,
+    { signal }: ReconcileContext,
+  ): Promise<ReconcileResult | void> {
     const { view } = this.o;
     const pool = view.pool(name);
     if (!pool) return this.cleanUpAfter(name, signal);
@@ -163,6 +180,7 @@ export class PoolReconciler {
       if (parsed.success) this.o.view.poolWrites.record(parsed.data);
       this.o.metrics.write('pool_status', true);
     } catch (err) {
+      if (isNotFound(err)) throw new PoolGone();
       this.o.metrics.write('pool_status', false);
       throw err;
     }
