@@ -6,6 +6,7 @@
 //   npm run bench:cni -w @flock/agent   (node dist/bench/cni-latency.js [pods=250] [parallel=10];
 //   the same script then runs footprint.js)
 // BENCH_AGENT=host-netns runs the agent as the test harness does (outside the node namespace).
+// BENCH_CANDIDATES=flock,ptp IPv4-only,… runs only those candidates.
 // Figures, not assertions: nothing here passes or fails on time.
 import { access, constants, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
@@ -14,6 +15,7 @@ import { run } from '@flock/exec';
 import { Netns, requireKernelTier } from '@flock/testkit';
 import { floorCandidate, flockCandidate, ptpCandidate, type Candidate } from './candidates.js';
 import { startFlockNode, type FlockNode } from './flock-node.js';
+import { phaseTable } from './agent-phases.js';
 import { readRss, type Rss } from './rss.js';
 import { summarize, table } from './stats.js';
 
@@ -123,6 +125,9 @@ async function main(): Promise<void> {
     const bareStart = async () =>
       void (await run('nsenter', [`--net=${bareNode.path}`, process.execPath, '-e', '0']));
     cands.push({ name: 'bare node start', add: bareStart, del: bareStart });
+    // BENCH_CANDIDATES=name,name: only those (quick iterations; the recorded run takes all).
+    const only = process.env['BENCH_CANDIDATES']?.split(',').map((n) => n.trim());
+    if (only) cands.splice(0, cands.length, ...cands.filter((c) => only.includes(c.name)));
 
     for (const c of cands) await c.add(0, 'warm').then(() => c.del(0, 'warm'));
     process.stderr.write(
@@ -141,6 +146,7 @@ async function main(): Promise<void> {
     const end = await readRss(flock.agentPid);
 
     report({ seqAdd, seqDel, parAdd, parDel }, cands, { idle, full, end }, load);
+    console.log(phaseTable(flock.logs, { s: 'sequential', p: `${PARALLEL} in parallel` }));
   } finally {
     for (const n of namespaces) await n.destroy();
     await flock?.stop();

@@ -21,6 +21,8 @@ export interface FlockNode {
   netns: Netns;
   /** The agent's pid (RSS). */
   agentPid: number;
+  /** The agent's output lines so far (its JSON log). */
+  logs: string[];
   pod(i: number): { name: string; uid: string };
   stop(): Promise<void>;
 }
@@ -70,6 +72,7 @@ export async function startFlockNode(
       );
     }
     let agentPid: number | undefined;
+    let logs: string[] = [];
     if (mode === 'in-node') {
       inNode = await startAgentInNode({
         cp: cluster.cp,
@@ -83,12 +86,18 @@ export async function startFlockNode(
         nodeArgs,
       });
       agentPid = inNode.pid;
-    } else agentPid = (await node.startAgent()).child.pid;
+      logs = inNode.logs;
+    } else {
+      const agent = await node.startAgent();
+      agentPid = agent.child.pid;
+      logs = agent.logs;
+    }
     if (agentPid === undefined) throw new Error('the agent process has no pid');
     return {
       node,
       netns,
       agentPid,
+      logs,
       pod: (i) => ({ name: `bench-${i}`, uid: uids[i]! }),
       stop,
     };

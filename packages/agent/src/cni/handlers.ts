@@ -1,69 +1,18 @@
-// The agent's answers to the CNI plugin: ADD, DEL, CHECK, GC, STATUS. ADD is two-phase —
-// a `pending` store entry before any kernel work, `committed` after — and any failure undoes
-// what was done and releases the addresses, so a crash or an error never leaves an address
-// held without its pod or kernel state without its entry.
-import {
-  CNI_VERSION,
-  CniErrorCode,
-  type AgentRequest,
-  type AgentResponse,
-  type CniResult,
-  type Logger,
-  type NodeConfig,
-} from '@flock/api';
-import {
-  AllocationStoreError,
-  entryKey,
-  type AddressAllocator,
-  type AllocationEntry,
-  type AllocationStore,
-} from '@flock/ipam';
-import type { V1Pod } from '@kubernetes/client-node';
-import { DatapathError, hostVethName, type Datapath, type PodSpec } from '../datapath/index.js';
+// The agent's answers to the CNI plugin: ADD (add.ts), DEL, CHECK, GC, STATUS, one container
+// at a time. DEL is two-phase like ADD: the entry goes back to `pending` before any teardown.
+import { CniErrorCode, type AgentRequest, type AgentResponse } from '@flock/api';
+import { entryKey, type AllocationEntry } from '@flock/ipam';
+import { hostVethName } from '../datapath/index.js';
 import type { FaultHook, HandlerFaultPoint } from '../faults.js';
 import { KeyedMutex } from '../keyed-mutex.js';
+import { add } from './add.js';
+import type { CniHandlerDeps, NodeState } from './deps.js';
 import { CniCommandError, errorResponse } from './errors.js';
-import { addressRequest, pinnedConflict, podIdentity } from './pod-request.js';
+import { PhaseTimer } from './phases.js';
+import { podSpec } from './pod-spec.js';
 
-/** The node's current configuration and address space; undefined until the agent is ready. */
-export interface NodeState {
-  nodeConfig: NodeConfig;
-  allocator: AddressAllocator;
-}
-
-/** Where ADD finds the Pod object (the node's pod cache, falling back to the API server). */
-export interface PodLookup {
-  get(namespace: string, name: string, uid?: string): Promise<V1Pod | undefined>;
-  /** Pods of the whole cluster whose primary address (status.podIP) is `ip`. */
-  holdersOf?(ip: string): Promise<V1Pod[]>;
-}
-
-/** What other parts of the agent do around ADD and DEL. */
-export interface CniHooks {
-  /** After the kernel work, before commit: the new pod's NetworkPolicy must be in place. */
-  beforeCommit?(entry: AllocationEntry): Promise<void>;
-  /** After an allocation was committed or removed (announcements, anycast routes). */
-  changed?(): void;
-}
-
-/** Tell the pod's owner about a refusal (a Kubernetes Event on the pod). */
-export type PodWarning = (pod: V1Pod, reason: string, message: string) => void;
-
+export type { CniHandlerDeps, CniHooks, NodeState, PodLookup, PodWarning } from './deps.js';
 export type { FaultPoint } from '../faults.js';
-
-export interface CniHandlerDeps {
-  store: AllocationStore;
-  datapath: Datapath;
-  node: () => NodeState | undefined;
-  pods: PodLookup;
-  logger: Logger;
-  hooks?: CniHooks;
-  warn?: PodWarning;
-  /** Test-only: called at each fault point (may throw or kill the process); see faults.ts. */
-  fault?: FaultHook<HandlerFaultPoint>;
-  /** STATUS readiness beyond having a NodeConfig (start-up finished). */
-  ready?: () => boolean;
-}
 
 export class CniHandlers {
   private readonly mutex = new KeyedMutex();
@@ -75,7 +24,17 @@ export class CniHandlers {
     try {
       switch (request.command) {
         case 'ADD':
-          return { ok: true, result: await this.withContainer(request, () => this.add(request)) };
+          return {
+            ok: true,
+            result: await this.withContainer(request, () =>
+              add(
+                this.deps,
+                () => this.requireNode(),
+                request,
+                (e, netns) => this.undo(e, netns),
+              ),
+            ),
+          };
         case 'DEL':
           await this.withContainer(request, () => this.del(request));
           return { ok: true };
@@ -133,157 +92,6 @@ export class CniHandlers {
     return node;
   }
 
-  private async add(request: AgentRequest): Promise<CniResult> {
-    const { containerID, ifName, netns } = request as Required<AgentRequest>;
-    if (!netns) throw new CniCommandError(CniErrorCode.InvalidEnvironment, 'ADD needs CNI_NETNS');
-    const node = this.requireNode();
-    const who = podIdentity(request.args);
-    const existing = this.deps.store.get(containerID, ifName);
-    if (existing?.state === 'committed') {
-      // A repeated ADD: converge the kernel state and answer the same result.
-      const setup = await this.setup(existing, netns);
-      return this.result(setup);
-    }
-    if (existing) await this.undo(existing, netns);
-
-    const pod = await this.deps.pods.get(who.namespace, who.name, who.uid);
-    if (!pod?.metadata?.uid) {
-      throw new CniCommandError(
-        CniErrorCode.UnknownContainer,
-        `pod ${who.namespace}/${who.name} not found on the API server`,
-      );
-    }
-    if (who.uid && pod.metadata.uid !== who.uid) {
-      throw new CniCommandError(
-        CniErrorCode.UnknownContainer,
-        `pod ${who.namespace}/${who.name} has UID ${pod.metadata.uid}, the runtime asked for ${who.uid}`,
-      );
-    }
-    let wanted;
-    try {
-      wanted = addressRequest(
-        pod,
-        {
-          annotations: node.nodeConfig.metadata.annotations,
-          anycastCIDRs: node.nodeConfig.spec.anycastCIDRs,
-        },
-        this.deps.logger,
-      );
-    } catch (error) {
-      if (error instanceof CniCommandError)
-        this.deps.warn?.(pod, 'FlockAddressRefused', error.message);
-      throw error;
-    }
-    if (wanted.pinned?.ipv6 && this.deps.pods.holdersOf) {
-      const conflict = pinnedConflict(pod, await this.deps.pods.holdersOf(wanted.pinned.ipv6));
-      if (conflict) {
-        this.deps.warn?.(pod, 'FlockAddressRefused', conflict);
-        throw new CniCommandError(CniErrorCode.NotAllowed, conflict);
-      }
-    }
-    const owner = entryKey(containerID, ifName);
-    const allocated = node.allocator.allocate({
-      owner,
-      namespace: who.namespace,
-      name: who.name,
-      algo: wanted.algo,
-      ...(wanted.pinned ? { pinned: wanted.pinned } : {}),
-    });
-    if (!allocated.ok) {
-      const code =
-        allocated.error.code === 'Exhausted' ? CniErrorCode.Exhausted : CniErrorCode.NotAllowed;
-      this.deps.warn?.(pod, 'FlockAllocationFailed', allocated.error.message);
-      throw new CniCommandError(code, allocated.error.message);
-    }
-    const a = allocated.value;
-    let entry: AllocationEntry;
-    try {
-      entry = await this.deps.store.putPending({
-        containerID,
-        ifname: ifName,
-        namespace: who.namespace,
-        pod: who.name,
-        podUID: pod.metadata.uid,
-        ip6: a.ip6,
-        ...(a.ip4 ? { ip4: a.ip4 } : {}),
-        pinned: a.pinned,
-        anycast: wanted.anycast,
-      });
-    } catch (error) {
-      node.allocator.release(owner);
-      throw new CniCommandError(
-        CniErrorCode.IoFailure,
-        `allocation store: ${(error as Error).message}`,
-      );
-    }
-    try {
-      await this.deps.fault?.('after-pending');
-      const setup = await this.setup(entry, netns);
-      await this.deps.fault?.('after-datapath');
-      await this.deps.hooks?.beforeCommit?.(entry);
-      await this.deps.fault?.('after-policy');
-      await this.deps.fault?.('before-commit');
-      await this.deps.store.commit(containerID, ifName);
-      await this.deps.fault?.('after-commit');
-      this.deps.hooks?.changed?.();
-      this.deps.logger.info('pod added', {
-        pod: `${who.namespace}/${who.name}`,
-        containerID,
-        ip6: entry.ip6,
-        ip4: entry.ip4,
-      });
-      return this.result(setup);
-    } catch (error) {
-      await this.undo(entry, netns).catch((e: unknown) =>
-        this.deps.logger.error('cleanup after a failed ADD failed', {
-          containerID,
-          error: String(e),
-        }),
-      );
-      if (error instanceof CniCommandError) throw error;
-      // A full or read-only disk at commit: the kernel work was undone, the old store kept.
-      if (error instanceof AllocationStoreError)
-        throw new CniCommandError(CniErrorCode.IoFailure, `allocation store: ${error.message}`);
-      throw new CniCommandError(
-        CniErrorCode.SetupFailed,
-        `ADD failed: ${(error as Error).message}`,
-      );
-    }
-  }
-
-  private async setup(entry: AllocationEntry, netns: string) {
-    try {
-      return await this.deps.datapath.setupPod(this.podSpec(entry, netns));
-    } catch (error) {
-      const step = error instanceof DatapathError ? error.step : 'datapath';
-      throw new CniCommandError(
-        CniErrorCode.SetupFailed,
-        `ADD failed at step ${step}: ${(error as Error).message}`,
-      );
-    }
-  }
-
-  private podSpec(entry: AllocationEntry, netns: string): PodSpec {
-    return {
-      containerID: entry.containerID,
-      ifName: entry.ifname,
-      netns,
-      hostVeth: hostVethName(entry.containerID, entry.ifname),
-      ip6: entry.ip6,
-      ...(entry.ip4 ? { ip4: entry.ip4 } : {}),
-      anycast: entry.anycast,
-    };
-  }
-
-  private result(setup: Awaited<ReturnType<Datapath['setupPod']>>): CniResult {
-    return {
-      cniVersion: CNI_VERSION,
-      interfaces: setup.interfaces,
-      ips: setup.ips,
-      routes: setup.routes,
-    };
-  }
-
   /**
    * Tear down an allocation found stale elsewhere (the orphan sweep), under the container's
    * lock, and only if the store still holds that very entry: a concurrent ADD or DEL of the
@@ -309,10 +117,12 @@ export class CniHandlers {
     entry: AllocationEntry,
     netns?: string,
     fault?: FaultHook<HandlerFaultPoint>,
+    time?: PhaseTimer,
   ): Promise<void> {
     if (entry.state === 'committed') {
       // No changed() here: the pod's policy rules stay until its veth is gone.
       await this.deps.store.markPending(entry.containerID, entry.ifname);
+      time?.mark('mark');
       await fault?.('del-after-mark');
     }
     await this.deps.datapath.teardownPod({
@@ -324,8 +134,10 @@ export class CniHandlers {
       anycast: entry.anycast,
       ...(netns ? { netns } : {}),
     });
+    time?.mark('datapath');
     await fault?.('del-after-datapath');
     await this.deps.store.remove(entry.containerID, entry.ifname);
+    time?.mark('remove');
     await fault?.('del-after-remove');
     this.deps.node()?.allocator.release(entryKey(entry.containerID, entry.ifname));
     this.deps.hooks?.changed?.();
@@ -335,8 +147,13 @@ export class CniHandlers {
     const { containerID, ifName } = request as Required<AgentRequest>;
     const entry = this.deps.store.get(containerID, ifName);
     if (entry) {
-      await this.undo(entry, request.netns, this.deps.fault);
-      this.deps.logger.info('pod deleted', { pod: `${entry.namespace}/${entry.pod}`, containerID });
+      const time = new PhaseTimer();
+      await this.undo(entry, request.netns, this.deps.fault, time);
+      this.deps.logger.info('pod deleted', {
+        pod: `${entry.namespace}/${entry.pod}`,
+        containerID,
+        ms: time.done(),
+      });
       return;
     }
     // Unknown container: clean whatever kernel state its name would have, then succeed.
@@ -358,7 +175,7 @@ export class CniHandlers {
       );
     }
     if (!netns) throw new CniCommandError(CniErrorCode.InvalidEnvironment, 'CHECK needs CNI_NETNS');
-    const findings = await this.deps.datapath.checkPod(this.podSpec(entry, netns));
+    const findings = await this.deps.datapath.checkPod(podSpec(entry, netns));
     if (findings.length) {
       throw new CniCommandError(
         CniErrorCode.SetupFailed,

@@ -1,0 +1,136 @@
+// CNI ADD. Two-phase: a `pending` store entry before any kernel work, `committed` after the
+// datapath and the pod's NetworkPolicy are in place; any failure undoes what was done and
+// releases the addresses, so a crash or an error never leaves an address held without its pod
+// or kernel state without its entry.
+import { CniErrorCode, type AgentRequest, type CniResult } from '@flock/api';
+import { AllocationStoreError, entryKey, type AllocationEntry } from '@flock/ipam';
+import type { CniHandlerDeps, NodeState } from './deps.js';
+import { CniCommandError } from './errors.js';
+import { PhaseTimer } from './phases.js';
+import { addressRequest, pinnedConflict, podIdentity } from './pod-request.js';
+import { cniResult, setupPod } from './pod-spec.js';
+
+/** Removes an entry's kernel state, the entry and its addresses (CniHandlers.undo). */
+export type Undo = (entry: AllocationEntry, netns?: string) => Promise<void>;
+
+export async function add(
+  deps: CniHandlerDeps,
+  requireNode: () => NodeState,
+  request: AgentRequest,
+  undo: Undo,
+): Promise<CniResult> {
+  const { containerID, ifName, netns } = request as Required<AgentRequest>;
+  if (!netns) throw new CniCommandError(CniErrorCode.InvalidEnvironment, 'ADD needs CNI_NETNS');
+  const node = requireNode();
+  const time = new PhaseTimer();
+  const who = podIdentity(request.args);
+  const existing = deps.store.get(containerID, ifName);
+  if (existing?.state === 'committed') {
+    // A repeated ADD: converge the kernel state and answer the same result.
+    return cniResult(await setupPod(deps.datapath, existing, netns));
+  }
+  if (existing) await undo(existing, netns);
+
+  const pod = await deps.pods.get(who.namespace, who.name, who.uid);
+  if (!pod?.metadata?.uid) {
+    throw new CniCommandError(
+      CniErrorCode.UnknownContainer,
+      `pod ${who.namespace}/${who.name} not found on the API server`,
+    );
+  }
+  if (who.uid && pod.metadata.uid !== who.uid) {
+    throw new CniCommandError(
+      CniErrorCode.UnknownContainer,
+      `pod ${who.namespace}/${who.name} has UID ${pod.metadata.uid}, the runtime asked for ${who.uid}`,
+    );
+  }
+  let wanted;
+  try {
+    wanted = addressRequest(
+      pod,
+      {
+        annotations: node.nodeConfig.metadata.annotations,
+        anycastCIDRs: node.nodeConfig.spec.anycastCIDRs,
+      },
+      deps.logger,
+    );
+  } catch (error) {
+    if (error instanceof CniCommandError) deps.warn?.(pod, 'FlockAddressRefused', error.message);
+    throw error;
+  }
+  if (wanted.pinned?.ipv6 && deps.pods.holdersOf) {
+    const conflict = pinnedConflict(pod, await deps.pods.holdersOf(wanted.pinned.ipv6));
+    if (conflict) {
+      deps.warn?.(pod, 'FlockAddressRefused', conflict);
+      throw new CniCommandError(CniErrorCode.NotAllowed, conflict);
+    }
+  }
+  const owner = entryKey(containerID, ifName);
+  const allocated = node.allocator.allocate({
+    owner,
+    namespace: who.namespace,
+    name: who.name,
+    algo: wanted.algo,
+    ...(wanted.pinned ? { pinned: wanted.pinned } : {}),
+  });
+  if (!allocated.ok) {
+    const code =
+      allocated.error.code === 'Exhausted' ? CniErrorCode.Exhausted : CniErrorCode.NotAllowed;
+    deps.warn?.(pod, 'FlockAllocationFailed', allocated.error.message);
+    throw new CniCommandError(code, allocated.error.message);
+  }
+  time.mark('lookup');
+  const a = allocated.value;
+  let entry: AllocationEntry;
+  try {
+    entry = await deps.store.putPending({
+      containerID,
+      ifname: ifName,
+      namespace: who.namespace,
+      pod: who.name,
+      podUID: pod.metadata.uid,
+      ip6: a.ip6,
+      ...(a.ip4 ? { ip4: a.ip4 } : {}),
+      pinned: a.pinned,
+      anycast: wanted.anycast,
+    });
+  } catch (error) {
+    node.allocator.release(owner);
+    throw new CniCommandError(
+      CniErrorCode.IoFailure,
+      `allocation store: ${(error as Error).message}`,
+    );
+  }
+  time.mark('pending');
+  try {
+    await deps.fault?.('after-pending');
+    const setup = await setupPod(deps.datapath, entry, netns);
+    time.mark('datapath');
+    await deps.fault?.('after-datapath');
+    await deps.hooks?.beforeCommit?.(entry);
+    time.mark('policy');
+    await deps.fault?.('after-policy');
+    await deps.fault?.('before-commit');
+    await deps.store.commit(containerID, ifName);
+    time.mark('commit');
+    await deps.fault?.('after-commit');
+    deps.hooks?.changed?.();
+    deps.logger.info('pod added', {
+      pod: `${who.namespace}/${who.name}`,
+      containerID,
+      ip6: entry.ip6,
+      ip4: entry.ip4,
+      ms: time.done(),
+    });
+    return cniResult(setup);
+  } catch (error) {
+    await undo(entry, netns).catch((e: unknown) =>
+      deps.logger.error('cleanup after a failed ADD failed', { containerID, error: String(e) }),
+    );
+    if (error instanceof CniCommandError) throw error;
+    // A full or read-only disk at commit: the kernel work was undone, the old store kept.
+    if (error instanceof AllocationStoreError)
+      throw new CniCommandError(CniErrorCode.IoFailure, `allocation store: ${error.message}`);
+    throw new CniCommandError(CniErrorCode.SetupFailed, `ADD failed: ${(error as Error).message}`);
+  }
+}
