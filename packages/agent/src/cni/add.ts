@@ -6,9 +6,9 @@ import { CniErrorCode, type AgentRequest, type CniResult } from '@flock/api';
 import { AllocationStoreError, entryKey, type AllocationEntry } from '@flock/ipam';
 import type { CniHandlerDeps, NodeState } from './deps.js';
 import { CniCommandError } from './errors.js';
-import { PhaseTimer } from './phases.js';
+import { PhaseTimer, timed } from './phases.js';
 import { addressRequest, pinnedConflict, podIdentity } from './pod-request.js';
-import { cniResult, setupPod } from './pod-spec.js';
+import { cniResult, setupPod, type PodSetup } from './pod-spec.js';
 
 /** Removes an entry's kernel state, the entry and its addresses (CniHandlers.undo). */
 export type Undo = (entry: AllocationEntry, netns?: string) => Promise<void>;
@@ -104,12 +104,7 @@ export async function add(
   time.mark('pending');
   try {
     await deps.fault?.('after-pending');
-    const setup = await setupPod(deps.datapath, entry, netns);
-    time.mark('datapath');
-    await deps.fault?.('after-datapath');
-    await deps.hooks?.beforeCommit?.(entry);
-    time.mark('policy');
-    await deps.fault?.('after-policy');
+    const setup = await wireAndAdmit(deps, entry, netns, time);
     await deps.fault?.('before-commit');
     await deps.store.commit(containerID, ifName);
     time.mark('commit');
@@ -133,4 +128,38 @@ export async function add(
       throw new CniCommandError(CniErrorCode.IoFailure, `allocation store: ${error.message}`);
     throw new CniCommandError(CniErrorCode.SetupFailed, `ADD failed: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The datapath and the pod's NetworkPolicy at once (the rules match interfaces by name, so
+ * they may be in place before the veth exists). Waits for both, so the caller's undo never
+ * races either; the datapath's error first when both fail.
+ */
+async function wireAndAdmit(
+  deps: CniHandlerDeps,
+  entry: AllocationEntry,
+  netns: string,
+  time: PhaseTimer,
+): Promise<PodSetup> {
+  const [wired, admitted] = await Promise.allSettled([
+    timed(
+      async () => {
+        const setup = await setupPod(deps.datapath, entry, netns);
+        await deps.fault?.('after-datapath');
+        return setup;
+      },
+      (ms) => time.set('datapath', ms),
+    ),
+    timed(
+      async () => {
+        await deps.hooks?.beforeCommit?.(entry);
+        await deps.fault?.('after-policy');
+      },
+      (ms) => time.set('policy', ms),
+    ),
+  ]);
+  time.mark('wired');
+  if (wired.status === 'rejected') throw wired.reason;
+  if (admitted.status === 'rejected') throw admitted.reason;
+  return wired.value;
 }

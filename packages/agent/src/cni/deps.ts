@@ -21,7 +21,10 @@ export interface PodLookup {
 
 /** What other parts of the agent do around ADD and DEL. */
 export interface CniHooks {
-  /** After the kernel work, before commit: the new pod's NetworkPolicy must be in place. */
+  /**
+   * After the pending write, while the datapath wires the pod (the rules match interfaces by
+   * name, so they may be in place before the veth exists); commit waits for both.
+   */
   beforeCommit?(entry: AllocationEntry): Promise<void>;
   /** After an allocation was committed or removed (announcements, anycast routes). */
   changed?(): void;

@@ -1,5 +1,6 @@
-// The order of the handlers' fault points against the store and the kernel, and a store
-// write that fails at commit (a disk that filled up during the ADD).
+// The order of the handlers' fault points against the store and the kernel, ADD's datapath
+// and policy steps running at once, and a store write that fails at commit (a disk that filled
+// up during the ADD).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,16 +13,16 @@ import {
 } from '@flock/api';
 import { nodeFileSystem, type FileSystem } from '@flock/exec';
 import { AddressAllocator, AllocationStore } from '@flock/ipam';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeDatapath } from '../datapath/index.js';
 import type { HandlerFaultPoint } from '../faults.js';
-import { CniHandlers, type NodeState } from './handlers.js';
+import { CniHandlers, type CniHooks, type NodeState } from './handlers.js';
 
 let dir: string;
 let datapath: FakeDatapath;
 let node: NodeState;
 
-async function setup(fs: FileSystem = nodeFileSystem) {
+async function setup(fs: FileSystem = nodeFileSystem, hooks?: CniHooks) {
   const store = new AllocationStore(join(dir, 'store.json'), { fileSystem: fs });
   await store.load();
   const seen: string[] = [];
@@ -36,6 +37,7 @@ async function setup(fs: FileSystem = nodeFileSystem) {
       }),
     },
     logger: silentLogger,
+    ...(hooks ? { hooks } : {}),
     fault: (point: HandlerFaultPoint) => {
       const e = store.get('c1', 'eth0');
       seen.push(`${point}: ${e?.state ?? 'none'}, veth ${datapath.hostVethNames().length}`);
@@ -79,13 +81,55 @@ describe('CNI fault points', () => {
   it('ADD: pending before any kernel work, committed only after it', async () => {
     const { handlers, seen } = await setup();
     expect((await handlers.handle(request('ADD'))).ok).toBe(true);
-    expect(seen).toEqual([
-      'after-pending: pending, veth 0',
+    // The datapath and the policy run at once: their points come in either order.
+    expect(seen[0]).toBe('after-pending: pending, veth 0');
+    expect(seen.slice(1, 3).sort()).toEqual([
       'after-datapath: pending, veth 1',
-      'after-policy: pending, veth 1',
+      expect.stringMatching(/^after-policy: pending, veth [01]$/),
+    ]);
+    expect(seen.slice(3)).toEqual([
       'before-commit: pending, veth 1',
       'after-commit: committed, veth 1',
     ]);
+  });
+
+  it('ADD: the datapath is done while the policy step still runs; commit waits for it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { handlers, seen, store } = await setup(nodeFileSystem, {
+      beforeCommit: async () => {
+        seen.push('policy started');
+        await gate;
+      },
+    });
+    const added = handlers.handle(request('ADD'));
+    await vi.waitFor(() => expect(seen).toContain('after-datapath: pending, veth 1'));
+    expect(seen).toContain('policy started');
+    expect(store.get('c1', 'eth0')?.state).toBe('pending');
+    release();
+    expect((await added).ok).toBe(true);
+    expect(seen.at(-1)).toBe('after-commit: committed, veth 1');
+  });
+
+  it('ADD: a datapath failure is undone only after the running policy step has ended', async () => {
+    datapath.failAt('pod-addresses');
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const changed: string[] = [];
+    const { handlers, store } = await setup(nodeFileSystem, {
+      beforeCommit: async () => await gate,
+      changed: () => changed.push(`changed: entry ${store.get('c1', 'eth0')?.state ?? 'none'}`),
+    });
+    const added = handlers.handle(request('ADD'));
+    await new Promise((r) => setTimeout(r, 20));
+    // The veth was cleaned up by the datapath itself; the entry waits for the policy step.
+    expect(store.get('c1', 'eth0')?.state).toBe('pending');
+    release();
+    expect(await added).toMatchObject({ ok: false, error: { code: CniErrorCode.SetupFailed } });
+    expect(store.entries()).toEqual([]);
+    expect(datapath.hostVethNames()).toEqual([]);
+    // The policy reconciler hears of the removal (its next pass drops the pod's rules).
+    expect(changed).toEqual(['changed: entry none']);
   });
 
   it('DEL: marked pending before the teardown, removed after it', async () => {

@@ -18,7 +18,11 @@ export function seededRandom(seed: number): () => number {
 /** The store points fire at the n-th store write after start-up: ADD and DEL make two each. */
 const storePoints = STORE_FAULT_POINTS.flatMap((p) => [`${p}#1`, `${p}#2`]);
 
-/** Every point a fresh ADD passes (anycast only for pods with anycast addresses). */
+/**
+ * Every point a fresh ADD passes (anycast only for pods with anycast addresses). The datapath
+ * points and `after-datapath` run alongside the policy step and `after-policy`, so a kill at
+ * either side lands with the other side still running or already done.
+ */
 export function addPoints(anycast: boolean): string[] {
   const datapath = DATAPATH_FAULT_POINTS.filter(
     (p) => !p.startsWith('del-') && (anycast || p !== 'after-pod-anycast'),
