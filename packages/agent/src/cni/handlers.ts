@@ -125,14 +125,24 @@ export class CniHandlers {
       time?.mark('mark');
       await fault?.('del-after-mark');
     }
+    const hostVeth = hostVethName(entry.containerID, entry.ifname);
     await this.deps.datapath.teardownPod({
       containerID: entry.containerID,
       ifName: entry.ifname,
-      hostVeth: hostVethName(entry.containerID, entry.ifname),
+      hostVeth,
       ip6: entry.ip6,
       ...(entry.ip4 ? { ip4: entry.ip4 } : {}),
       anycast: entry.anycast,
       ...(netns ? { netns } : {}),
+      // Every flock veth has a store entry (pending before any kernel change) and addresses are
+      // unique in the store: unless another entry's veth name collides, the veth is this pod's.
+      exclusive: !this.deps.store
+        .entries()
+        .some(
+          (e) =>
+            (e.containerID !== entry.containerID || e.ifname !== entry.ifname) &&
+            hostVethName(e.containerID, e.ifname) === hostVeth,
+        ),
     });
     time?.mark('datapath');
     await fault?.('del-after-datapath');

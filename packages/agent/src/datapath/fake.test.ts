@@ -172,6 +172,37 @@ describe('FakeDatapath', () => {
     });
   });
 
+  it('tears down an exclusive veth in one batch, without reading it first', async () => {
+    const fake = new FakeDatapath();
+    const pod = newPod(fake);
+    await fake.setupPod(pod);
+    fake.tamperHost([
+      {
+        op: 'route-replace',
+        step: 'host-routes',
+        route: { dst: '192.0.2.5/32', type: 'unicast', proto: 241, nexthops: [{ dev: 'lo' }] },
+      },
+    ]);
+    const reads = fake.memory.reads;
+    const exclusive = { ...pod, exclusive: true };
+    expect(await fake.teardownPod(exclusive)).toEqual({
+      deletedVeth: true,
+      notOwned: false,
+      removedRoutes: ['192.0.2.5/32'],
+    });
+    expect(fake.memory.reads).toBe(reads);
+    expect(fake.hostVethNames()).toEqual([]);
+    expect(await fake.listFlockRoutes()).toEqual([]);
+    // Gone already: one read to tell a missing veth from a failed delete.
+    const before = fake.memory.reads;
+    expect(await fake.teardownPod(exclusive)).toEqual({
+      deletedVeth: false,
+      notOwned: false,
+      removedRoutes: [],
+    });
+    expect(fake.memory.reads).toBe(before + 1);
+  });
+
   it('loses the veth and its routes with the namespace', async () => {
     const fake = new FakeDatapath();
     const pod = newPod(fake);

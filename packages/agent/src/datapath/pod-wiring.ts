@@ -1,6 +1,7 @@
 // One pod's wiring on a Kernel: create it fresh in two batches, or bring an existing veth to
 // the spec by reading both sides and writing only the differences; clean up after a failed
-// setup; tear down only a veth that is provably this pod's; report drift.
+// setup; tear down only a veth that is provably this pod's (by its MAC, or because the caller's
+// store says no other pod can have its name); report drift.
 import { FLOCK_RT_PROTO, GATEWAY4, GATEWAY6, vethMacs } from './naming.js';
 import { leftoverPodRoutes } from './host-routes.js';
 import { ApplyError, NetnsMissingError, type Kernel } from './kernel.js';
@@ -226,12 +227,45 @@ export class PodWiring {
     };
   }
 
+  /**
+   * Delete the veth and any flock route to `dsts` in one batch, unread: for a caller that
+   * vouches both are this pod's (PodTeardownSpec.exclusive). Routes through the veth go with
+   * it, so a route line that succeeds removed a leftover. Reads only when the delete failed.
+   */
+  private async deleteExclusiveVeth(
+    hostVeth: string,
+    dsts: string[],
+  ): Promise<{ exists: boolean; owned: boolean; removedRoutes: string[] }> {
+    const failures = await this.kernel.applyAll(HOST, [
+      { op: 'link-del', step: 'delete-veth', name: hostVeth },
+      ...dsts.map((dst): Action => ({
+        op: 'route-del',
+        step: 'host-routes',
+        route: { dst, type: 'unicast', proto: FLOCK_RT_PROTO, nexthops: [] },
+      })),
+    ]);
+    const failed = new Set(failures.map((f) => f.index));
+    const vethFailure = failures.find((f) => f.step === 'delete-veth');
+    if (vethFailure) {
+      const host = await this.kernel.read(HOST, { links: { names: [hostVeth] } });
+      if (findLink(host, hostVeth))
+        throw new DatapathError('delete-veth', vethFailure.message, { cause: vethFailure });
+    }
+    return {
+      exists: !vethFailure,
+      owned: !vethFailure,
+      removedRoutes: dsts.filter((_, i) => !failed.has(i + 1)),
+    };
+  }
+
   async teardown(t: ValidTeardown): Promise<PodTeardownResult> {
     const { hostMac } = vethMacs(t.containerID, t.ifName);
     const dsts = [t.ip6 && `${t.ip6}/128`, t.ip4 && `${t.ip4}/32`].filter((x): x is string => !!x);
     let outcome: Awaited<ReturnType<PodWiring['deleteOwnedVeth']>>;
     try {
-      outcome = await this.deleteOwnedVeth(t.hostVeth, hostMac, dsts);
+      outcome = t.exclusive
+        ? await this.deleteExclusiveVeth(t.hostVeth, dsts)
+        : await this.deleteOwnedVeth(t.hostVeth, hostMac, dsts);
     } catch (e) {
       throw asDatapathError(e, 'delete-veth');
     }

@@ -54,6 +54,12 @@ export interface PodTeardownSpec {
   ip6?: string;
   ip4?: string;
   anycast?: string[];
+  /**
+   * The caller's store vouches that no other allocation has a veth of this name or these
+   * addresses: whatever veth has the name, and any flock route to the addresses, is this pod's.
+   * The teardown then deletes in one batch without reading first (one `ip` process, not two).
+   */
+  exclusive?: boolean;
 }
 
 type CniInterfaces = NonNullable<CniResult['interfaces']>;

@@ -30,6 +30,7 @@ export interface ValidTeardown {
   ip6?: string;
   ip4?: string;
   anycast: ValidAddress[];
+  exclusive?: boolean;
 }
 
 function refuse(message: string): never {
@@ -141,6 +142,7 @@ export function validateTeardown(spec: PodTeardownSpec): ValidTeardown {
     ...(spec.ip6 !== undefined ? { ip6: validAddress(spec.ip6, 'ip6', 6).ip } : {}),
     ...(spec.ip4 !== undefined ? { ip4: validAddress(spec.ip4, 'ip4', 4).ip } : {}),
     anycast: validAnycast(spec.anycast),
+    ...(spec.exclusive === true ? { exclusive: true } : {}),
   };
 }
 
