@@ -262,17 +262,37 @@ describe('AllocationStore', () => {
     });
   }
 
-  it('serializes concurrent writers: no write starts before the previous one is renamed', async () => {
+  it('writes concurrent changes together, never two writes at once', async () => {
     const { fs, state } = failing('rename', 'EIO');
     state.armed = false;
     const store = await loaded({ fileSystem: fs });
     const ids = Array.from({ length: 40 }, (_, i) => `c${i}`);
-    await Promise.all([
-      ...ids.map((id, i) => store.putPending(entry(id, { ip6: `2001:db8::${i + 1}` }))),
-      store.remove('nothing', 'eth0'),
-    ]);
-    expect(state.calls).toEqual(ids.flatMap(() => ['create', 'rename']));
+    const put = (id: string, i: number) =>
+      store.putPending(entry(id, { ip6: `2001:db8::${i + 1}` }));
+    await Promise.all([...ids.slice(0, 20).map(put), store.remove('nothing', 'eth0')]);
+    expect(state.calls).toEqual(['create', 'rename']);
+    // One change writes alone; those asked for during its write go out together after it.
+    const first = put(ids[20]!, 20);
+    while (state.calls.length < 3) await new Promise((r) => setImmediate(r)); // its write began
+    const rest = ids.slice(21).map((id, i) => put(id, i + 21));
+    await Promise.all([first, ...rest]);
+    expect(state.calls).toEqual(['create', 'rename', 'create', 'rename', 'create', 'rename']);
     expect((await loaded()).entries().map((e) => e.containerID)).toEqual(ids);
+  });
+
+  it('fails every change of a failed write, keeps the old state, and writes again after', async () => {
+    const { fs, state } = failing('rename', 'EIO');
+    const store = await loaded({ fileSystem: fs });
+    const results = await Promise.allSettled([
+      store.remove('nothing', 'eth0'), // a no-op before any change does not depend on the write
+      store.putPending(entry('a')),
+      store.commit('a', 'eth0'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    expect(store.entries()).toEqual([]);
+    state.armed = false;
+    await store.putPending(entry('a'));
+    expect((await loaded()).entries().map((e) => e.state)).toEqual(['pending']);
   });
 
   it('keeps serving after a failed write in the middle of a queue', async () => {

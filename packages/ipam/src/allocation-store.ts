@@ -33,9 +33,22 @@ export interface AllocationStoreOptions {
   fileSystem?: FileSystem;
 }
 
+type Compute<T> = (current: ReadonlyMap<string, AllocationEntry>) => {
+  next?: Map<string, AllocationEntry>;
+  result: T;
+};
+
+interface Waiting {
+  compute: Compute<unknown>;
+  resolve: (result: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
 export class AllocationStore {
   private state: ReadonlyMap<string, AllocationEntry> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Changes waiting for the next write (see change()). */
+  private batch: Waiting[] | undefined;
   private readonly now: () => number;
   private readonly fs: FileSystem;
 
@@ -159,30 +172,61 @@ export class AllocationStore {
 
   /**
    * Apply a change: compute the next state, write it, and only then make it the current
-   * state. A failed write leaves both the file and the in-memory state as they were.
+   * state. A failed write leaves both the file and the in-memory state as they were. Changes
+   * asked for while a write is in progress go out together in the next write (one fsync for
+   * many concurrent ADDs); each still resolves only once a write that holds it is durable.
    */
-  private change<T>(
-    compute: (current: ReadonlyMap<string, AllocationEntry>) => {
-      next?: Map<string, AllocationEntry>;
-      result: T;
-    },
-  ): Promise<T> {
-    return this.serialized(async () => {
-      const { next, result } = compute(this.loaded());
-      if (!next) return result;
-      const file: StoreFile = { version: STORE_FORMAT_VERSION, entries: [...next.values()] };
+  private change<T>(compute: Compute<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const first = !this.batch;
+      this.batch ??= [];
+      this.batch.push({ compute, resolve, reject } as Waiting);
+      if (first) void this.serialized(() => this.writeBatch());
+    });
+  }
+
+  /** Compute the batch's changes in call order, write the result once, answer each caller. */
+  private async writeBatch(): Promise<void> {
+    const batch = this.batch ?? [];
+    this.batch = undefined; // changes from now on wait for the next write
+    let current: ReadonlyMap<string, AllocationEntry>;
+    try {
+      current = this.loaded();
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+      return;
+    }
+    const start = current;
+    const done: { w: Waiting; result: unknown; afterChange: boolean }[] = [];
+    for (const w of batch) {
+      try {
+        const { next, result } = w.compute(current);
+        // A result computed on another caller's unwritten change depends on that write.
+        done.push({ w, result, afterChange: current !== start || next !== undefined });
+        if (next) current = next;
+      } catch (error) {
+        w.reject(error);
+      }
+    }
+    if (current !== start) {
+      const file: StoreFile = { version: STORE_FORMAT_VERSION, entries: [...current.values()] };
       try {
         await writeFileAtomic(this.path, `${JSON.stringify(file, null, 2)}\n`, { fs: this.fs });
       } catch (error) {
-        throw new AllocationStoreError(
+        const failed = new AllocationStoreError(
           'WriteFailed',
           `cannot write the allocation store ${this.path}: ${describe(error)}; the previous state is kept`,
           { cause: error },
         );
+        for (const d of done) {
+          if (d.afterChange) d.w.reject(failed);
+          else d.w.resolve(d.result);
+        }
+        return;
       }
-      this.state = next;
-      return result;
-    });
+      this.state = current;
+    }
+    for (const d of done) d.w.resolve(d.result);
   }
 
   /** Run one operation at a time, in call order, whatever the previous one's outcome. */
