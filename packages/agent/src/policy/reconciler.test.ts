@@ -178,6 +178,30 @@ describe('PolicyReconciler', () => {
     expect(isolatedForIngress(nft.last, veth('web'))).toBe(true);
   });
 
+  it('concurrent beforeCommits behind a running apply share the next pass', async () => {
+    await start({ debounceMs: 60_000 });
+    let release!: () => void;
+    nft.gate = new Promise((r) => (release = r));
+    const first = entry('a', '2001:db8:1::a', { state: 'pending' });
+    entries = [first];
+    fetched = [pod('a', { app: 'a' }, []) as KubeObject];
+    const running = reconciler.beforeCommit(first);
+    await eventually('an apply in progress', () => nft.running === 1);
+    const passes = reconciler.passes;
+    const more = ['b', 'c', 'd'].map((n, i) =>
+      entry(n, `2001:db8:1::${i + 11}`, { state: 'pending' }),
+    );
+    entries = [first, ...more];
+    fetched = [...fetched, ...['b', 'c', 'd'].map((n) => pod(n, { app: n }, []) as KubeObject)];
+    const waiting = more.map((e) => reconciler.beforeCommit(e));
+    await settle(50);
+    release();
+    nft.gate = undefined;
+    await Promise.all([running, ...waiting]);
+    expect(reconciler.passes - passes).toBe(1);
+    for (const n of ['a', 'b', 'c', 'd']) expect(hasPod(nft.last, veth(n))).toBe(true);
+  });
+
   it('a failed apply fails beforeCommit, reports ApplyFailed, and leaves the pod out of later passes', async () => {
     await start();
     const pending = entry('new', '2001:db8:1::7', { state: 'pending' });

@@ -1,8 +1,9 @@
 // The NetworkPolicy reconciler: keeps flock's nftables table equal to what the cluster's
 // policies say about this node's pods. Passes are triggered by cache changes and allocation
-// changes (debounced), by a self-heal tick, and — synchronously, with the new pod included — by
-// ADD before it commits, so a new pod's rules are in force before its ADD returns. All passes
-// run one at a time through one queue, so applies never interleave.
+// changes (debounced), by a self-heal tick, and — with the new pod included — by ADD, alongside
+// its datapath step and before it commits, so a new pod's rules are in force before its ADD
+// returns. All passes run one at a time through one queue, so applies never interleave; ADDs
+// that arrive while a pass runs share the next one.
 import { CniErrorCode, type Logger } from '@flock/api';
 import { entryKey, type AllocationEntry } from '@flock/ipam';
 import type { KubeObject } from '@flock/kube';
@@ -60,6 +61,8 @@ export class PolicyReconciler {
   private debounce: ReturnType<typeof setTimeout> | undefined;
   private tick: ReturnType<typeof setInterval> | undefined;
   private passQueued = false;
+  /** A non-forced pass that is queued and has not started: later callers join it. */
+  private queued: Promise<PolicyResult | undefined> | undefined;
   private stopped = false;
   private last: PolicyResult | undefined;
   private passCount = 0;
@@ -166,8 +169,9 @@ export class PolicyReconciler {
   }
 
   /**
-   * The CNI hook: after the new pod's veth exists and before its entry commits, apply the table
-   * with the pod included. Throws (and the ADD fails, undoing everything) when that fails.
+   * The CNI hook: while the datapath wires the new pod and before its entry commits, apply the
+   * table with the pod included (its rules name the veth, which need not exist yet). Throws
+   * (and the ADD fails, undoing everything) when that fails.
    */
   async beforeCommit(entry: AllocationEntry): Promise<void> {
     const timeoutMs = this.options.syncTimeoutMs ?? 10_000;
@@ -201,13 +205,21 @@ export class PolicyReconciler {
     return parsed.data;
   }
 
-  /** Run a pass behind the running one; undefined when stopped, or before the caches synced. */
+  /**
+   * Run a pass behind the running one; undefined when stopped, or before the caches synced.
+   * A non-forced call joins a pass that is queued and not started yet: that pass reads the
+   * state when it starts, so it covers this caller too (ten concurrent ADDs share one nft run).
+   */
   private enqueue(force: boolean): Promise<PolicyResult | undefined> {
-    return this.queue.run(QUEUE, async () => {
+    if (!force && this.queued) return this.queued;
+    const run: Promise<PolicyResult | undefined> = this.queue.run(QUEUE, async () => {
+      if (this.queued === run) this.queued = undefined;
       this.passQueued = false; // this pass sees every change made until now
       if (this.stopped || !this.complete) return undefined;
       return this.pass(force);
     });
+    if (!force) this.queued = run;
+    return run;
   }
 
   /**
