@@ -1,11 +1,10 @@
 // The fake API server behaves like the real one where flock depends on it (the cluster tier
 // checks the same behaviours against a real kube-apiserver).
-import { PatchStrategy } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { KubeApiError } from './errors.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { CONFIGMAPS, NODECONFIGS, PODS, resourcePath, objectPath } from './resource.js';
-import type { WatchEvent } from './transport.js';
+import { PatchStrategy, type WatchEvent } from './transport.js';
 
 type Obj = {
   apiVersion?: string;

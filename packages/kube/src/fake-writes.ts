@@ -4,12 +4,11 @@
 // managers for apply (400), ownership conflicts (409), delete preconditions (409), and
 // finalizers: a DELETE of an object with finalizers only sets its deletionTimestamp, the write
 // that removes its last finalizer deletes it, and no finalizer may be added while it is going.
-import { PatchStrategy } from '@kubernetes/client-node';
 import { applyWithOwnership, mergePatchJson, type Json } from './fake-apply.js';
 import type { FakeStore } from './fake-store.js';
 import { apiError, keyOf, notFound, type JsonObject, type Route } from './fake-resources.js';
 import { apiVersionOf } from './resource.js';
-import type { KubeRequest } from './transport.js';
+import { PatchStrategy, type KubeRequest } from './transport.js';
 
 const isObject = (v: unknown): v is JsonObject =>
   v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -1,7 +1,6 @@
 // The runtime against a real kube-apiserver (the twin of the unit tier's FakeApiServer): the
 // cache's paged list + watch and its relist after 410, field selectors, server-side apply and
 // status writes on flock's CRDs, leader election on a real Lease, and aggregated Events.
-import { PatchStrategy } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startControlPlane, type ControlPlane } from '@flock/testkit';
 import { NodeConfig, allCrds } from '@flock/api';
@@ -25,6 +24,7 @@ import {
   type KubeObject,
 } from './resource.js';
 import { formatFieldSelector } from './selectors.js';
+import { PatchStrategy } from './transport.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -4,6 +4,15 @@
 import { z } from 'zod';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The Content-Types that tell the API server what a PATCH means. */
+export const PatchStrategy = {
+  JsonPatch: 'application/json-patch+json',
+  MergePatch: 'application/merge-patch+json',
+  StrategicMergePatch: 'application/strategic-merge-patch+json',
+  ServerSideApply: 'application/apply-patch+yaml',
+} as const;
+export type PatchStrategy = (typeof PatchStrategy)[keyof typeof PatchStrategy];
 export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface KubeRequest {
