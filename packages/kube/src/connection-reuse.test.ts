@@ -1,92 +1,108 @@
-import type { KubeConfig } from '@kubernetes/client-node';
-import { describe, expect, it, vi } from 'vitest';
-import { RETIRED_POOL_GRACE_MS, retireConnections, reuseConnections } from './connection-reuse.js';
+import { Agent, createServer, get, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RETIRED_POOL_GRACE_MS, SharedPool, closePool } from './connection-reuse.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
-/** A dispatcher that remembers being closed. */
-class FakeDispatcher {
+/** A pool that remembers being closed. */
+class FakePool {
   closed = false;
   constructor(readonly id: number) {}
-  async close(): Promise<void> {
-    this.closed = true;
-  }
 }
 
-/** Just what reuseConnections touches: client-node's per-request agent creation. */
-function fakeKubeConfig() {
+function fakePools(options: { maxAgeMs?: number; now?: () => number; graceMs?: number } = {}) {
   let made = 0;
-  let context = 'a';
-  const kc = {
-    applySecurityAuthentication: async (ctx: { setDispatcher(d: unknown): void }) => {
-      ctx.setDispatcher(new FakeDispatcher(++made));
-    },
-    getCurrentContext: () => context,
-  };
-  return { kc: kc as unknown as KubeConfig, switchContext: (c: string) => (context = c) };
+  const shared = new SharedPool<FakePool>({ close: (p) => (p.closed = true), ...options });
+  return { get: (identity = '') => shared.get(identity, () => new FakePool(++made)), shared };
 }
 
-function request() {
-  let dispatcher: FakeDispatcher | undefined;
-  return {
-    getDispatcher: () => dispatcher,
-    setDispatcher: (d: FakeDispatcher) => (dispatcher = d),
-  };
-}
-
-async function dispatcherOf(kc: KubeConfig): Promise<FakeDispatcher> {
-  const ctx = request();
-  await kc.applySecurityAuthentication(ctx as never);
-  return ctx.getDispatcher()!;
-}
-
-describe('reuseConnections', () => {
-  it('hands every request the same pool and closes the unused fresh ones', async () => {
-    const { kc } = fakeKubeConfig();
-    reuseConnections(kc);
-    reuseConnections(kc); // idempotent: wrapping twice changes nothing
-    const first = await dispatcherOf(kc);
-    const again = await dispatcherOf(kc);
-    expect(again).toBe(first);
+describe('SharedPool', () => {
+  it('hands every request the same pool', () => {
+    const { get } = fakePools();
+    const first = get();
+    expect(get()).toBe(first);
     expect(first.closed).toBe(false);
   });
 
-  it('replaces the pool after maxAge or a context switch, closing the old one', async () => {
+  it('replaces the pool after maxAge or a new client identity, closing the old one', async () => {
     let now = 0;
-    const { kc, switchContext } = fakeKubeConfig();
-    reuseConnections(kc, 1_000, () => now, 0);
-    const first = await dispatcherOf(kc);
+    const { get } = fakePools({ maxAgeMs: 1_000, now: () => now, graceMs: 0 });
+    const first = get();
     now = 999;
-    expect(await dispatcherOf(kc)).toBe(first);
+    expect(get()).toBe(first);
     now = 1_000;
-    const second = await dispatcherOf(kc);
+    const second = get();
     expect(second).not.toBe(first);
     await tick();
     expect(first.closed).toBe(true);
-    switchContext('b');
-    const third = await dispatcherOf(kc);
+    const third = get('a certificate from an exec plugin');
     expect(third).not.toBe(second);
     await tick();
     expect(second.closed).toBe(true);
   });
 
-  it('retires the pool on demand (a dead connection): the next request gets a new one', async () => {
+  it('retires the pool on demand (a dead connection): the next request gets a new one', () => {
     vi.useFakeTimers();
     try {
-      const { kc } = fakeKubeConfig();
-      reuseConnections(kc);
-      const first = await dispatcherOf(kc);
-      retireConnections(kc);
-      const second = await dispatcherOf(kc);
+      const { get, shared } = fakePools();
+      const first = get();
+      shared.retire();
+      const second = get();
       expect(second).not.toBe(first);
-      expect(await dispatcherOf(kc)).toBe(second);
-      // Closed only after the grace: a request that picked it up just before still dispatches.
+      expect(get()).toBe(second);
+      // Closed only after the grace: a request that picked it up just before still goes out.
       vi.advanceTimersByTime(RETIRED_POOL_GRACE_MS - 1);
       expect(first.closed).toBe(false);
       vi.advanceTimersByTime(1);
       expect(first.closed).toBe(true);
+      shared.retire();
+      shared.retire(); // nothing to retire twice
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('closePool', () => {
+  let server: Server;
+  afterEach(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('closes idle connections at once and busy ones when their request ends', async () => {
+    const release: Array<() => void> = [];
+    server = createServer((req, res) => {
+      if (req.url === '/slow') release.push(() => res.end('slow'));
+      else res.end('fast');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const agent = new Agent({ keepAlive: true });
+    const fetchText = (path: string) =>
+      new Promise<string>((resolve, reject) => {
+        get({ host: '127.0.0.1', port, path, agent }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(text));
+        }).on('error', reject);
+      });
+    const connections = () => new Promise<number>((r) => server.getConnections((_e, n) => r(n)));
+    const slow = fetchText('/slow');
+    while (!release.length) await tick();
+    expect(await fetchText('/fast')).toBe('fast');
+    expect(await connections()).toBe(2); // one idle, one busy
+    closePool(agent);
+    await tick();
+    expect(await connections()).toBe(1);
+    release[0]!();
+    expect(await slow).toBe('slow'); // the busy request still completes
+    await tick();
+    expect(await connections()).toBe(0);
+    // A late request on the closed pool still works, on a connection of its own.
+    expect(await fetchText('/fast')).toBe('fast');
+    await tick();
+    expect(await connections()).toBe(0);
   });
 });

@@ -1,8 +1,10 @@
 // The real transport against a local HTTP server that answers like an API server: wire format,
 // auth header, content types, error mapping, watch line framing and aborts in every phase.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubeApiError } from './errors.js';
 import { HttpTransport } from './http-transport.js';
@@ -14,8 +16,14 @@ type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void
 let handler: Handler;
 let http: Server;
 let transport: HttpTransport;
-const seen: Array<{ method?: string; url?: string; auth?: string; type?: string; body: string }> =
-  [];
+const seen: Array<{
+  method?: string;
+  url?: string;
+  auth?: string;
+  type?: string;
+  body: string;
+  port?: number;
+}> = [];
 
 beforeEach(async () => {
   seen.length = 0;
@@ -29,25 +37,16 @@ beforeEach(async () => {
         auth: req.headers.authorization,
         type: req.headers['content-type'],
         body,
+        port: req.socket.remotePort,
       });
       handler(req, res, body);
     });
   });
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: 'local',
-        server: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u', token: 'secret-token' }],
-    contexts: [{ name: 'c', cluster: 'local', user: 'u' }],
-    currentContext: 'c',
-  });
-  transport = new HttpTransport(kc, { requestTimeoutMs: 2000 });
+  transport = new HttpTransport(
+    { server: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, token: 'secret-token' },
+    { requestTimeoutMs: 2000 },
+  );
 });
 afterEach(async () => {
   http.closeAllConnections();
@@ -199,5 +198,111 @@ describe('HttpTransport', () => {
     expect(streaming.events).toHaveLength(1);
     expect(streaming.done()).toBeUndefined();
     expect(hanging.done()).toBeUndefined();
+  });
+
+  it('reuses one connection, and retires it when a request times out', async () => {
+    const hang = new Set<ServerResponse>();
+    handler = (req, res) => (req.url === '/hang' ? hang.add(res) : json(res, 200, {}));
+    const short = new HttpTransport(
+      { server: `http://127.0.0.1:${(http.address() as AddressInfo).port}` },
+      { requestTimeoutMs: 100 },
+    );
+    await Promise.all([1, 2].map(() => short.request({ method: 'GET', path: '/a' })));
+    await short.request({ method: 'GET', path: '/b' });
+    const idle = new Set(seen.map((s) => s.port));
+    expect(idle.size).toBe(2);
+    expect(idle.has(seen[2]?.port)).toBe(true); // an idle connection was reused
+    await expect(short.request({ method: 'GET', path: '/hang' })).rejects.toThrow(/timeout|abort/i);
+    // The pool may sit on a dead connection: the next request opens a new one, although one
+    // of the old ones is still idle.
+    await short.request({ method: 'GET', path: '/c' });
+    expect(idle.has(seen.at(-1)?.port)).toBe(false);
+    for (const res of hang) res.end();
+  });
+
+  it('retires the connection pool when a watch is stopped before its stream ended', async () => {
+    handler = (req, res) => {
+      if (!req.url?.includes('watch=true')) return json(res, 200, {});
+      res.writeHead(200);
+      res.write('');
+    };
+    await transport.request({ method: 'GET', path: '/a' });
+    const before = seen[0]?.port;
+    const w = collect();
+    await new Promise((r) => setTimeout(r, 25));
+    w.abort();
+    await transport.request({ method: 'GET', path: '/b' });
+    expect(seen.at(-1)?.port).not.toBe(before);
+    // A watch that the server ended does not retire it: the next request reuses a connection.
+    handler = (req, res) => {
+      if (!req.url?.includes('watch=true')) return json(res, 200, {});
+      res.writeHead(200);
+      res.end();
+    };
+    await collect().finished;
+    const known = new Set(seen.slice(1).map((s) => s.port));
+    await transport.request({ method: 'GET', path: '/c' });
+    expect(known.has(seen.at(-1)?.port)).toBe(true);
+  });
+
+  it('times out a request whose answer stops halfway', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"a":');
+    };
+    const short = new HttpTransport(
+      { server: `http://127.0.0.1:${(http.address() as AddressInfo).port}` },
+      { requestTimeoutMs: 100 },
+    );
+    await expect(short.request({ method: 'GET', path: '/x' })).rejects.toThrow(/timeout|abort/i);
+  });
+
+  it('sends no Authorization header without a token', async () => {
+    handler = (_req, res) => json(res, 200, {});
+    const anonymous = new HttpTransport({
+      server: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    });
+    await anonymous.request({ method: 'GET', path: '/x' });
+    expect(seen[0]?.auth).toBeUndefined();
+    expect(() => new HttpTransport({ server: 'ftp://x' })).toThrow(/is not http\(s\)/);
+    expect(() => new HttpTransport({ server: 'x', source: 'f' })).toThrow(
+      'f: server x is not a URL',
+    );
+  });
+
+  it('reads a rotated token file again after a 401, and tries once more', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flock-transport-'));
+    try {
+      const file = join(dir, 'token');
+      writeFileSync(file, 'old');
+      handler = (req, res) =>
+        req.headers.authorization === 'Bearer new'
+          ? json(res, 200, { ok: true })
+          : json(res, 401, { kind: 'Status', code: 401, reason: 'Unauthorized' });
+      const t = new HttpTransport({
+        server: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+        tokenFile: file,
+      });
+      await expect(t.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({ code: 401 });
+      expect(seen.map((s) => s.auth)).toEqual(['Bearer old', 'Bearer old']); // retried once
+      writeFileSync(file, 'new'); // the kubelet rotated the bound token
+      seen.length = 0;
+      // Still cached (read < 1 min ago): the 401 makes it read the file again.
+      await expect(t.request({ method: 'PUT', path: '/x', body: { a: 1 } })).resolves.toEqual({
+        ok: true,
+      });
+      expect(seen.map((s) => [s.auth, s.body])).toEqual([
+        ['Bearer old', '{"a":1}'],
+        ['Bearer new', '{"a":1}'],
+      ]);
+      // A static token cannot get better: no retry.
+      seen.length = 0;
+      await expect(transport.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({
+        code: 401,
+      });
+      expect(seen).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

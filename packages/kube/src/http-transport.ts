@@ -1,19 +1,20 @@
-// The real transport: requests and watch streams against an API server, authenticated by a
-// client-node KubeConfig (certificates, tokens, exec plugins) over client-node's own HTTP layer.
+// The real transport: requests and watch streams against an API server over node:http(s),
+// authenticated from KubeCredentials (client certificates, tokens, token files, exec plugins).
+// It does not load @kubernetes/client-node: that library alone costs the agent ≈ 85 MiB of
+// resident memory (docs/benchmarks/footprint.md).
 //
-// Watches deliberately do not use client-node's `Watch` class: it cannot be aborted while it is
-// still connecting (its AbortController is only returned once the headers arrived), it silently
-// drops lines it cannot parse (a dropped line is a missed event), it swallows exceptions thrown
-// by the callback, and it carries its own 30 s inactivity timer. Here every phase is abortable
-// through one AbortController, and an unparsable line ends the stream with an error so the cache
-// reconnects instead of silently missing an event.
-import {
-  IsomorphicFetchHttpLibrary,
-  RequestContext,
-  type KubeConfig,
-} from '@kubernetes/client-node';
-import { retireConnections, reuseConnections } from './connection-reuse.js';
+// Watches are read line by line here, not with client-node's `Watch` class (which cannot be
+// aborted while it is still connecting, silently drops lines it cannot parse, swallows
+// exceptions thrown by the callback and carries its own 30 s inactivity timer). Every phase is
+// abortable through one AbortController, and an unparsable line ends the stream with an error
+// so the cache reconnects instead of silently missing an event.
+import type { Agent, IncomingMessage } from 'node:http';
+import { Authenticator } from './authenticator.js';
+import { closePool, SharedPool } from './connection-reuse.js';
+import type { KubeCredentials } from './credentials.js';
 import { KubeApiError } from './errors.js';
+import { createAgent, readText, send } from './http-exchange.js';
+import { tlsOptions } from './tls-material.js';
 import {
   WatchEventSchema,
   type KubeRequest,
@@ -27,74 +28,89 @@ export interface HttpTransportOptions {
   /** Upper bound of one (non-watch) request, in ms (default 30 s). */
   requestTimeoutMs?: number;
   /**
-   * One connection pool for every request (default true); client-node alone opens a new TLS
-   * connection per request (see connection-reuse.ts).
+   * One connection pool for every request (default true); without it every request opens a
+   * connection of its own (see connection-reuse.ts).
    */
   reuseConnections?: boolean;
 }
 
 export class HttpTransport implements KubeTransport {
-  private readonly http = new IsomorphicFetchHttpLibrary();
   private readonly requestTimeoutMs: number;
+  private readonly server: URL;
+  private readonly auth: Authenticator;
+  private readonly pool: SharedPool<Agent> | undefined;
 
   constructor(
-    private readonly kubeConfig: KubeConfig,
+    private readonly credentials: KubeCredentials,
     options: HttpTransportOptions = {},
   ) {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-    if (!kubeConfig.getCurrentCluster()) throw new Error('kubeconfig has no current cluster');
-    if (options.reuseConnections ?? true) reuseConnections(kubeConfig);
+    this.server = parseServer(credentials);
+    this.auth = new Authenticator(credentials);
+    if (options.reuseConnections ?? true) this.pool = new SharedPool({ close: closePool });
   }
 
-  private async context(
-    method: KubeRequest['method'],
-    path: string,
-    query: Query | undefined,
-    signal: AbortSignal,
-  ): Promise<RequestContext> {
-    const cluster = this.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    const url = new URL(cluster.server.replace(/\/+$/, '') + path);
+  private url(path: string, query: Query | undefined): URL {
+    const url = new URL(this.server.href.replace(/\/+$/, '') + path);
     for (const [k, v] of Object.entries(query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));
     }
-    const ctx = new RequestContext(url.toString(), method);
-    ctx.setHeaderParam('Accept', 'application/json');
-    ctx.setSignal(signal);
-    await this.kubeConfig.applySecurityAuthentication(ctx);
-    return ctx;
+    return url;
+  }
+
+  /** Send with credentials; a 401 with a credential that can be refreshed is tried once more. */
+  private async exchange(
+    method: KubeRequest['method'],
+    url: URL,
+    signal: AbortSignal,
+    body?: string,
+    contentType?: string,
+  ): Promise<IncomingMessage> {
+    for (let attempt = 0; ; attempt++) {
+      const auth = await this.auth.current();
+      const headers: Record<string, string> = { Accept: 'application/json' };
+      if (auth.authorization) headers['Authorization'] = auth.authorization;
+      if (body !== undefined) headers['Content-Type'] = contentType ?? 'application/json';
+      const newAgent = () => createAgent(this.server, tlsOptions(this.credentials, auth.identity));
+      const agent = this.pool
+        ? this.pool.get(auth.identity?.cert ?? '', newAgent)
+        : createAgent(this.server, tlsOptions(this.credentials, auth.identity), false);
+      const res = await send({ url, method, headers, body, agent, signal });
+      if (res.statusCode !== 401 || attempt > 0 || !this.auth.refresh()) return res;
+      res.resume(); // the refused answer is not needed: free the connection
+    }
   }
 
   async request(req: KubeRequest): Promise<unknown> {
     const timeout = AbortSignal.timeout(this.requestTimeoutMs);
     const signals = [timeout];
     if (req.signal) signals.push(req.signal);
-    const ctx = await this.context(req.method, req.path, req.query, AbortSignal.any(signals));
-    if (req.body !== undefined) {
-      ctx.setHeaderParam('Content-Type', req.contentType ?? 'application/json');
-      ctx.setBody(JSON.stringify(req.body));
-    }
-    const resp = await this.http
-      .send(ctx)
-      .toPromise()
-      .catch((error: unknown) => {
-        // No answer in time: the shared connection may be dead; the next request opens another.
-        if (timeout.aborted) retireConnections(this.kubeConfig);
-        throw error;
-      });
-    const text = await resp.body.text();
-    const body = parseJson(text);
-    if (resp.httpStatusCode < 200 || resp.httpStatusCode > 299) {
-      throw KubeApiError.fromResponse(
-        resp.httpStatusCode,
-        body ?? text,
-        `${req.method} ${req.path}`,
+    const what = `${req.method} ${req.path}`;
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    let code: number;
+    let text: string;
+    try {
+      const url = this.url(req.path, req.query);
+      const resp = await this.exchange(
+        req.method,
+        url,
+        AbortSignal.any(signals),
+        body,
+        req.contentType,
       );
+      code = resp.statusCode ?? 0;
+      text = await readText(resp);
+    } catch (error) {
+      // No answer in time: the shared connection may be dead; the next request opens another.
+      if (timeout.aborted) this.pool?.retire();
+      throw error;
     }
-    if (text && body === undefined) {
-      throw new Error(`${req.method} ${req.path}: the answer is not JSON: ${text.slice(0, 200)}`);
+    const parsed = parseJson(text);
+    if (code < 200 || code > 299) throw KubeApiError.fromResponse(code, parsed ?? text, what);
+    if (text && parsed === undefined) {
+      throw new Error(`${what}: the answer is not JSON: ${text.slice(0, 200)}`);
     }
-    return body;
+    return parsed;
   }
 
   watch(
@@ -111,28 +127,21 @@ export class HttpTransport implements KubeTransport {
       onDone(err);
     };
     const stream = async () => {
-      const ctx = await this.context(
-        'GET',
-        req.path,
-        { ...req.query, watch: true },
-        controller.signal,
-      );
-      const resp = await this.http.send(ctx).toPromise();
-      if (resp.httpStatusCode !== 200) {
-        const text = await resp.body.text();
+      const url = this.url(req.path, { ...req.query, watch: true });
+      const resp = await this.exchange('GET', url, controller.signal);
+      if (resp.statusCode !== 200) {
+        const text = await readText(resp);
         throw KubeApiError.fromResponse(
-          resp.httpStatusCode,
+          resp.statusCode ?? 0,
           parseJson(text) ?? text,
           `watch ${req.path}`,
         );
       }
-      const body = resp.body.stream();
-      if (!body) throw new Error(`watch ${req.path}: response has no body`);
       const decoder = new TextDecoder();
       let pending = '';
-      for await (const chunk of body) {
+      for await (const chunk of resp) {
         if (finished) return;
-        pending += decoder.decode(chunk, { stream: true });
+        pending += decoder.decode(chunk as Buffer, { stream: true });
         let start = 0;
         for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
           const line = pending.slice(start, nl).trim();
@@ -152,11 +161,28 @@ export class HttpTransport implements KubeTransport {
       // Stopped before its stream ended: a cache's watchdog gave up on a silent watch (or the
       // cache stops). The connection may be dead: later requests go to a new one. (Deciding
       // by how long the watch was quiet raced the watchdog's own timer.)
-      if (!finished) retireConnections(this.kubeConfig);
+      if (!finished) this.pool?.retire();
       finished = true;
       controller.abort();
     };
   }
+}
+
+function parseServer(credentials: KubeCredentials): URL {
+  let url: URL;
+  try {
+    url = new URL(credentials.server);
+  } catch {
+    throw new Error(
+      `${credentials.source ?? 'credentials'}: server ${credentials.server} is not a URL`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new Error(
+      `${credentials.source ?? 'credentials'}: server ${credentials.server} is not http(s)`,
+    );
+  }
+  return url;
 }
 
 function parseJson(text: string): unknown {

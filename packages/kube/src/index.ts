@@ -6,6 +6,7 @@ export * from './logger.js';
 export * from './resource.js';
 export * from './selectors.js';
 export * from './transport.js';
+export * from './credentials.js';
 export * from './http-transport.js';
 export * from './listwatch-source.js';
 export * from './store.js';

@@ -1,6 +1,6 @@
 // The test control plane itself: RBAC is enforced, ServiceAccount tokens work, and the
 // controller-manager runs the controllers flock's tests rely on.
-import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from './controlplane.js';
 import { eventually } from './eventually.js';
@@ -21,14 +21,16 @@ describe('test control plane', () => {
   });
 
   it('enforces RBAC: 403 without a binding, allowed with a ClusterRole', async () => {
-    const { kubeConfig } = await cp.mintUser('alice', ['developers']);
-    const asAlice = kubeConfig.makeApiClient(CoreV1Api);
+    const { path } = await cp.mintUser('alice', ['developers']);
+    const alice = new KubeConfig();
+    alice.loadFromFile(path);
+    const asAlice = alice.makeApiClient(CoreV1Api);
     const denied = await asAlice.listNamespace().then(
       () => undefined,
       (e: { code?: number }) => e.code,
     );
     expect(denied).toBe(403);
-    const rbac = cp.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+    const rbac = cp.clientNodeConfig.makeApiClient(RbacAuthorizationV1Api);
     await rbac.createClusterRole({
       body: {
         metadata: { name: 'ns-reader' },
@@ -50,7 +52,7 @@ describe('test control plane', () => {
 
   it('issues ServiceAccount tokens the API server accepts', async () => {
     const sa = await eventually('default namespace exists', async () => {
-      await cp.kubeConfig.makeApiClient(CoreV1Api).readNamespace({ name: 'default' });
+      await cp.clientNodeConfig.makeApiClient(CoreV1Api).readNamespace({ name: 'default' });
       return cp.mintServiceAccount('default', 'robot');
     });
     const whoami = JSON.parse((await kubectl(sa.path, ['auth', 'whoami', '-o', 'json'])).stdout);
@@ -58,8 +60,8 @@ describe('test control plane', () => {
   });
 
   it('runs Deployments to Pods and garbage-collects dependents', async () => {
-    const apps = cp.kubeConfig.makeApiClient(AppsV1Api);
-    const core = cp.kubeConfig.makeApiClient(CoreV1Api);
+    const apps = cp.clientNodeConfig.makeApiClient(AppsV1Api);
+    const core = cp.clientNodeConfig.makeApiClient(CoreV1Api);
     await eventually('default service account', () =>
       core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' }),
     );

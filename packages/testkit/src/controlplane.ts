@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { run } from '@flock/exec';
 import { z } from 'zod';
+import { credentialsOf, type ClusterCredentials } from './credentials.js';
 import { requireTools } from './preflight.js';
 
 export type Component = 'etcd' | 'apiserver' | 'controller-manager' | 'scheduler';
@@ -40,21 +41,28 @@ export interface ControlPlane {
   server: string;
   /** Admin kubeconfig file (user flock-admin in system:masters). */
   kubeconfigPath: string;
-  /** The same credentials as a client-node KubeConfig. */
-  kubeConfig: KubeConfig;
+  /** The same credentials for @flock/kube's HttpTransport. */
+  kubeConfig: ClusterCredentials;
+  /** And as a client-node KubeConfig, for its generated API clients (CoreV1Api, ...). */
+  clientNodeConfig: KubeConfig;
   state: ControlPlaneState;
   dir: string;
   /** A kubeconfig file for a user with the given groups (client certificate). */
-  mintUser(user: string, groups?: string[]): Promise<{ path: string; kubeConfig: KubeConfig }>;
+  mintUser(
+    user: string,
+    groups?: string[],
+  ): Promise<{ path: string; kubeConfig: ClusterCredentials }>;
   /** A kubeconfig file for a ServiceAccount (a TokenRequest token); creates the account if needed. */
   mintServiceAccount(
     namespace: string,
     name: string,
-  ): Promise<{ path: string; kubeConfig: KubeConfig; token: string }>;
+  ): Promise<{ path: string; kubeConfig: ClusterCredentials; token: string }>;
   /** Tail of a component's log, for failure messages. */
   log(component: Component, lines?: number): Promise<string>;
-  /** A copy of the admin KubeConfig that talks to `server` instead (e.g. a TcpProxy in front). */
-  kubeConfigVia(server: string): KubeConfig;
+  /** The admin credentials, talking to `server` instead (e.g. a TcpProxy in front). */
+  kubeConfigVia(server: string): ClusterCredentials;
+  /** The same as kubeconfig YAML, for a process started with --kubeconfig. */
+  kubeconfigYamlVia(server: string): string;
   /** Stop every component and start them again on the same ports with the same data. */
   restart(): Promise<void>;
   /** Stop the components and remove the directory. Safe to call twice. */
@@ -81,14 +89,16 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await rm(dir, { recursive: true, force: true });
     throw e;
   }
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(state.kubeconfig);
+  const clientNodeConfig = new KubeConfig();
+  clientNodeConfig.loadFromFile(state.kubeconfig);
+  const kubeConfig = credentialsOf(clientNodeConfig, state.kubeconfig);
   let stopped = false;
 
   const cp: ControlPlane = {
     server: state.server,
     kubeconfigPath: state.kubeconfig,
     kubeConfig,
+    clientNodeConfig,
     state,
     dir,
     async mintUser(user, groups = []) {
@@ -105,10 +115,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       ]);
       const kc = new KubeConfig();
       kc.loadFromFile(path);
-      return { path, kubeConfig: kc };
+      return { path, kubeConfig: credentialsOf(kc, path) };
     },
     async mintServiceAccount(namespace, name) {
-      const core = kubeConfig.makeApiClient(CoreV1Api);
+      const core = clientNodeConfig.makeApiClient(CoreV1Api);
       await core
         .createNamespacedServiceAccount({ namespace, body: { metadata: { name } } })
         .catch((e: unknown) => {
@@ -130,16 +140,18 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       });
       const path = join(dir, `sa-${namespace}-${name}.kubeconfig`);
       await writeFile(path, kc.exportConfig(), { mode: 0o600 });
-      return { path, kubeConfig: kc, token };
+      const ca = { pem: await readFile(state.caFile, 'utf8') };
+      return { path, kubeConfig: { server: state.server, ca, token, source: path }, token };
     },
     async log(component, lines = 40) {
       const text = await readFile(join(state.logDir, `${component}.log`), 'utf8').catch(() => '');
       return text.split('\n').slice(-lines).join('\n');
     },
     kubeConfigVia(server) {
-      const kc = new KubeConfig();
-      kc.loadFromString(kubeConfig.exportConfig().replace(state.server, server));
-      return kc;
+      return { ...kubeConfig, server };
+    },
+    kubeconfigYamlVia(server) {
+      return clientNodeConfig.exportConfig().replace(state.server, server);
     },
     async restart() {
       await terminate(child);

@@ -78,11 +78,9 @@ export class FaultNode {
     const proxy = await startTcpProxy(Number(new URL(cluster.cp.server).port));
     // The agent talks to the API server through the proxy (silent-watch scenario).
     const kubeconfig = join(dir, 'agent.kubeconfig');
-    await writeFile(
-      kubeconfig,
-      cluster.cp.kubeConfigVia(`https://127.0.0.1:${proxy.port}`).exportConfig(),
-      { mode: 0o600 },
-    );
+    await writeFile(kubeconfig, cluster.cp.kubeconfigYamlVia(`https://127.0.0.1:${proxy.port}`), {
+      mode: 0o600,
+    });
     const node = new TestNode({
       cp: cluster.cp,
       nodeName: options.nodeName,

@@ -22,7 +22,7 @@ describe('CRDs on the real API server', () => {
 
   beforeAll(async () => {
     cp = await startControlPlane();
-    api = cp.kubeConfig.makeApiClient(CustomObjectsApi);
+    api = cp.clientNodeConfig.makeApiClient(CustomObjectsApi);
     await k('apply', '-f', crdDir);
     await k(
       'wait',
