@@ -252,6 +252,31 @@ describe('IprouteDatapath pods (kernel)', () => {
     expect(await h.datapath.listPodVeths()).toEqual([]);
   });
 
+  it('tears down an exclusive veth with one ip process, leftover flock routes included', async () => {
+    const rec = recordingRunner();
+    h = await KernelHarness.create(rec.runner);
+    const { spec } = await podIn(h, 'k-excl', 20);
+    await h.datapath.setupPod(spec);
+    // A leftover flock route for the pod's IPv4 address through another (non-flock) device.
+    await h.node.exec('ip', ['route', 'replace', '192.0.2.20/32', 'dev', 'lo', 'proto', '241']);
+    rec.calls.length = 0;
+    const exclusive = { ...spec, exclusive: true };
+    expect(await h.datapath.teardownPod(exclusive)).toEqual({
+      deletedVeth: true,
+      notOwned: false,
+      removedRoutes: ['192.0.2.20/32'],
+    });
+    expect(rec.calls.filter((c) => c.args.includes('ip'))).toHaveLength(1);
+    expect(await ipJson(h.node, ['route', 'show', 'table', 'all', 'proto', '241'])).toEqual([]);
+    expect(await h.datapath.listPodVeths()).toEqual([]);
+    // Again: the delete fails, a read says the veth is gone, and that is success.
+    expect(await h.datapath.teardownPod(exclusive)).toEqual({
+      deletedVeth: false,
+      notOwned: false,
+      removedRoutes: [],
+    });
+  });
+
   it('accepts a namespace given as /proc/PID/ns/net', async () => {
     h = await KernelHarness.create();
     const a = await podIn(h, 'k-proc', 19);
