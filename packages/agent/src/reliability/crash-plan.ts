@@ -38,11 +38,15 @@ export function addPoints(anycast: boolean): string[] {
   return [...points, ...storePoints];
 }
 
-/** Every point a DEL of a committed pod passes. */
+/**
+ * Every point a DEL of a committed pod passes (its veth and routes go in one batch, the route
+ * lines after the veth: `del-after-routes-removed` follows `del-after-veth-deleted`).
+ */
 export function delPoints(anycast: boolean): string[] {
   const points: FaultPoint[] = [
     'del-after-mark',
     'del-after-veth-deleted',
+    'del-after-routes-removed',
     ...(anycast ? (['del-after-anycast-removed'] as const) : []),
     'del-after-datapath',
     'del-after-remove',
