@@ -265,6 +265,19 @@ describe('CNI DEL, CHECK, GC, STATUS', () => {
     expect(node!.allocator.isQuarantined('2001:db8:100::1')).toBe(true);
   });
 
+  it('DEL of a known pod deletes its veth without reading it first (the store vouches for it)', async () => {
+    await handlers.handle(request('ADD'));
+    const reads = datapath.memory.reads;
+    expect(await handlers.handle(request('DEL'))).toEqual({ ok: true });
+    expect(datapath.memory.reads).toBe(reads);
+    expect(hostLinks()).toEqual([]);
+    // Unknown to the store: the veth's MAC is read before anything is deleted.
+    expect(await handlers.handle(request('DEL', { containerID: 'never-added' }))).toEqual({
+      ok: true,
+    });
+    expect(datapath.memory.reads).toBe(reads + 1);
+  });
+
   it('CHECK passes on a healthy pod and reports a deleted route', async () => {
     await handlers.handle(request('ADD'));
     expect(await handlers.handle(request('CHECK'))).toEqual({ ok: true });
