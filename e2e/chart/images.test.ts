@@ -128,8 +128,10 @@ describe('the chart runs what the images hold', () => {
     const spec = podSpec(objects, 'DaemonSet', 'flock-agent');
     const c = container(spec.containers, 'agent');
     expect(c.command).toEqual(entrypoint(finalStage(images.agent)));
-    const main = inImage('agent', c.command![1]!);
-    expect(main && existsSync(main), `${c.command![1]} in the assembled image`).toBe(true);
+    // Lite mode is part of the agent's memory budget (the chart's limit is sized on it).
+    expect(c.command).toContain('--lite-mode');
+    const main = inImage('agent', c.command!.at(-1)!);
+    expect(main && existsSync(main), `${c.command!.at(-1)} in the assembled image`).toBe(true);
     // Every module loads; then the agent's own parser refuses the flag: proof it ran.
     const bogus = await run(process.execPath, [main!, '--bogus'], { okCodes: [1] });
     expect(bogus.stderr).toContain('unknown flag --bogus');

@@ -23,14 +23,23 @@ interface Pending {
   reject: (e: Error) => void;
 }
 
+export const SPAWN_SERVER_NODE_ARGS = [
+  '--max-old-space-size=16',
+  '--max-semi-space-size=1',
+  '--lite-mode',
+];
+
 export class SpawnServer {
   private child: ChildProcessWithoutNullStreams | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private stopped = false;
 
-  /** Arguments of the child's Node (a small heap keeps its forks cheap). */
-  constructor(private readonly nodeArgs: string[] = ['--max-old-space-size=32']) {}
+  /**
+   * Arguments of the child's Node: a small heap keeps its forks cheap, and lite mode (no
+   * optimizing compiler: the child only relays lines) keeps its own memory small.
+   */
+  constructor(private readonly nodeArgs: string[] = SPAWN_SERVER_NODE_ARGS) {}
 
   readonly run = (
     file: string,
