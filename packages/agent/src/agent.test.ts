@@ -34,6 +34,8 @@ const entry = (containerID: string, state: 'pending' | 'committed', ip6: string)
   createdAt: '2026-11-29T10:00:00.000Z',
 });
 
+const later = (ms: number) => new Date(Date.now() + ms).toISOString();
+
 let dir: string;
 let api: FakeApiServer;
 let datapath: FakeDatapath;
@@ -66,7 +68,7 @@ afterEach(async () => {
 });
 
 describe('agent start-up', () => {
-  it('re-marks committed allocations, drops pending ones, installs blackholes, serves a root-only socket', async () => {
+  it('re-marks committed allocations, drops pending ones, keeps the quarantine, installs blackholes, serves a root-only socket', async () => {
     api.putObject(NODECONFIGS, nodeConfig);
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'lib'), { recursive: true });
@@ -84,6 +86,11 @@ describe('agent start-up', () => {
         entries: [
           { ...entry('kept', 'committed', '2001:db8:100::5'), podUID: kept.metadata.uid },
           entry('half', 'pending', '2001:db8:100::6'),
+        ],
+        // Released by the previous run: one still in quarantine, one whose time is over.
+        released: [
+          { ip: '2001:db8:100::7', identity: 'default/gone', pinned: false, until: later(60_000) },
+          { ip: '2001:db8:100::8', identity: 'default/old', pinned: false, until: later(-1) },
         ],
       }),
     );
@@ -103,6 +110,11 @@ describe('agent start-up', () => {
     const allocator = agent.nodeConfig.current()!.allocator;
     expect(allocator.ownerOf('2001:db8:100::5')).toBe('kept/eth0');
     expect(allocator.ownerOf('2001:db8:100::6')).toBeUndefined();
+    // The restart keeps the quarantine; the dropped pending ADD's address goes into it too.
+    expect(allocator.isQuarantined('2001:db8:100::7')).toBe(true);
+    expect(allocator.isQuarantined('2001:db8:100::8')).toBe(false);
+    expect(allocator.isQuarantined('2001:db8:100::6')).toBe(true);
+    expect(agent.store.released().map((r) => r.ip)).toEqual(['2001:db8:100::7', '2001:db8:100::6']);
     expect(datapath.hostState().links.map((l) => l.name)).not.toContain(
       hostVethName('half', 'eth0'),
     );

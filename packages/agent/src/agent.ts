@@ -123,6 +123,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     await store.load();
     for (const e of store.entries().filter((x) => x.state === 'committed'))
       remark(node.allocator, e, logger);
+    // Released before the restart: still quarantined for the rest of their time.
+    let restored = 0;
+    for (const r of store.released()) if (node.allocator.restoreReleased(r)) restored++;
+    if (restored) logger.info('released addresses still quarantined', { count: restored });
 
     const pods = nodePodCache(transport, config.nodeName, logger, config.watchdogMs);
     const routing = new Routing({

@@ -87,6 +87,16 @@ export class AddressBook {
     this.enterQuarantine(value, { until, identity: holder.identity, pinned: holder.pinned });
   }
 
+  /** Quarantine an address that is not held (after a restart); keeps a longer quarantine. */
+  restore(value: bigint, entry: QuarantineEntry): boolean {
+    if (this.held.has(value)) return false;
+    const current = this.quarantine.get(value);
+    if (current && current.until >= entry.until) return false;
+    this.unquarantine(value, false);
+    this.enterQuarantine(value, { ...entry });
+    return true;
+  }
+
   /** Undo a `take` of a half-done allocation: back into quarantine as it was, or free. */
   untake(value: bigint, previous: QuarantineEntry | undefined): void {
     if (!this.unhold(value)) return;

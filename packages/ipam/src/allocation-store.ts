@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { errorCode, nodeFileSystem, writeFileAtomic, type FileSystem } from '@flock/exec';
 import {
   AllocationEntry,
+  MAX_RELEASED,
+  ReleasedAddress,
   STORE_FORMAT_VERSION,
   StoreFile,
   entryKey,
@@ -35,6 +37,8 @@ export interface AllocationStoreOptions {
 
 type Compute<T> = (current: ReadonlyMap<string, AllocationEntry>) => {
   next?: Map<string, AllocationEntry>;
+  /** Addresses to keep in quarantine from now on (written with `next`). */
+  released?: ReleasedAddress[];
   result: T;
 };
 
@@ -46,6 +50,8 @@ interface Waiting {
 
 export class AllocationStore {
   private state: ReadonlyMap<string, AllocationEntry> | undefined;
+  /** Released addresses still (or, until the next write prunes them, lately) in quarantine. */
+  private releasedList: readonly ReleasedAddress[] = [];
   private queue: Promise<unknown> = Promise.resolve();
   /** Changes waiting for the next write (see change()). */
   private batch: Waiting[] | undefined;
@@ -69,6 +75,7 @@ export class AllocationStore {
       } catch (error) {
         if (errorCode(error) === 'ENOENT') {
           this.state = new Map();
+          this.releasedList = [];
           return;
         }
         throw new AllocationStoreError(
@@ -77,15 +84,22 @@ export class AllocationStore {
           { cause: error },
         );
       }
-      this.state = new Map(
-        parseStoreFile(this.path, text).entries.map((e) => [entryKey(e.containerID, e.ifname), e]),
-      );
+      const file = parseStoreFile(this.path, text);
+      this.state = new Map(file.entries.map((e) => [entryKey(e.containerID, e.ifname), e]));
+      this.releasedList = file.released;
     });
   }
 
   /** Every entry, in the order they were added. */
   entries(): AllocationEntry[] {
     return [...this.loaded().values()].map(copyEntry);
+  }
+
+  /** Released addresses whose quarantine has not ended yet. */
+  released(): ReleasedAddress[] {
+    this.loaded();
+    const now = this.now();
+    return this.releasedList.filter((r) => Date.parse(r.until) > now).map((r) => ({ ...r }));
   }
 
   get(containerID: string, ifname: string): AllocationEntry | undefined {
@@ -150,14 +164,28 @@ export class AllocationStore {
     });
   }
 
-  /** Remove an entry; resolves false when there was none (DEL is idempotent). */
-  remove(containerID: string, ifname: string): Promise<boolean> {
+  /**
+   * Remove an entry; resolves false when there was none (DEL is idempotent). `released`: its
+   * addresses' quarantine, written in the same write (a restart must not hand them out early).
+   */
+  remove(
+    containerID: string,
+    ifname: string,
+    released: readonly ReleasedAddress[] = [],
+  ): Promise<boolean> {
     return this.change((current) => {
       const key = entryKey(containerID, ifname);
       if (!current.has(key)) return { result: false };
+      const parsed = z.array(ReleasedAddress).safeParse(released);
+      if (!parsed.success) {
+        throw new AllocationStoreError(
+          'Invalid',
+          `invalid released address: ${z.prettifyError(parsed.error)}`,
+        );
+      }
       const next = new Map(current);
       next.delete(key);
-      return { next, result: true };
+      return { next, released: parsed.data, result: true };
     });
   }
 
@@ -197,19 +225,26 @@ export class AllocationStore {
       return;
     }
     const start = current;
+    const released: ReleasedAddress[] = [];
     const done: { w: Waiting; result: unknown; afterChange: boolean }[] = [];
     for (const w of batch) {
       try {
-        const { next, result } = w.compute(current);
+        const change = w.compute(current);
         // A result computed on another caller's unwritten change depends on that write.
-        done.push({ w, result, afterChange: current !== start || next !== undefined });
-        if (next) current = next;
+        done.push({ w, result: change.result, afterChange: current !== start || !!change.next });
+        if (change.next) current = change.next;
+        if (change.released) released.push(...change.released);
       } catch (error) {
         w.reject(error);
       }
     }
     if (current !== start) {
-      const file: StoreFile = { version: STORE_FORMAT_VERSION, entries: [...current.values()] };
+      const releasedNext = this.pruneReleased([...this.releasedList, ...released]);
+      const file: StoreFile = {
+        version: STORE_FORMAT_VERSION,
+        entries: [...current.values()],
+        released: releasedNext,
+      };
       try {
         await writeFileAtomic(this.path, `${JSON.stringify(file, null, 2)}\n`, { fs: this.fs });
       } catch (error) {
@@ -225,8 +260,17 @@ export class AllocationStore {
         return;
       }
       this.state = current;
+      this.releasedList = releasedNext;
     }
     for (const d of done) d.w.resolve(d.result);
+  }
+
+  /** Drop what has expired; over the bound, forget the ones that expire first. */
+  private pruneReleased(list: ReleasedAddress[]): ReleasedAddress[] {
+    const now = this.now();
+    const live = list.filter((r) => Date.parse(r.until) > now);
+    if (live.length <= MAX_RELEASED) return live;
+    return live.sort((a, b) => Date.parse(a.until) - Date.parse(b.until)).slice(-MAX_RELEASED);
   }
 
   /** Run one operation at a time, in call order, whatever the previous one's outcome. */

@@ -232,6 +232,43 @@ describe('quarantine', () => {
     expect(short.alloc.isQuarantined(ip)).toBe(false);
   });
 
+  it('restores a quarantine after a restart: kept off for the rest of its time, the same pod may take it back', () => {
+    const { alloc, clock } = setup();
+    const seq = (owner: string, name = `pod-${owner}`) =>
+      ok(alloc.allocate(req(owner, { algo: 'sequential', name }))).ip6;
+    const until = clock.now + 1_000;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const released = (ip: string, at = until) => ({
+      ip,
+      until: iso(at),
+      identity: 'default/web-0',
+      pinned: false,
+    });
+    expect(alloc.restoreReleased(released('2001:db8:0:1::1'))).toBe(true);
+    expect(alloc.restoreReleased(released('2001:db8:0:1::2', clock.now))).toBe(false);
+    expect(alloc.restoreReleased(released('2001:db8:99::1'))).toBe(false); // not this node's
+    expect(alloc.isQuarantined('2001:db8:0:1::1')).toBe(true);
+    expect(alloc.counts().ipv6.quarantined).toBe(1);
+    expect(seq('a')).toBe('2001:db8:0:1::2');
+    // Held addresses are never put back into quarantine; a shorter quarantine changes nothing.
+    expect(alloc.restoreReleased(released('2001:db8:0:1::2'))).toBe(false);
+    expect(alloc.restoreReleased(released('2001:db8:0:1::1', until - 1))).toBe(false);
+    clock.now = until;
+    expect(seq('b')).toBe('2001:db8:0:1::1');
+  });
+
+  it('a restored stable address goes back to the pod that released it, not to another', () => {
+    const { alloc } = setup({ randomBytes: bytesOf(stableOffset(64, 'default', 'web-0')) });
+    const probe = setup();
+    const ip6 = ok(probe.alloc.allocate(req('x', { algo: 'stable', name: 'web-0' }))).ip6;
+    const until = new Date(Date.parse('2100-01-01T00:00:00Z')).toISOString();
+    expect(
+      alloc.restoreReleased({ ip: ip6, until, identity: 'default/web-0', pinned: false }),
+    ).toBe(true);
+    expect(ok(alloc.allocate(req('b'))).ip6).not.toBe(ip6);
+    expect(ok(alloc.allocate(req('c', { algo: 'stable', name: 'web-0' }))).ip6).toBe(ip6);
+  });
+
   it('counts quarantined addresses apart from allocated ones', () => {
     const { alloc } = setup();
     ok(alloc.allocate(req('a')));

@@ -31,6 +31,7 @@ import {
   type Prefix,
 } from './prefix.js';
 import { isReservedInterfaceId, isReservedOffset, type ReservedOffsets } from './reserved.js';
+import type { ReleasedAddress } from './store-schema.js';
 
 /** One address chosen (and the quarantine entry it ended, to undo), or why not. */
 type Step =
@@ -47,7 +48,8 @@ const IID_MASK = (1n << 64n) - 1n;
 export class AddressAllocator {
   private readonly books: Record<Family, AddressBook>;
   private readonly owners = new Map<string, Allocation>();
-  private readonly quarantineMs: number;
+  /** How long a released address stays quarantined. */
+  readonly quarantineMs: number;
   private readonly now: () => number;
   private readonly randomBytes: RandomBytes;
 
@@ -231,6 +233,29 @@ export class AddressAllocator {
   ownerOf(ip: string): string | undefined {
     const address = parseAddress(ip);
     return address && this.books[address.family].holder(address.value)?.owner;
+  }
+
+  /**
+   * Quarantine an address the store recorded as released (before a restart, or by an entry
+   * this allocator never held) until its `until`. Ignored when that time has passed, the
+   * address is held, or it is neither in the node prefix nor in a pinned range; a longer
+   * quarantine already in place is kept. True when it was restored.
+   */
+  restoreReleased(released: ReleasedAddress): boolean {
+    this.expire();
+    const address = parseAddress(released.ip);
+    const until = Date.parse(released.until);
+    if (!address || !(until > this.now())) return false;
+    const book = this.books[address.family];
+    const inPinned = this.pinnedRanges.some(
+      (r) => r.family === address.family && prefixContainsAddress(r, address),
+    );
+    if (!book.inPrefix(address.value) && !inPinned) return false;
+    return book.restore(address.value, {
+      until,
+      identity: released.identity,
+      pinned: released.pinned,
+    });
   }
 
   /** Is the address quarantined (released, not yet reusable)? */

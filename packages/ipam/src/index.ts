@@ -8,3 +8,4 @@ export * from './allocator.js';
 export * from './ip-algo.js';
 export * from './store-schema.js';
 export * from './allocation-store.js';
+export type { QuarantineEntry } from './address-book.js';

@@ -1,6 +1,9 @@
 // The allocation store's file format, checked on every load and every write.
 //   { "version": 1, "entries": [ { containerID, ifname, namespace, pod, podUID, ip6, ip4?,
-//     pinned, anycast: [], state: "pending" | "committed", createdAt } ] }
+//     pinned, anycast: [], state: "pending" | "committed", createdAt } ],
+//     "released": [ { ip, identity, pinned, until } ] }
+// `released` (added later, optional in the file) keeps released addresses' quarantine across
+// a restart of the agent.
 import { ContainerId, DnsLabel, DnsSubdomain, IfName, MAX_ANYCAST_PER_POD } from '@flock/api';
 import { z } from 'zod';
 import { isCanonicalAddress } from './address.js';
@@ -34,6 +37,19 @@ export const AllocationEntry = z.object({
 });
 export type AllocationEntry = z.infer<typeof AllocationEntry>;
 
+/** An address released by a pod and quarantined until `until` (not handed out before). */
+export const ReleasedAddress = z.object({
+  ip: canonicalIp(),
+  /** "namespace/name" of the pod that released it (it may take it back, see ip-algo stable). */
+  identity: z.string().min(3).max(317),
+  pinned: z.boolean(),
+  until: z.iso.datetime(),
+});
+export type ReleasedAddress = z.infer<typeof ReleasedAddress>;
+
+/** Bound of the released list: beyond it, the ones that expire first are forgotten. */
+export const MAX_RELEASED = 65_536;
+
 /** What a caller supplies for a new entry: the store sets state and createdAt. */
 export type NewAllocationEntry = Omit<AllocationEntry, 'state' | 'createdAt'>;
 
@@ -41,6 +57,7 @@ export const StoreFile = z
   .object({
     version: z.literal(STORE_FORMAT_VERSION),
     entries: z.array(AllocationEntry),
+    released: z.array(ReleasedAddress).max(MAX_RELEASED).default([]),
   })
   .superRefine((file, ctx) => {
     const seen = new Set<string>();

@@ -263,6 +263,11 @@ describe('CNI DEL, CHECK, GC, STATUS', () => {
     expect(store.entries()).toEqual([]);
     expect(hostLinks()).toEqual([]);
     expect(node!.allocator.isQuarantined('2001:db8:100::1')).toBe(true);
+    // The quarantine is in the store too, for the agent's next start.
+    expect(store.released()).toEqual([
+      expect.objectContaining({ ip: '2001:db8:100::1', pinned: false }),
+      ...(node!.nodeConfig.spec.cidr4 ? [expect.objectContaining({ pinned: false })] : []),
+    ]);
   });
 
   it('DEL of a known pod deletes its veth without reading it first (the store vouches for it)', async () => {

@@ -1,7 +1,12 @@
 // The agent's answers to the CNI plugin: ADD (add.ts), DEL, CHECK, GC, STATUS, one container
 // at a time. DEL is two-phase like ADD: the entry goes back to `pending` before any teardown.
 import { CniErrorCode, type AgentRequest, type AgentResponse } from '@flock/api';
-import { entryKey, type AllocationEntry } from '@flock/ipam';
+import {
+  DEFAULT_ADDRESS_QUARANTINE_MS,
+  entryKey,
+  type AllocationEntry,
+  type ReleasedAddress,
+} from '@flock/ipam';
 import { hostVethName } from '../datapath/index.js';
 import type { FaultHook, HandlerFaultPoint } from '../faults.js';
 import { KeyedMutex } from '../keyed-mutex.js';
@@ -146,10 +151,18 @@ export class CniHandlers {
     });
     time?.mark('datapath');
     await fault?.('del-after-datapath');
-    await this.deps.store.remove(entry.containerID, entry.ifname);
+    // The quarantine goes into the same write: a restart must not hand the addresses out early.
+    const allocator = this.deps.node()?.allocator;
+    const released = releasedAddresses(
+      entry,
+      Date.now() + (allocator?.quarantineMs ?? DEFAULT_ADDRESS_QUARANTINE_MS),
+    );
+    await this.deps.store.remove(entry.containerID, entry.ifname, released);
     time?.mark('remove');
     await fault?.('del-after-remove');
-    this.deps.node()?.allocator.release(entryKey(entry.containerID, entry.ifname));
+    allocator?.release(entryKey(entry.containerID, entry.ifname));
+    // An entry the allocator never held (a pending ADD dropped at start-up) is quarantined too.
+    for (const r of released) allocator?.restoreReleased(r);
     this.deps.hooks?.changed?.();
   }
 
@@ -226,4 +239,16 @@ export class CniHandlers {
       this.deps.logger.info('removed a flock veth without an allocation', { hostVeth: name });
     }
   }
+}
+
+/** What the store keeps of an entry's addresses once it is removed (not when quarantine is 0). */
+function releasedAddresses(entry: AllocationEntry, until: number): ReleasedAddress[] {
+  if (until <= Date.now()) return [];
+  const identity = `${entry.namespace}/${entry.pod}`;
+  return [entry.ip6, ...(entry.ip4 ? [entry.ip4] : [])].map((ip) => ({
+    ip,
+    identity,
+    pinned: entry.pinned,
+    until: new Date(until).toISOString(),
+  }));
 }
