@@ -86,11 +86,14 @@ describe('agent start-up', () => {
         entries: [
           { ...entry('kept', 'committed', '2001:db8:100::5'), podUID: kept.metadata.uid },
           entry('half', 'pending', '2001:db8:100::6'),
+          // A DEL that had written its first step (and the quarantine) when the run died.
+          entry('deleting', 'pending', '2001:db8:100::9'),
         ],
         // Released by the previous run: one still in quarantine, one whose time is over.
         released: [
           { ip: '2001:db8:100::7', identity: 'default/gone', pinned: false, until: later(60_000) },
           { ip: '2001:db8:100::8', identity: 'default/old', pinned: false, until: later(-1) },
+          { ip: '2001:db8:100::9', identity: 'default/deleting', pinned: false, until: later(9e4) },
         ],
       }),
     );
@@ -110,11 +113,13 @@ describe('agent start-up', () => {
     const allocator = agent.nodeConfig.current()!.allocator;
     expect(allocator.ownerOf('2001:db8:100::5')).toBe('kept/eth0');
     expect(allocator.ownerOf('2001:db8:100::6')).toBeUndefined();
-    // The restart keeps the quarantine; the dropped pending ADD's address goes into it too.
+    // The restart keeps the quarantine (the half-done DEL's too); a pending ADD's address was
+    // never the pod's: free at once.
     expect(allocator.isQuarantined('2001:db8:100::7')).toBe(true);
+    expect(allocator.isQuarantined('2001:db8:100::9')).toBe(true);
     expect(allocator.isQuarantined('2001:db8:100::8')).toBe(false);
-    expect(allocator.isQuarantined('2001:db8:100::6')).toBe(true);
-    expect(agent.store.released().map((r) => r.ip)).toEqual(['2001:db8:100::7', '2001:db8:100::6']);
+    expect(allocator.isQuarantined('2001:db8:100::6')).toBe(false);
+    expect(agent.store.released().map((r) => r.ip)).toEqual(['2001:db8:100::7', '2001:db8:100::9']);
     expect(datapath.hostState().links.map((l) => l.name)).not.toContain(
       hostVethName('half', 'eth0'),
     );

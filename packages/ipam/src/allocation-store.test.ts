@@ -116,43 +116,48 @@ describe('AllocationStore', () => {
     expect(await onDisk()).toEqual({ version: 1, entries: [], released: [] });
   });
 
-  it('keeps released addresses with the removal, reloads them, and drops them once expired', async () => {
+  it('keeps released addresses from the first write of a DEL, reloads them, and drops them once expired', async () => {
     let now = NOW;
     const store = await loaded({ now: () => now });
-    await store.putPending(entry('a'));
-    await store.putPending(entry('b', { ip6: '2001:db8::2', ip4: undefined }));
+    for (const e of [entry('a'), entry('b', { ip6: '2001:db8::2', ip4: undefined })]) {
+      await store.putPending(e);
+      await store.commit(e.containerID, 'eth0');
+    }
     const until = (ms: number) => new Date(NOW + ms).toISOString();
     const released = [
       { ip: '2001:db8::1', identity: 'default/pod-a', pinned: false, until: until(60_000) },
       { ip: '192.0.2.1', identity: 'default/pod-a', pinned: false, until: until(60_000) },
     ];
-    expect(await store.remove('a', 'eth0', released)).toBe(true);
+    expect(await store.markPending('a', 'eth0', released)).toMatchObject({ state: 'pending' });
     expect(store.released()).toEqual(released);
-    // A file written before `released` existed, and the reload of this one.
+    // A crash here: the next start reads them back, with the pending entry.
     const again = new AllocationStore(path, { now: () => now });
     await again.load();
+    expect(again.released()).toEqual(released);
+    expect(await again.remove('a', 'eth0')).toBe(true);
     expect(again.released()).toEqual(released);
     now = NOW + 60_000;
     expect(again.released()).toEqual([]);
     // The next write prunes them from the file.
-    await again.remove('b', 'eth0', [
+    await again.markPending('b', 'eth0', [
       { ip: '2001:db8::2', identity: 'default/pod-b', pinned: true, until: until(120_000) },
     ]);
     const onDisk = JSON.parse(await readFile(path, 'utf8')) as { released: { ip: string }[] };
     expect(onDisk.released.map((r) => r.ip)).toEqual(['2001:db8::2']);
   });
 
-  it('refuses a released address that is not canonical, and removes nothing then', async () => {
+  it('refuses a released address that is not canonical, and changes nothing then', async () => {
     const store = await loaded();
     await store.putPending(entry('a'));
+    await store.commit('a', 'eth0');
     const bad = {
       ip: '2001:DB8::01',
       identity: 'default/a',
       pinned: false,
       until: '2026-11-29T13:00:00.000Z',
     };
-    expect(await codeOf(store.remove('a', 'eth0', [bad]))).toBe('Invalid');
-    expect(store.get('a', 'eth0')).toBeDefined();
+    expect(await codeOf(store.markPending('a', 'eth0', [bad]))).toBe('Invalid');
+    expect(store.get('a', 'eth0')?.state).toBe('committed');
   });
 
   it('reads a store file without a released list (written by an older agent)', async () => {

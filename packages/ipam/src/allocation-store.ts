@@ -152,30 +152,19 @@ export class AllocationStore {
   /**
    * Mark a committed entry pending again before its kernel state is torn down (DEL is
    * two-phase too): a crash mid-teardown leaves an entry the next start drops, never a
-   * committed entry without its kernel state. Resolves undefined when there is no entry.
+   * committed entry without its kernel state. `released`: the addresses' quarantine, written
+   * in the same write, so that neither a crash in the teardown nor a restart after it hands
+   * them out early. Resolves undefined when there is no entry.
    */
-  markPending(containerID: string, ifname: string): Promise<AllocationEntry | undefined> {
+  markPending(
+    containerID: string,
+    ifname: string,
+    released: readonly ReleasedAddress[] = [],
+  ): Promise<AllocationEntry | undefined> {
     return this.change((current) => {
       const key = entryKey(containerID, ifname);
       const entry = current.get(key);
       if (!entry || entry.state === 'pending') return { result: entry && copyEntry(entry) };
-      const pending: AllocationEntry = { ...entry, state: 'pending' };
-      return { next: new Map([...current, [key, pending]]), result: copyEntry(pending) };
-    });
-  }
-
-  /**
-   * Remove an entry; resolves false when there was none (DEL is idempotent). `released`: its
-   * addresses' quarantine, written in the same write (a restart must not hand them out early).
-   */
-  remove(
-    containerID: string,
-    ifname: string,
-    released: readonly ReleasedAddress[] = [],
-  ): Promise<boolean> {
-    return this.change((current) => {
-      const key = entryKey(containerID, ifname);
-      if (!current.has(key)) return { result: false };
       const parsed = z.array(ReleasedAddress).safeParse(released);
       if (!parsed.success) {
         throw new AllocationStoreError(
@@ -183,9 +172,23 @@ export class AllocationStore {
           `invalid released address: ${z.prettifyError(parsed.error)}`,
         );
       }
+      const pending: AllocationEntry = { ...entry, state: 'pending' };
+      return {
+        next: new Map([...current, [key, pending]]),
+        released: parsed.data,
+        result: copyEntry(pending),
+      };
+    });
+  }
+
+  /** Remove an entry; resolves false when there was none (DEL is idempotent). */
+  remove(containerID: string, ifname: string): Promise<boolean> {
+    return this.change((current) => {
+      const key = entryKey(containerID, ifname);
+      if (!current.has(key)) return { result: false };
       const next = new Map(current);
       next.delete(key);
-      return { next, released: parsed.data, result: true };
+      return { next, result: true };
     });
   }
 

@@ -124,9 +124,17 @@ export class CniHandlers {
     fault?: FaultHook<HandlerFaultPoint>,
     time?: PhaseTimer,
   ): Promise<void> {
+    const allocator = this.deps.node()?.allocator;
     if (entry.state === 'committed') {
-      // No changed() here: the pod's policy rules stay until its veth is gone.
-      await this.deps.store.markPending(entry.containerID, entry.ifname);
+      // No changed() here: the pod's policy rules stay until its veth is gone. The addresses'
+      // quarantine is written with this first step: a crash or a restart from here on must
+      // not hand them out early. (A pending ADD's addresses were never the pod's: no record.)
+      const until = Date.now() + (allocator?.quarantineMs ?? DEFAULT_ADDRESS_QUARANTINE_MS);
+      await this.deps.store.markPending(
+        entry.containerID,
+        entry.ifname,
+        releasedAddresses(entry, until),
+      );
       time?.mark('mark');
       await fault?.('del-after-mark');
     }
@@ -151,18 +159,10 @@ export class CniHandlers {
     });
     time?.mark('datapath');
     await fault?.('del-after-datapath');
-    // The quarantine goes into the same write: a restart must not hand the addresses out early.
-    const allocator = this.deps.node()?.allocator;
-    const released = releasedAddresses(
-      entry,
-      Date.now() + (allocator?.quarantineMs ?? DEFAULT_ADDRESS_QUARANTINE_MS),
-    );
-    await this.deps.store.remove(entry.containerID, entry.ifname, released);
+    await this.deps.store.remove(entry.containerID, entry.ifname);
     time?.mark('remove');
     await fault?.('del-after-remove');
     allocator?.release(entryKey(entry.containerID, entry.ifname));
-    // An entry the allocator never held (a pending ADD dropped at start-up) is quarantined too.
-    for (const r of released) allocator?.restoreReleased(r);
     this.deps.hooks?.changed?.();
   }
 

@@ -23,6 +23,10 @@ import {
   type InvariantInput,
 } from './invariants.js';
 
+// Released addresses stay quarantined across restarts (in the store): short, so that the
+// slots' addresses come back between runs instead of exhausting the node's IPv4 /28.
+const QUARANTINE = ['--address-quarantine', '1s'];
+
 const RUNS = Number(process.env['FLOCK_CRASH_RUNS'] ?? (process.env['FLOCK_SOAK'] ? 200 : 40));
 const SEED = Number(process.env['FLOCK_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 32));
 const CIDR6 = '2001:db8:100::/64';
@@ -149,7 +153,7 @@ describe('crash consistency: SIGKILL at random fault points of ADD and DEL', () 
         );
         const slot = slots[plan.slot] as CrashSlot & { uid: string };
         const what = `run ${run} (${plan.prepare ? `${plan.prepare} then ` : ''}${plan.command} ${slot.name} at ${plan.fault})`;
-        const agent = await node.startAgent(['--test-faults', plan.fault]);
+        const agent = await node.startAgent(['--test-faults', plan.fault, ...QUARANTINE]);
         const afterStart = await check(true);
         maxConvergeMs = Math.max(maxConvergeMs, afterStart.convergeMs);
         failures.push(...afterStart.violations.map((v) => `restart after ${previous}: ${v}`));
@@ -185,7 +189,7 @@ describe('crash consistency: SIGKILL at random fault points of ADD and DEL', () 
       }
 
       // A clean start, then every pod deleted: nothing of flock may remain.
-      await node.startAgent();
+      await node.startAgent(QUARANTINE);
       const last = await check(true);
       failures.push(...last.violations.map((v) => `restart after ${previous}: ${v}`));
       for (const s of slots as (CrashSlot & { uid: string })[])
