@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { run } from '@flock/exec';
 import { Netns, requireKernelTier } from '@flock/testkit';
 import { floorCandidate, flockCandidate, ptpCandidate, type Candidate } from './candidates.js';
-import { startFlockNode, type FlockNode } from './flock-node.js';
+import { AGENT_IMAGE_NODE_FLAGS, startFlockNode, type FlockNode } from './flock-node.js';
 import { phaseTable } from './agent-phases.js';
 import { readRss, type Rss } from './rss.js';
 import { summarize, table } from './stats.js';
@@ -86,7 +86,11 @@ async function main(): Promise<void> {
   const load = [loadavg()[0]!];
   try {
     process.stderr.write(`starting the API server, the agent and ${PODS} pods…\n`);
-    flock = await startFlockNode(PODS, MODE, PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : []);
+    // The agent as its image runs it (heap bounds, lite mode).
+    flock = await startFlockNode(PODS, MODE, [
+      ...AGENT_IMAGE_NODE_FLAGS,
+      ...(PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : []),
+    ]);
     await sleep(SETTLE_MS);
     const idle = await readRss(flock.agentPid);
 

@@ -27,6 +27,13 @@ export interface FlockNode {
   stop(): Promise<void>;
 }
 
+/** The agent image's Node flags: NODE_OPTIONS plus --lite-mode (images/agent/Dockerfile). */
+export const AGENT_IMAGE_NODE_FLAGS = [
+  '--max-old-space-size=128',
+  '--max-semi-space-size=1',
+  '--lite-mode',
+];
+
 export async function startFlockNode(
   pods: number,
   mode: AgentMode,

@@ -6,7 +6,7 @@
 import { cpus, release, totalmem } from 'node:os';
 import { Netns, requireKernelTier } from '@flock/testkit';
 import { flockCandidate } from './candidates.js';
-import { startFlockNode, type FlockNode } from './flock-node.js';
+import { AGENT_IMAGE_NODE_FLAGS, startFlockNode, type FlockNode } from './flock-node.js';
 import { readRss, type Rss } from './rss.js';
 import { summarize } from './stats.js';
 
@@ -23,10 +23,7 @@ const SETTINGS: [string, string[]][] = [
     'heap flags only: --max-old-space-size=128 --max-semi-space-size=1',
     ['--max-old-space-size=128', '--max-semi-space-size=1'],
   ],
-  [
-    'the image: --max-old-space-size=128 --max-semi-space-size=1 --lite-mode',
-    ['--max-old-space-size=128', '--max-semi-space-size=1', '--lite-mode'],
-  ],
+  [`the image: ${AGENT_IMAGE_NODE_FLAGS.join(' ')}`, AGENT_IMAGE_NODE_FLAGS],
   ...(process.env['BENCH_FOOTPRINT_FLAGS'] ?? '')
     .split(';')
     .map((row) => row.trim())
