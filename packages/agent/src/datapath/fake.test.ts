@@ -16,6 +16,17 @@ function newPod(fake: FakeDatapath, id = 'c1', over: Partial<PodSpec> = {}): Pod
   };
 }
 
+/** A flock route (proto 241) for the pod's IPv4 address through a device that is not flock's. */
+function addLeftoverRoute(fake: FakeDatapath): void {
+  fake.tamperHost([
+    {
+      op: 'route-replace',
+      step: 'host-routes',
+      route: { dst: '192.0.2.5/32', type: 'unicast', proto: 241, nexthops: [{ dev: 'lo' }] },
+    },
+  ]);
+}
+
 async function stepOf(p: Promise<unknown>): Promise<DatapathStep | 'ok'> {
   try {
     await p;
@@ -142,13 +153,7 @@ describe('FakeDatapath', () => {
     await fake.setupPod(pod);
     // A flock route for the pod's address through a non-flock device is a leftover; one
     // through another flock veth belongs to whoever holds that address now.
-    fake.tamperHost([
-      {
-        op: 'route-replace',
-        step: 'host-routes',
-        route: { dst: '192.0.2.5/32', type: 'unicast', proto: 241, nexthops: [{ dev: 'lo' }] },
-      },
-    ]);
+    addLeftoverRoute(fake);
     const res = await fake.teardownPod(pod);
     expect(res).toEqual({ deletedVeth: true, notOwned: false, removedRoutes: ['192.0.2.5/32'] });
     expect(await fake.listFlockRoutes()).toEqual([]);
@@ -176,13 +181,7 @@ describe('FakeDatapath', () => {
     const fake = new FakeDatapath();
     const pod = newPod(fake);
     await fake.setupPod(pod);
-    fake.tamperHost([
-      {
-        op: 'route-replace',
-        step: 'host-routes',
-        route: { dst: '192.0.2.5/32', type: 'unicast', proto: 241, nexthops: [{ dev: 'lo' }] },
-      },
-    ]);
+    addLeftoverRoute(fake);
     const reads = fake.memory.reads;
     const exclusive = { ...pod, exclusive: true };
     expect(await fake.teardownPod(exclusive)).toEqual({
