@@ -5,6 +5,9 @@ import type { RandomBytes } from './interface-id.js';
 /** Released addresses wait this long before reuse: routers, conntrack and DNS caches forget them. */
 export const DEFAULT_ADDRESS_QUARANTINE_MS = 5 * 60 * 1000;
 
+/** Who holds or released an address: "namespace/name" of the pod (quarantine and `stable`). */
+export const holderIdentity = (namespace: string, name: string) => `${namespace}/${name}`;
+
 export interface AllocatorOptions {
   /** The node's IPv6 prefix (at most /120). */
   cidr6: string;

@@ -1,44 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_ADDRESS_QUARANTINE_MS,
-  type AllocationRequest,
   type AllocationResult,
   type AllocatorOptions,
 } from './allocation.js';
 import { AddressAllocator } from './allocator.js';
 import { stableOffset } from './interface-id.js';
-
-/** Random bytes that spell `value` (big-endian), for a predictable random start. */
-const bytesOf = (value: bigint) => (count: number) => {
-  const out = new Uint8Array(count);
-  for (let i = count - 1, v = value; i >= 0; i--, v >>= 8n) out[i] = Number(v & 0xffn);
-  return out;
-};
-
-function setup(options: Partial<AllocatorOptions> = {}) {
-  const clock = { now: 1_800_000_000_000 };
-  const created = AddressAllocator.create({
-    cidr6: '2001:db8:0:1::/64',
-    cidr4: '192.0.2.16/28',
-    now: () => clock.now,
-    randomBytes: bytesOf(0x1234n),
-    ...options,
-  });
-  if (!created.ok) throw new Error(created.error);
-  return { alloc: created.value, clock };
-}
-
-const req = (owner: string, extra: Partial<AllocationRequest> = {}): AllocationRequest => ({
-  owner,
-  namespace: 'default',
-  name: `pod-${owner}`,
-  ...extra,
-});
-
-function ok(result: AllocationResult) {
-  if (!result.ok) throw new Error(result.error.message);
-  return result.value;
-}
+import { bytesOf, ok, req, setup } from './testing/allocator-fixtures.js';
 
 describe('random (the default)', () => {
   it('starts at the random interface ID and returns canonical text', () => {
@@ -211,76 +179,6 @@ describe('IPv6 exhaustion', () => {
     expect(result.ok || result.error.message).toMatch(
       /^IPv6 prefix 2001:db8::\/120 is exhausted: 127 usable/,
     );
-  });
-});
-
-describe('quarantine', () => {
-  it('holds a released address for 5 minutes by default, or as configured', () => {
-    const { alloc, clock } = setup();
-    const ip6 = ok(alloc.allocate(req('a'))).ip6;
-    alloc.release('a');
-    clock.now += DEFAULT_ADDRESS_QUARANTINE_MS - 1;
-    expect(alloc.isQuarantined(ip6)).toBe(true);
-    clock.now += 1;
-    expect(alloc.isQuarantined(ip6)).toBe(false);
-    expect(DEFAULT_ADDRESS_QUARANTINE_MS).toBe(300_000);
-
-    const short = setup({ quarantineMs: 10 });
-    const ip = ok(short.alloc.allocate(req('a'))).ip6;
-    short.alloc.release('a');
-    short.clock.now += 10;
-    expect(short.alloc.isQuarantined(ip)).toBe(false);
-  });
-
-  it('restores a quarantine after a restart: kept off for the rest of its time, the same pod may take it back', () => {
-    const { alloc, clock } = setup();
-    const seq = (owner: string, name = `pod-${owner}`) =>
-      ok(alloc.allocate(req(owner, { algo: 'sequential', name }))).ip6;
-    const until = clock.now + 1_000;
-    const iso = (ms: number) => new Date(ms).toISOString();
-    const released = (ip: string, at = until) => ({
-      ip,
-      until: iso(at),
-      identity: 'default/web-0',
-      pinned: false,
-    });
-    expect(alloc.restoreReleased(released('2001:db8:0:1::1'))).toBe(true);
-    expect(alloc.restoreReleased(released('2001:db8:0:1::2', clock.now))).toBe(false);
-    expect(alloc.restoreReleased(released('2001:db8:99::1'))).toBe(false); // not this node's
-    expect(alloc.isQuarantined('2001:db8:0:1::1')).toBe(true);
-    expect(alloc.counts().ipv6.quarantined).toBe(1);
-    expect(seq('a')).toBe('2001:db8:0:1::2');
-    // Held addresses are never put back into quarantine; a shorter quarantine changes nothing.
-    expect(alloc.restoreReleased(released('2001:db8:0:1::2'))).toBe(false);
-    expect(alloc.restoreReleased(released('2001:db8:0:1::1', until - 1))).toBe(false);
-    clock.now = until;
-    expect(seq('b')).toBe('2001:db8:0:1::1');
-  });
-
-  it('a restored stable address goes back to the pod that released it, not to another', () => {
-    const { alloc } = setup({ randomBytes: bytesOf(stableOffset(64, 'default', 'web-0')) });
-    const probe = setup();
-    const ip6 = ok(probe.alloc.allocate(req('x', { algo: 'stable', name: 'web-0' }))).ip6;
-    const until = new Date(Date.parse('2100-01-01T00:00:00Z')).toISOString();
-    expect(
-      alloc.restoreReleased({ ip: ip6, until, identity: 'default/web-0', pinned: false }),
-    ).toBe(true);
-    expect(ok(alloc.allocate(req('b'))).ip6).not.toBe(ip6);
-    expect(ok(alloc.allocate(req('c', { algo: 'stable', name: 'web-0' }))).ip6).toBe(ip6);
-  });
-
-  it('counts quarantined addresses apart from allocated ones', () => {
-    const { alloc } = setup();
-    ok(alloc.allocate(req('a')));
-    ok(alloc.allocate(req('b')));
-    alloc.release('a');
-    expect(alloc.counts().ipv4).toEqual({
-      prefix: '192.0.2.16/28',
-      usable: 14n,
-      allocated: 1,
-      quarantined: 1,
-      free: 12n,
-    });
   });
 });
 

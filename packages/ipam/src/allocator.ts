@@ -8,6 +8,7 @@ import { canonicalAddress, formatAddress, parseAddress } from './address.js';
 import { AddressBook, type Holder, type QuarantineEntry } from './address-book.js';
 import {
   DEFAULT_ADDRESS_QUARANTINE_MS,
+  holderIdentity,
   type Allocation,
   type AllocationErrorCode,
   type AllocationError,
@@ -107,7 +108,7 @@ export class AddressAllocator {
     if (existing) return { ok: true, value: { ...existing } };
     const holder: Holder = {
       owner: request.owner,
-      identity: `${request.namespace}/${request.name}`,
+      identity: holderIdentity(request.namespace, request.name),
       pinned: false,
     };
     const algo = request.algo ?? DEFAULT_IP_ALGO;
@@ -159,7 +160,7 @@ export class AddressAllocator {
             `owner ${allocation.owner} already holds ${existing.ip6}${existing.ip4 ? ` and ${existing.ip4}` : ''}`,
           );
     }
-    const identity = `${allocation.namespace}/${allocation.name}`;
+    const identity = holderIdentity(allocation.namespace, allocation.name);
     const values: [Family, bigint][] = [];
     for (const [family, text] of [
       [6, allocation.ip6],

@@ -7,6 +7,7 @@
 import { ContainerId, DnsLabel, DnsSubdomain, IfName, MAX_ANYCAST_PER_POD } from '@flock/api';
 import { z } from 'zod';
 import { isCanonicalAddress } from './address.js';
+import { holderIdentity } from './allocation.js';
 
 export const STORE_FORMAT_VERSION = 1;
 
@@ -46,6 +47,18 @@ export const ReleasedAddress = z.object({
   until: z.iso.datetime(),
 });
 export type ReleasedAddress = z.infer<typeof ReleasedAddress>;
+
+/** What the store keeps of an entry's addresses once released (none when `until` has passed). */
+export function releasedAddresses(entry: AllocationEntry, until: number): ReleasedAddress[] {
+  if (until <= Date.now()) return [];
+  const identity = holderIdentity(entry.namespace, entry.pod);
+  return [entry.ip6, ...(entry.ip4 ? [entry.ip4] : [])].map((ip) => ({
+    ip,
+    identity,
+    pinned: entry.pinned,
+    until: new Date(until).toISOString(),
+  }));
+}
 
 /** Bound of the released list: beyond it, the ones that expire first are forgotten. */
 export const MAX_RELEASED = 65_536;

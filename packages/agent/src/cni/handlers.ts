@@ -4,8 +4,8 @@ import { CniErrorCode, type AgentRequest, type AgentResponse } from '@flock/api'
 import {
   DEFAULT_ADDRESS_QUARANTINE_MS,
   entryKey,
+  releasedAddresses,
   type AllocationEntry,
-  type ReleasedAddress,
 } from '@flock/ipam';
 import { hostVethName } from '../datapath/index.js';
 import type { FaultHook, HandlerFaultPoint } from '../faults.js';
@@ -239,16 +239,4 @@ export class CniHandlers {
       this.deps.logger.info('removed a flock veth without an allocation', { hostVeth: name });
     }
   }
-}
-
-/** What the store keeps of an entry's addresses once it is removed (not when quarantine is 0). */
-function releasedAddresses(entry: AllocationEntry, until: number): ReleasedAddress[] {
-  if (until <= Date.now()) return [];
-  const identity = `${entry.namespace}/${entry.pod}`;
-  return [entry.ip6, ...(entry.ip4 ? [entry.ip4] : [])].map((ip) => ({
-    ip,
-    identity,
-    pinned: entry.pinned,
-    until: new Date(until).toISOString(),
-  }));
 }
