@@ -10,21 +10,15 @@ self="$root/scripts/build-controlplane.sh"
 src="$root/e2e/controlplane"
 say() { echo "build-controlplane: $*" >&2; }
 
-if ! command -v go >/dev/null 2>&1; then
-  say "'go' not found on PATH: install Go >= 1.26 (this builds kube-apiserver & co. from source)"
-  exit 1
-fi
-gover="$(go env GOVERSION)" # e.g. go1.26.8
-if ! printf '%s\n' go1.26 "$gover" | sort -V -C; then
-  say "found $gover, need Go >= 1.26: install a newer Go"
-  exit 1
-fi
+# shellcheck source=scripts/go-lib.sh
+source "$root/scripts/go-lib.sh"
+require_go build-controlplane
 
 cd "$src"
 sources=(go.mod go.sum)
 for f in ./*.go; do [[ "$f" == *_test.go ]] || sources+=("$f"); done
 # Contents and repo-relative names only, so every clone computes the same hash.
-hash="$( (sha256sum "${sources[@]}"; sha256sum <"$self"; echo "$gover") | sha256sum | cut -c1-16)"
+hash="$( (sha256sum "${sources[@]}"; sha256sum <"$self"; sha256sum <"$root/scripts/go-lib.sh"; echo "$gover") | sha256sum | cut -c1-16)"
 out="$root/.cache/controlplane/$hash"
 bin="$out/flock-controlplane"
 link="$root/.cache/bin/flock-controlplane"
@@ -38,14 +32,8 @@ fi
 
 say "downloading modules"
 go mod download
-# /version and the components' compatibility checks read these: without them the binary
-# calls itself v0.0.0-master and kube-apiserver refuses to emulate 1.36 on a "0.0" binary.
 k8s="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)" # e.g. v1.36.3
-IFS=. read -r major minor _ <<<"${k8s#v}"
-ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $pkg.gitVersion=$k8s -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean -X $pkg.gitCommit="
-done
+ldflags="$(k8s_ldflags .)"
 
 say "building flock-controlplane ($k8s, $gover) — the first build takes a while"
 start=$SECONDS

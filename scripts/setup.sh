@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything flock's build and tests need, idempotently:
 #   Debian packages (BIRD 2, nftables, iproute2, ...), Node.js 24 (scripts/env.sh),
-#   npm packages (npm ci), kubectl + helm, the test control plane and cnitool (Go builds, cached).
+#   npm packages (npm ci), kubectl + helm, and the Go builds (cached by content hash): the test
+#   control plane, a lab node's kubelet, kube-proxy, containerd, pause and agnhost, cnitool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/env.sh
@@ -13,6 +14,8 @@ step() { printf '\n\033[1m[setup] %s\033[0m\n' "$*"; }
 declare -A APT=(
   [bird]=bird2 [nft]=nftables [ip]=iproute2 [ping]=iputils-ping [socat]=socat
   [tcpdump]=tcpdump [/usr/lib/cni/ptp]=containernetworking-plugins
+  [runc]=runc [gcc]=gcc [/usr/lib/x86_64-linux-gnu/libc.a]=libc6-dev [/bin/busybox]=busybox-static
+  [conntrack]=conntrack
 )
 missing=()
 for cmd in "${!APT[@]}"; do
@@ -47,9 +50,9 @@ fi
 # --- kubectl and helm ------------------------------------------------------------------------
 node scripts/install-k8s-tools.mjs
 
-# --- Go builds: test control plane and cnitool (cached by content hash) -----------------------
+# --- Go builds: control plane, node binaries, cnitool (cached by content hash) ----------------
 command -v go >/dev/null 2>&1 || { echo "setup: Go >= 1.26 is needed to build the test control plane (install golang)" >&2; exit 1; }
-for script in scripts/build-controlplane.sh scripts/build-cnitool.sh; do
+for script in scripts/build-controlplane.sh scripts/build-node.sh scripts/build-cnitool.sh; do
   [ -x "$script" ] && "$script"
 done
 step "toolchain ready: node $(node -v), $(kubectl version --client 2>/dev/null | head -1), helm $(helm version --short)"

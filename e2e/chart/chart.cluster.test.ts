@@ -17,8 +17,8 @@ import {
   type ControlPlane,
 } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CniRuntime } from '../lab/cni-runtime.js';
-import { stopDaemon, type Daemon } from '../lab/node.js';
+import { CniRuntime } from './cni-runtime.js';
+import { stopDaemon, type Daemon } from '../lab/daemon.js';
 import { Read, startUntil } from './cluster-support.js';
 import {
   CHECKS,

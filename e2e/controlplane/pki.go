@@ -53,7 +53,12 @@ var identities = []identity{
 	{"admin", adminUser, []string{"system:masters"}},
 	{"controller-manager", "system:kube-controller-manager", nil},
 	{"scheduler", "system:kube-scheduler", nil},
+	// The API server's client certificate towards kubelets (exec, logs, port-forward).
+	{kubeletClient, "kube-apiserver-kubelet-client", []string{"system:masters"}},
 }
+
+// kubeletClient is the file stem of the API server's client certificate for kubelets.
+const kubeletClient = "apiserver-kubelet-client"
 
 func newPKICommand() *cobra.Command {
 	var dir, server string
@@ -72,6 +77,8 @@ func newPKICommand() *cobra.Command {
   admin.{crt,key,kubeconfig}        CN=flock-admin, O=system:masters
   controller-manager.{crt,key,kubeconfig}  CN=system:kube-controller-manager
   scheduler.{crt,key,kubeconfig}           CN=system:kube-scheduler
+  apiserver-kubelet-client.{crt,key}       CN=kube-apiserver-kubelet-client, O=system:masters
+                                           (the API server's client cert towards kubelets)
 
 Existing keys and certificates are kept (so it is safe to run again); the
 kubeconfigs are always rewritten to point at --server. Delete the directory to

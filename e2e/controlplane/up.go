@@ -33,6 +33,7 @@ type upOptions struct {
 	etcdURL    string // external etcd, when etcd is not among the components
 	server     string // external API server, when apiserver is not among the components
 	sans       []string
+	unixProxy  string // a unix socket forwarding to the API server (see unixproxy.go)
 	noFsync    bool
 	timeout    time.Duration
 	extra      map[string]*[]string // component -> extra upstream args
@@ -81,6 +82,7 @@ If a component exits on its own, the others are stopped and up exits 1.`,
 	f.StringVar(&o.etcdURL, "etcd-url", "", "existing etcd to use when etcd is not among --components")
 	f.StringVar(&o.server, "server", "", "existing API server when apiserver is not among --components")
 	f.StringSliceVar(&o.sans, "san", nil, "extra IP/DNS name for the API server certificate (see pki); repeatable")
+	f.StringVar(&o.unixProxy, "unix-proxy", "", "also serve the API server on this unix socket (0600), forwarded to its TCP port")
 	f.BoolVar(&o.noFsync, "etcd-unsafe-no-fsync", false, "run etcd without fsync (faster tests)")
 	f.DurationVar(&o.timeout, "ready-timeout", 2*time.Minute, "how long each component may take to become healthy")
 	for _, c := range allComponents[1:] {
@@ -174,6 +176,14 @@ func runUp(ctx context.Context, o upOptions, stdout io.Writer) error {
 		if err := waitHealthy(ctx, c, health, pkiDir, o.timeout); err != nil {
 			return err
 		}
+	}
+
+	if o.unixProxy != "" && has("apiserver") {
+		closeProxy, err := serveUnixProxy(ctx, o.unixProxy, "127.0.0.1:"+strconv.Itoa(ports["apiserver"]))
+		if err != nil {
+			return err
+		}
+		defer closeProxy()
 	}
 
 	state := upState{

@@ -74,6 +74,9 @@ var upstreamComponents = []upstreamComponent{
 				{"requestheader-extra-headers-prefix", "X-Remote-Extra-"},
 				{"proxy-client-cert-file", filepath.Join(d, fileFrontProxyCert)},
 				{"proxy-client-key-file", filepath.Join(d, fileFrontProxyKey)},
+				// exec, logs and port-forward go to the kubelet with this identity.
+				{"kubelet-client-certificate", filepath.Join(d, kubeletClient+".crt")},
+				{"kubelet-client-key", filepath.Join(d, kubeletClient+".key")},
 			}
 		},
 	},

@@ -11,7 +11,7 @@ import { Lab } from './lab.js';
 import { sampleDeployment } from './plan.js';
 import { readState, type LabState } from './state.js';
 import { probeFromRouter } from './status.js';
-import { DEPLOYMENTS, waitForPods } from './workloads.js';
+import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
 
 let lab: Lab;
 let dir: string;
@@ -44,7 +44,13 @@ describe('scenario 6: agent restarted under running pods', () => {
     const node = lab.nodes[0]!;
     await lab.saveState();
     const state: LabState = (await readState(dir))!;
-    const pods = state.pods.filter((p) => p.node === node.plan.name);
+    const onNode = (await listPods(lab, 'default', 'app=web')).filter(
+      (p) => p.spec.nodeName === node.plan.name,
+    );
+    const pods = onNode.map((p) => ({
+      pod: `default/${p.metadata.name}`,
+      ips: (p.status?.podIPs ?? []).map((i) => i.ip),
+    }));
     expect(pods.length).toBeGreaterThan(0);
     const storeBefore = await storeIps(node.dir);
     // The store holds exactly these pods with exactly these addresses.
@@ -63,7 +69,7 @@ describe('scenario 6: agent restarted under running pods', () => {
         }
       }
     })();
-    await node.restartAgent(lab.cp!.kubeconfigPath);
+    await node.restartAgent();
     // Let the restarted agent run its first resync (--resync 5s) before looking again.
     await new Promise((r) => setTimeout(r, 6_000));
     restarting = false;

@@ -4,9 +4,9 @@
 //   down                  clean up after a crash (processes, namespaces, state)
 //   status                nodes, NodeConfigs, pods, router routes, reachability
 //   kubectl ARGS...       kubectl with the lab's kubeconfig
-//   exec NS/POD -- CMD... a command inside a pod's network namespace
-//   kill-node NODE        the node dies: heartbeats stop, its agent and BIRD are killed
-//   kill-kubelet NODE     only the node's kubelet dies (its agent and BIRD live on)
+//   exec NS/POD -- CMD... a command in the pod's container (kubectl exec)
+//   kill-node NODE        the node dies: every process of it is killed, its uplink goes down
+//   kill-kubelet NODE     only the node's kubelet dies (containers, agent and BIRD live on)
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createLogger } from '@flock/kube';
@@ -100,9 +100,13 @@ async function main(argv: string[]): Promise<number> {
     case 'exec': {
       const [pod, dashes, cmd, ...cmdArgs] = rest;
       if (!pod || dashes !== '--' || !cmd) throw new Error('usage: exec NS/POD -- CMD [ARGS...]');
-      const found = (await running()).pods.find((p) => p.pod === pod);
-      if (!found) throw new Error(`no running pod ${pod} in the lab`);
-      return inherit('ip', ['netns', 'exec', found.netns, cmd, ...cmdArgs]);
+      const [namespace, name] = pod.split('/');
+      if (!namespace || !name) throw new Error('usage: exec NS/POD -- CMD [ARGS...]');
+      const { kubeconfig } = await running();
+      return inherit('kubectl', [
+        ...['--kubeconfig', kubeconfig, 'exec', '-n', namespace, name, '--'],
+        ...[cmd, ...cmdArgs],
+      ]);
     }
     case 'kill-node':
     case 'kill-kubelet': {

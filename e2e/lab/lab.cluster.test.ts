@@ -1,5 +1,5 @@
-// End-to-end scenario 1 on the whole lab: the real control plane and operator, three node
-// namespaces each with the real agent, BIRD and a kubelet stand-in, and a router namespace.
+// End-to-end scenario 1 on the whole lab: the real control plane and operator, three real nodes
+// (containerd, runc, kubelet, kube-proxy, the agent and BIRD each), and a router namespace.
 // Pods on every node get public addresses from their node's prefix, the router learns every
 // node's aggregate over BGP and reaches every pod; a deleted pod is unwired and unreachable.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -68,12 +68,12 @@ describe('scenario 1: public pod addresses on every node, reachable from the rou
       expect(inPrefix(ip4!, nc.spec.cidr4!)).toBe(true);
       for (const ip of [ip6!, ip4!]) {
         const r = await probeFromRouter(state, ip);
-        expect(r).toEqual({ ok: true, reply: `pod default/${pod.metadata.name}` });
+        expect(r).toEqual({ ok: true, reply: pod.metadata.name });
       }
     }
   });
 
-  it('a deleted pod is unwired: its namespace is gone and its address no longer answers', async () => {
+  it('a deleted pod is unwired: its host routes are gone and its address no longer answers', async () => {
     const original = await waitForPods(lab, 'default', 'app=web', 3);
     const [victim] = original;
     const ip = victim!.status!.podIPs![0]!.ip;
@@ -82,7 +82,7 @@ describe('scenario 1: public pod addresses on every node, reachable from the rou
       path: `/api/v1/namespaces/default/pods/${victim!.metadata.name}`,
     });
     await eventually(
-      'the pod object is gone (the stand-in confirmed the deletion)',
+      'the pod object is gone (the kubelet confirmed the deletion)',
       async () =>
         !(await listPods(lab, 'default', 'app=web')).some(
           (p) => p.metadata.name === victim!.metadata.name,
@@ -90,7 +90,10 @@ describe('scenario 1: public pod addresses on every node, reachable from the rou
       { timeoutMs: 60_000 },
     );
     const state = (await readState(dir))!;
-    expect(state.pods.some((p) => p.pod === `default/${victim!.metadata.name}`)).toBe(false);
+    const routes = await lab
+      .node(victim!.spec.nodeName!)
+      .ns.enter('ip', ['-6', 'route', 'show', ip]);
+    expect(routes.stdout.trim()).toBe('');
     expect((await probeFromRouter(state, ip)).ok).toBe(false);
     // The Deployment replaces it with a new, reachable pod.
     // (Compare with the pods before the deletion: the replacement may already be running.)
@@ -100,7 +103,7 @@ describe('scenario 1: public pod addresses on every node, reachable from the rou
     expect(fresh).toBeDefined();
     await lab.saveState();
     const r = await probeFromRouter((await readState(dir))!, fresh!.status!.podIPs![0]!.ip);
-    expect(r).toEqual({ ok: true, reply: `pod default/${fresh!.metadata.name}` });
+    expect(r).toEqual({ ok: true, reply: fresh!.metadata.name });
   });
 
   it('a killed node is tainted by the node-lifecycle controller and its pods are replaced elsewhere', async () => {
@@ -147,7 +150,7 @@ describe('scenario 1: public pod addresses on every node, reachable from the rou
     const state = (await readState(dir))!;
     for (const pod of replaced) {
       const r = await probeFromRouter(state, pod.status!.podIPs![0]!.ip);
-      expect(r).toEqual({ ok: true, reply: `pod default/${pod.metadata.name}` });
+      expect(r).toEqual({ ok: true, reply: pod.metadata.name });
     }
   });
 });
@@ -166,7 +169,7 @@ describe('scenario 3: the 2026-08-16 blackhole (a pinned pod evicted from a node
         JSON.stringify(await lab.router!.nextHops(`${SAMPLE_PINNED6}/128`)) ===
         JSON.stringify([a.node6]),
     );
-    const agentA = lab.node(a.name).node.agent!.child;
+    const agentA = lab.node(a.name).agent!.child;
 
     await lab.killKubelet(a.name);
     // The pod on A is evicted but never confirmed (Terminating, same UID, still Running there);
@@ -195,7 +198,7 @@ describe('scenario 3: the 2026-08-16 blackhole (a pinned pod evicted from a node
         const hops = await lab.router!.nextHops(`${SAMPLE_PINNED6}/128`);
         if (JSON.stringify(hops) !== JSON.stringify([b.node6])) return false;
         const r = await probeFromRouter(state, SAMPLE_PINNED6);
-        return r.reply === `pod default/${fresh.metadata.name}`;
+        return r.reply === fresh.metadata.name;
       },
       { timeoutMs: 30_000, intervalMs: 100 },
     );

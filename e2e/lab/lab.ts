@@ -1,7 +1,8 @@
-// The lab: a whole flock cluster on one machine. The real control plane (short node-monitor
-// and toleration settings), the real operator, a router namespace running BIRD, N node
-// namespaces each with the real agent, its BIRD and a kubelet stand-in, and the sample Pool.
-import { mkdir, rm } from 'node:fs/promises';
+// The lab: a whole flock cluster on one machine. A router namespace running BIRD; the real
+// control plane in a namespace of its own behind the router (short node-monitor and toleration
+// settings); the real operator; N real nodes, each with containerd, runc, the kubelet,
+// kube-proxy, flock's agent and BIRD (node/lab-node.ts); and the sample Pool.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,14 +18,28 @@ import {
 } from '@flock/kube';
 import {
   eventually,
+  Netns,
   requireKernelTier,
   startControlPlane,
   type ControlPlane,
 } from '@flock/testkit';
-import { CniRuntime } from './cni-runtime.js';
-import { KubeletStandin } from './kubelet-standin.js';
-import { LabNode, startDaemon, stopDaemon, type Daemon } from './node.js';
-import { NODE_PREFIX4, NODE_PREFIX6, nodePlan, samplePool, type NodePlan } from './plan.js';
+import { startDaemon, stopDaemon, type Daemon } from './daemon.js';
+import { labImages } from './node/images.js';
+import { LabNode, type NodeCredentials } from './node/lab-node.js';
+import {
+  APISERVER_PORT,
+  CP_ADDR4,
+  CP_ADDR6,
+  CP_NS_PREFIX,
+  KUBERNETES_SERVICE_IPS,
+  NODE_API_SERVER,
+  NODE_PREFIX4,
+  NODE_PREFIX6,
+  nodePlan,
+  samplePool,
+  SERVICE_CIDRS,
+  type NodePlan,
+} from './plan.js';
 import { LabRouter } from './router.js';
 import { writeState, type LabState } from './state.js';
 
@@ -47,11 +62,11 @@ export interface LabOptions {
 
 export class Lab {
   cp: ControlPlane | undefined;
+  cpNs: Netns | undefined;
   api: HttpTransport | undefined;
   operator: Daemon | undefined;
   router: LabRouter | undefined;
   readonly nodes: LabNode[] = [];
-  readonly kubelets: KubeletStandin[] = [];
   readonly plans: NodePlan[];
 
   constructor(readonly options: LabOptions) {
@@ -64,7 +79,7 @@ export class Lab {
 
   /** Bring everything up; on failure, tears down what was started and rethrows. */
   async up(): Promise<void> {
-    requireKernelTier('bird', 'nsenter', 'flock-controlplane');
+    requireKernelTier('bird', 'nsenter', 'unshare', 'flock-controlplane');
     try {
       await this.upSteps();
     } catch (e) {
@@ -74,15 +89,26 @@ export class Lab {
   }
 
   private async upSteps(): Promise<void> {
-    const { dir, log } = this.options;
+    const { dir } = this.options;
     // A fresh directory: a previous lab's allocation stores must not leak into this cluster.
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
+    this.step("router and the control plane's namespace");
+    this.router = await LabRouter.create(dir);
+    this.cpNs = await Netns.create(CP_NS_PREFIX);
+    await this.router.connectControlPlane(this.cpNs);
     this.step('control plane (etcd, apiserver, controller-manager, scheduler)');
     this.cp = await startControlPlane({
       components: ['etcd', 'apiserver', 'controller-manager', 'scheduler'],
+      netns: this.cpNs.path,
+      apiserverPort: APISERVER_PORT,
+      sans: [CP_ADDR6, CP_ADDR4, ...KUBERNETES_SERVICE_IPS],
       extraArgs: {
         apiserver: [
+          '--bind-address=::',
+          `--advertise-address=${CP_ADDR6}`,
+          `--service-cluster-ip-range=${SERVICE_CIDRS.join(',')}`,
+          '--kubelet-preferred-address-types=InternalIP',
           '--default-not-ready-toleration-seconds=10',
           '--default-unreachable-toleration-seconds=10',
         ],
@@ -107,55 +133,113 @@ export class Lab {
         if ((e as { code?: number }).code !== 409) throw e;
       });
     this.step('operator');
-    this.operator = startDaemon(process.execPath, [
-      OPERATOR_MAIN,
-      ...[
-        '--kubeconfig',
-        this.cp.kubeconfigPath,
-        '--namespace',
-        'flock-system',
-        '--health-port',
-        '0',
+    this.operator = startDaemon(
+      process.execPath,
+      [
+        OPERATOR_MAIN,
+        ...['--kubeconfig', this.cp.kubeconfigPath, '--namespace', 'flock-system'],
+        ...['--health-port', '0'],
+        ...['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '1s'],
       ],
-      ...['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '1s'],
-    ]);
-    this.step('CNI plugin bundle');
-    const binDir = join(dir, 'cni-bin');
-    await run(process.execPath, [join(CNI_ROOT, 'scripts', 'bundle.mjs'), '--outdir', binDir], {
+      join(dir, 'operator.log'),
+    );
+    this.step('CNI plugin bundle and node images (pause, agnhost)');
+    const bundleDir = join(dir, 'cni-bundle');
+    await run(process.execPath, [join(CNI_ROOT, 'scripts', 'bundle.mjs'), '--outdir', bundleDir], {
       timeoutMs: 120_000,
     });
-    this.step(`router and ${this.plans.length} node namespaces`);
-    this.router = await LabRouter.create(dir);
+    const images = await labImages();
+    const creds = await this.nodeCredentials();
+    this.step(`${this.plans.length} nodes: namespaces, containerd, images, kubelet`);
     for (const plan of this.plans) {
-      const node = await LabNode.create(plan, dir);
+      const node = await LabNode.create(plan, dir, creds(plan));
       this.nodes.push(node);
-      await this.router.connect(node.ns, plan);
+      await this.router.connect(node.ns.netns, plan);
     }
     await this.router.startBird(this.plans);
     await this.saveState();
-    this.step('kubelet stand-ins register the nodes');
-    for (const node of this.nodes) {
-      const identity = await this.cp.mintUser(`system:node:${node.plan.name}`, ['system:nodes']);
-      const kubelet = new KubeletStandin(
-        node.plan,
-        new HttpTransport(identity.kubeConfig),
-        new CniRuntime(binDir, join(node.confDir, '10-flock.conflist')),
-        log,
-        () => void this.saveState(),
-      );
-      await kubelet.start();
-      this.kubelets.push(kubelet);
-    }
+    await Promise.all(
+      this.nodes.map(async (node) => {
+        await node.installCni(bundleDir);
+        await node.startContainerd();
+        await node.importImages(images);
+        await node.startKubelet();
+        await node.startKubeProxy();
+      }),
+    );
+    await this.saveState();
+    await eventually(
+      'every kubelet registered its Node',
+      async () => {
+        const list = (await api.request({ method: 'GET', path: '/api/v1/nodes' })) as {
+          items: unknown[];
+        };
+        if (list.items.length < this.plans.length)
+          throw new Error(`${list.items.length} of ${this.plans.length} Nodes`);
+        return true;
+      },
+      { timeoutMs: 120_000 },
+    );
     this.step('sample Pool');
     await this.apply(POOLS, samplePool());
     this.step('agents (each waits for its NodeConfig) and their BIRDs');
-    for (const node of this.nodes) {
-      await node.startAgent(this.cp.kubeconfigPath);
-      await node.startBird();
-    }
+    await Promise.all(
+      this.nodes.map(async (node) => {
+        await node.startAgent();
+        await node.startBird();
+      }),
+    );
     await this.saveState();
-    this.step('waiting for the router to learn every node prefix');
+    this.step('waiting for the nodes to be Ready and the router to learn every node prefix');
+    await this.waitForNodesReady();
     await this.waitForRoutes(this.plans.length);
+  }
+
+  /** Kubeconfigs for the nodes' daemons, naming the API server where nodes reach it. */
+  private async nodeCredentials(): Promise<(plan: NodePlan) => NodeCredentials> {
+    const cp = this.cp!;
+    const dir = this.options.dir;
+    const kubeProxy = await cp.mintUser('system:kube-proxy', [], NODE_API_SERVER);
+    // The agent runs with admin credentials here; in a cluster, with its ServiceAccount.
+    const agentKubeconfig = join(dir, 'agent.kubeconfig');
+    await writeFile(agentKubeconfig, cp.kubeconfigYamlVia(NODE_API_SERVER), { mode: 0o600 });
+    const kubelets = new Map<string, string>();
+    for (const plan of this.plans) {
+      const identity = await cp.mintUser(
+        `system:node:${plan.name}`,
+        ['system:nodes'],
+        NODE_API_SERVER,
+      );
+      kubelets.set(plan.name, identity.path);
+    }
+    return (plan) => ({
+      kubeletKubeconfig: kubelets.get(plan.name)!,
+      kubeProxyKubeconfig: kubeProxy.path,
+      agentKubeconfig,
+      clientCaFile: cp.state.caFile,
+    });
+  }
+
+  /** Wait until every node reports Ready (the runtime's NetworkReady needs flock's STATUS). */
+  async waitForNodesReady(timeoutMs = 120_000): Promise<void> {
+    await eventually(
+      'every node Ready',
+      async () => {
+        const list = (await this.api!.request({ method: 'GET', path: '/api/v1/nodes' })) as {
+          items: {
+            metadata: { name: string };
+            status?: { conditions?: { type: string; status: string }[] };
+          }[];
+        };
+        const notReady = list.items.filter(
+          (n) => !n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        );
+        if (notReady.length)
+          throw new Error(`not Ready: ${notReady.map((n) => n.metadata.name).join(', ')}`);
+        return true;
+      },
+      { timeoutMs },
+    );
   }
 
   apply(resource: Parameters<typeof applyObject>[1], obj: object): Promise<unknown> {
@@ -181,26 +265,22 @@ export class Lab {
     }
   }
 
-  /** The node and kubelet stand-in of a node name. */
-  node(name: string): { node: LabNode; kubelet: KubeletStandin } {
-    const i = this.plans.findIndex((p) => p.name === name);
-    const node = this.nodes[i];
-    const kubelet = this.kubelets[i];
-    if (!node || !kubelet)
+  /** The node of a node name. */
+  node(name: string): LabNode {
+    const node = this.nodes[this.plans.findIndex((p) => p.name === name)];
+    if (!node)
       throw new Error(`no node ${name} (nodes: ${this.plans.map((p) => p.name).join(', ')})`);
-    return { node, kubelet };
+    return node;
   }
 
-  /** `kill-node`: the stand-in stops, the agent and BIRD die; namespaces stay. */
+  /** `kill-node`: every process of the node dies and its uplink goes down; namespaces stay. */
   async killNode(name: string): Promise<void> {
-    const { node, kubelet } = this.node(name);
-    await kubelet.kill();
-    await node.powerOff();
+    await this.node(name).powerOff();
   }
 
-  /** `kill-kubelet`: only the stand-in stops (the agent and BIRD live on): the 2026-08-16 case. */
+  /** `kill-kubelet`: only the kubelet dies (containers, agent and BIRD live): the 2026-08-16 case. */
   async killKubelet(name: string): Promise<void> {
-    await this.node(name).kubelet.kill();
+    await this.node(name).killKubelet();
   }
 
   private stateWrites: Promise<void> = Promise.resolve();
@@ -222,35 +302,31 @@ export class Lab {
       dir: this.options.dir,
       kubeconfig: this.cp.kubeconfigPath,
       controlPlaneDir: this.cp.dir,
+      controlPlaneNetns: this.cpNs?.name,
       router: this.router?.ns.name,
       nodes: this.nodes.map((n) => ({
         name: n.plan.name,
         netns: n.ns.name,
-        agentPid: n.agent?.child.pid,
+        mntFile: n.ns.mntFile,
+        utsFile: n.ns.utsFile,
+        cgroup: n.cgroup.path,
       })),
       operatorPid: this.operator?.child.pid,
-      pods: this.kubelets.flatMap((k) =>
-        [...k.pods.values()].map((p) => ({
-          pod: p.key,
-          node: k.plan.name,
-          netns: p.ns.name,
-          ips: p.ips,
-        })),
-      ),
     };
     await writeState(this.options.dir, state);
   }
 
   /** Tear everything down, in reverse order; safe to call twice. */
   async down(): Promise<void> {
-    for (const k of this.kubelets.splice(0)) await k.stop().catch(() => undefined);
-    for (const n of this.nodes.splice(0)) await n.destroy().catch(() => undefined);
-    await this.router?.destroy().catch(() => undefined);
-    this.router = undefined;
+    await Promise.all(this.nodes.splice(0).map((n) => n.destroy().catch(() => undefined)));
     await stopDaemon(this.operator);
     this.operator = undefined;
     await this.cp?.stop();
     this.cp = undefined;
+    await this.cpNs?.destroy();
+    this.cpNs = undefined;
+    await this.router?.destroy().catch(() => undefined);
+    this.router = undefined;
     await this.stateWrites;
     await rm(this.options.dir, { recursive: true, force: true });
   }

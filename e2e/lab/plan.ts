@@ -3,12 +3,14 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ANYCAST_ANNOTATION, PINNED_IP_ANNOTATION } from '@flock/api';
+import { agnhostImage } from './node/images.js';
 
 /** Namespace prefixes (Netns.create adds -<6 hex>): router, nodes, pods. */
 export const LAB_PREFIX = 'flab';
 export const ROUTER_NS_PREFIX = 'flabtor';
 export const NODE_NS_PREFIX = 'flabnode';
-export const POD_NS_PREFIX = 'flabpod';
+/** The control plane's namespace (etcd, apiserver, controller-manager, scheduler). */
+export const CP_NS_PREFIX = 'flabcp';
 
 export const ROUTER_ASN = 65000;
 export const NODE_ASN = 64512;
@@ -24,7 +26,7 @@ export const POOL_CIDR6 = '2001:db8:100::/56';
 export const POOL_CIDR4 = '198.18.0.0/16';
 export const NODE_PREFIX6 = 64;
 export const NODE_PREFIX4 = 26;
-/** Pods a node's kubelet stand-in reports it can run (within its IPv4 slice). */
+/** Pods a node's kubelet may run (within its IPv4 slice). */
 export const MAX_PODS = 60;
 /** Addresses a pod may pin (they follow it across nodes) and announce as anycast. */
 export const PINNED_CIDR6 = '2001:db8:200::/120';
@@ -33,6 +35,24 @@ export const ANYCAST_CIDRS = ['2001:db8:300::/120', '203.0.113.0/28'];
 export const SAMPLE_ANYCAST6 = '2001:db8:300::53';
 export const SAMPLE_PINNED6 = '2001:db8:200::10';
 export const POOL_NAME = 'lab';
+/**
+ * The control plane's link to the router (router side ::1 / .1): the API server listens on
+ * [CP_ADDR6]:APISERVER_PORT, where the nodes' kubelets, kube-proxies and agents reach it, and it
+ * reaches each kubelet at the node's InternalIP (exec, logs, port-forward).
+ */
+export const CP_ROUTER6 = '2001:db8:fe::1';
+export const CP_ADDR6 = '2001:db8:fe::2';
+export const CP_ROUTER4 = '10.250.254.1';
+export const CP_ADDR4 = '10.250.254.2';
+export const APISERVER_PORT = 6443;
+export const NODE_API_SERVER = `https://[${CP_ADDR6}]:${APISERVER_PORT}`;
+/**
+ * Service addresses, IPv6 first (dual-stack). Node and transit addresses stay outside them:
+ * kube-proxy drops traffic to unallocated service addresses.
+ */
+export const SERVICE_CIDRS = ['fd00:10:96::/112', '10.96.0.0/16'];
+/** The `kubernetes` Service's addresses (the first of each service range). */
+export const KUBERNETES_SERVICE_IPS = ['fd00:10:96::1', '10.96.0.1'];
 export const MAX_NODES = 9;
 /** The node uplinks (router side .1 / ::1 of each): the router's source addresses. */
 export const ROUTER_UPLINKS6 = '2001:db8:ff::/48';
@@ -42,8 +62,7 @@ export const ROUTER_UPLINKS4 = '10.250.0.0/16';
 export const E2E_ROOT = dirname(createRequire(import.meta.url).resolve('@flock/e2e/package.json'));
 export const REPO_ROOT = dirname(E2E_ROOT);
 /** Scripts the lab runs as processes inside namespaces (always the built ones). */
-export const labScript = (name: 'workload' | 'probe') =>
-  join(E2E_ROOT, 'dist', 'lab', `${name}.js`);
+export const labScript = (name: 'probe') => join(E2E_ROOT, 'dist', 'lab', `${name}.js`);
 export const LAB_DIR = join(REPO_ROOT, '.cache', 'lab');
 
 export interface NodePlan {
@@ -106,9 +125,30 @@ export function samplePool(): object {
 }
 
 const WORKLOAD_PORTS = [
-  { containerPort: 8080, protocol: 'TCP' },
-  { containerPort: 5353, protocol: 'UDP' },
+  { name: 'http', containerPort: 8080, protocol: 'TCP' },
+  { name: 'udp', containerPort: 5353, protocol: 'UDP' },
 ];
+/** The file whose presence fails a workload's readiness probe (setReady in workloads.ts). */
+export const UNREADY_FILE = '/tmp/unready';
+
+/**
+ * The lab's workload container: agnhost netexec (HTTP on 8080 — GET /hostname answers the pod's
+ * name — and UDP on 5353), Ready by a real probe. The probe is HTTP /healthz, or, with
+ * `toggleReady`, an exec probe that fails while UNREADY_FILE exists, so a test can make a pod
+ * NotReady and Ready again the way a failing application does.
+ */
+export function workloadContainer(name: string, toggleReady = false): object {
+  const probe = toggleReady
+    ? { exec: { command: ['/bin/sh', '-c', `test ! -e ${UNREADY_FILE}`] } }
+    : { httpGet: { path: '/healthz', port: 8080 } };
+  return {
+    name,
+    image: agnhostImage(),
+    args: ['netexec', '--http-port=8080', '--udp-port=5353'],
+    ports: WORKLOAD_PORTS,
+    readinessProbe: { ...probe, periodSeconds: 1, failureThreshold: 1, timeoutSeconds: 2 },
+  };
+}
 
 interface DeploymentShape {
   name: string;
@@ -119,9 +159,11 @@ interface DeploymentShape {
   labels?: Record<string, string>;
   /** Extra pod spec fields (affinity, tolerations, node selectors). */
   podSpec?: Record<string, unknown>;
+  /** Readiness a test can switch (workloadContainer). */
+  toggleReady?: boolean;
 }
 
-/** A Deployment of the lab workload (answers HTTP on 8080 and UDP echo on 5353), label app=NAME. */
+/** A Deployment of the lab workload (workloadContainer), label app=NAME. */
 export function labDeployment(d: DeploymentShape): object {
   return {
     apiVersion: 'apps/v1',
@@ -137,7 +179,9 @@ export function labDeployment(d: DeploymentShape): object {
         },
         spec: {
           ...d.podSpec,
-          containers: [{ name: d.name, image: 'flock.lab/workload:1', ports: WORKLOAD_PORTS }],
+          // Pods go when deleted: agnhost ends at once on SIGTERM.
+          terminationGracePeriodSeconds: 1,
+          containers: [workloadContainer(d.name, d.toggleReady)],
         },
       },
     },
@@ -169,6 +213,7 @@ export function sampleAnycast(replicas = 2, onePerNode = true): object {
   return labDeployment({
     name: 'anycast',
     replicas,
+    toggleReady: true,
     annotations: { [ANYCAST_ANNOTATION]: SAMPLE_ANYCAST6 },
     ...(onePerNode
       ? {

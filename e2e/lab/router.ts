@@ -9,6 +9,10 @@ import { z } from 'zod';
 import { BirdClient, BirdProcess, canonicalCidr, canonicalIp } from '@flock/bird';
 import { Netns, vethBetween } from '@flock/testkit';
 import {
+  CP_ADDR4,
+  CP_ADDR6,
+  CP_ROUTER4,
+  CP_ROUTER6,
   NODE_ASN,
   ROUTER_ASN,
   ROUTER_ID4,
@@ -83,6 +87,17 @@ export class LabRouter {
       throw e;
     }
     return new LabRouter(ns, dir);
+  }
+
+  /** Wire the control plane's namespace like a node: a veth `cp`, addresses, default routes. */
+  async connectControlPlane(cp: Netns): Promise<void> {
+    await vethBetween(this.ns, 'cp', cp, 'uplink');
+    await this.ns.exec('ip', ['-6', 'addr', 'add', `${CP_ROUTER6}/64`, 'dev', 'cp', 'nodad']);
+    await this.ns.exec('ip', ['addr', 'add', `${CP_ROUTER4}/30`, 'dev', 'cp']);
+    await cp.exec('ip', ['-6', 'addr', 'add', `${CP_ADDR6}/64`, 'dev', 'uplink', 'nodad']);
+    await cp.exec('ip', ['addr', 'add', `${CP_ADDR4}/30`, 'dev', 'uplink']);
+    await cp.exec('ip', ['-6', 'route', 'add', 'default', 'via', CP_ROUTER6]);
+    await cp.exec('ip', ['route', 'add', 'default', 'via', CP_ROUTER4]);
   }
 
   /** Wire one node: a veth, the link /64 (and /30) on both ends, the node's default routes. */

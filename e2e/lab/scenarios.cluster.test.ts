@@ -13,8 +13,16 @@ import { eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Lab } from './lab.js';
 import { labDeployment, ROUTER_ID6, SAMPLE_ANYCAST6, SAMPLE_PINNED6 } from './plan.js';
-import { probeFrom, probeFromRouter } from './status.js';
-import { applySamples, DEPLOYMENTS, listPods, waitForPods, type LabPod } from './workloads.js';
+import { podAddresses, probeFrom, probeFromRouter } from './status.js';
+import {
+  applySamples,
+  DEPLOYMENTS,
+  execInPod,
+  listPods,
+  podNetns,
+  setReady,
+  waitForPods,
+} from './workloads.js';
 import { readState } from './state.js';
 
 let lab: Lab;
@@ -22,7 +30,6 @@ let dir: string;
 
 const nodeAddress = (nodeName: string | undefined) =>
   lab.plans.find((p) => p.name === nodeName)!.node6;
-const key = (p: LabPod) => `${p.metadata.namespace}/${p.metadata.name}`;
 const hops = (prefix: string) => lab.router!.nextHops(prefix);
 const waitForHops = (prefix: string, want: string[], timeoutMs = 20_000) =>
   eventually(
@@ -30,8 +37,6 @@ const waitForHops = (prefix: string, want: string[], timeoutMs = 20_000) =>
     async () => JSON.stringify(await hops(prefix)) === JSON.stringify([...want].sort()),
     { timeoutMs, intervalMs: 200 },
   );
-/** The pod's network namespace, from the kubelet stand-in running it. */
-const netnsOf = (p: LabPod) => lab.node(p.spec.nodeName!).kubelet.pods.get(key(p))!.ns;
 
 /** Warning Events with `reason` on pods of `namespace` whose name starts with `prefix`. */
 async function podEvents(namespace: string, prefix: string, reason: string): Promise<string[]> {
@@ -59,14 +64,15 @@ afterAll(async () => {
 
 describe('the samples', () => {
   it('every sample pod answers from the router on each of its public addresses', async () => {
-    await lab.saveState();
     const state = (await readState(dir))!;
+    const pods = await podAddresses(state);
     // 3 web, 2 anycast, 1 pinned, shop, frontend, outsider; IPv6 and IPv4 each.
-    expect(state.pods).toHaveLength(9);
-    for (const pod of state.pods) {
+    expect(pods).toHaveLength(9);
+    for (const pod of pods) {
       expect(pod.ips).toHaveLength(2);
+      const name = pod.pod.split('/')[1];
       for (const ip of pod.ips)
-        expect(await probeFromRouter(state, ip)).toEqual({ ok: true, reply: `pod ${pod.pod}` });
+        expect(await probeFromRouter(state, ip)).toEqual({ ok: true, reply: name });
     }
   });
 
@@ -85,15 +91,14 @@ describe('scenario 2: anycast', () => {
     await waitForHops(`${SAMPLE_ANYCAST6}/128`, nodes);
     const state = (await readState(dir))!;
     const r = await probeFromRouter(state, SAMPLE_ANYCAST6);
-    expect(pods.map((p) => `pod ${key(p)}`)).toContain(r.reply);
+    expect(pods.map((p) => p.metadata.name)).toContain(r.reply);
   });
 
-  it('a replica turning NotReady is withdrawn, and comes back when Ready again', async () => {
+  it('a replica whose readiness probe fails is withdrawn, and comes back when it passes', async () => {
     const [a, b] = await waitForPods(lab, 'default', 'app=anycast', 2);
-    const kubelet = lab.node(a!.spec.nodeName!).kubelet;
-    await kubelet.setPodReady(key(a!), false);
+    await setReady(lab, a!, false);
     await waitForHops(`${SAMPLE_ANYCAST6}/128`, [nodeAddress(b!.spec.nodeName)]);
-    await kubelet.setPodReady(key(a!), true);
+    await setReady(lab, a!, true);
     await waitForHops(
       `${SAMPLE_ANYCAST6}/128`,
       [a!, b!].map((p) => nodeAddress(p.spec.nodeName)),
@@ -113,9 +118,9 @@ describe('scenario 2: anycast', () => {
       }),
     );
     await waitForPods(lab, 'default', 'app=pair', 2);
-    const { node: labNode } = lab.node(node.name);
+    const labNode = lab.node(node.name);
     const nexthops = await eventually('a two-way multipath route on the node', async () => {
-      const { stdout } = await labNode.ns.exec('ip', ['-j', '-6', 'route', 'show', address]);
+      const { stdout } = await labNode.ns.enter('ip', ['-j', '-6', 'route', 'show', address]);
       const [route] = JSON.parse(stdout) as { nexthops?: { dev: string }[] }[];
       return route?.nexthops?.length === 2 ? route.nexthops : undefined;
     });
@@ -131,18 +136,17 @@ describe('scenario 5: NetworkPolicy across nodes', () => {
     const [outsider] = await waitForPods(lab, 'outsider', 'app=outsider', 1);
     // The samples spread these three over the three nodes (soft anti-affinity).
     expect(new Set([shop, frontend, outsider].map((p) => p!.spec.nodeName)).size).toBe(3);
+    const fromFrontend = await podNetns(lab, frontend!);
+    const fromOutsider = await podNetns(lab, outsider!);
     for (const { ip } of shop!.status!.podIPs!) {
-      expect(await probeFrom(netnsOf(frontend!).name, ip)).toEqual({
-        ok: true,
-        reply: `pod ${key(shop!)}`,
-      });
-      expect((await probeFrom(netnsOf(outsider!).name, ip)).ok).toBe(false);
+      expect(await probeFrom(fromFrontend, ip)).toEqual({ ok: true, reply: shop!.metadata.name });
+      expect((await probeFrom(fromOutsider, ip)).ok).toBe(false);
     }
     // Without a policy, outsider reaches web pods everywhere.
     const web = await waitForPods(lab, 'default', 'app=web', 3);
     for (const w of web) {
-      const r = await probeFrom(netnsOf(outsider!).name, w.status!.podIPs![0]!.ip);
-      expect(r).toEqual({ ok: true, reply: `pod ${key(w)}` });
+      const r = await probeFrom(fromOutsider, w.status!.podIPs![0]!.ip);
+      expect(r).toEqual({ ok: true, reply: w.metadata.name });
     }
   });
 });
@@ -150,8 +154,8 @@ describe('scenario 5: NetworkPolicy across nodes', () => {
 describe('security in the lab', () => {
   it('a pod cannot announce anycast outside the ranges or another pod pinned address', async () => {
     const [pinned] = await waitForPods(lab, 'default', 'app=pinned', 1);
-    // Both on one node: a refused pod must not hold up the next one (a kubelet retries each
-    // pod on its own; the stand-in once stopped its pass at the first failure).
+    // Both on one node: a refused pod must not hold up the next one (the kubelet retries each
+    // pod's sandbox on its own).
     const podSpec = { nodeSelector: { 'kubernetes.io/hostname': lab.plans[0]!.name } };
     await lab.apply(
       DEPLOYMENTS,
@@ -205,10 +209,11 @@ describe('security in the lab', () => {
 
   it('a pod sending with a forged source address is dropped at its node', async () => {
     const [web] = await waitForPods(lab, 'default', 'app=web', 3);
-    const podNs = netnsOf(web!);
+    const inPod = (file: string, args: string[]) =>
+      execInPod(lab, web!, file, args, { okCodes: [0, 1] });
     const real = web!.status!.podIPs![0]!.ip;
     const forged = '2001:db8:100:ff::dead';
-    await podNs.exec('ip', ['-6', 'addr', 'add', `${forged}/128`, 'dev', 'eth0', 'nodad']);
+    await inPod('ip', ['-6', 'addr', 'add', `${forged}/128`, 'dev', 'eth0', 'nodad']);
     // Count what reaches the router from each source (the router's own namespace).
     const router = lab.router!.ns;
     await router.exec('nft', ['add', 'table', 'inet', 'spoofcheck']);
@@ -218,9 +223,7 @@ describe('security in the lab', () => {
     for (const src of [real, forged])
       await router.exec('nft', [`add rule inet spoofcheck pre ip6 saddr ${src} counter`]);
     for (const src of [real, forged])
-      await podNs.exec('ping', ['-6', '-c', '3', '-i', '0.2', '-W', '1', '-I', src, ROUTER_ID6], {
-        okCodes: [0, 1],
-      });
+      await inPod('ping', ['-6', '-c', '3', '-i', '0.2', '-W', '1', '-I', src, ROUTER_ID6]);
     await delay(500);
     const { stdout } = await router.exec('nft', [
       '-j',
@@ -246,14 +249,14 @@ describe('security in the lab', () => {
       { src: real, packets: 3 },
       { src: forged, packets: 0 },
     ]);
-    await podNs.exec('ip', ['-6', 'addr', 'del', `${forged}/128`, 'dev', 'eth0']);
+    await inPod('ip', ['-6', 'addr', 'del', `${forged}/128`, 'dev', 'eth0']);
   });
 });
 
 describe('scenario 4: BIRD and agent restarts', () => {
   it('BIRD killed and restarted: its routes are back on the router, the agent untouched', async () => {
     const plan = lab.plans[0]!;
-    const { node } = lab.node(plan.name);
+    const node = lab.node(plan.name);
     const agentPid = node.agent!.child.pid;
     const before = (await lab.router!.routes()).filter((r) => r.via.includes(plan.node6));
     expect(before.length).toBeGreaterThanOrEqual(2);
@@ -279,12 +282,12 @@ describe('scenario 4: BIRD and agent restarts', () => {
 
   it('the agent restarted while BIRD stays: no route of the node flaps on the router', async () => {
     const plan = lab.plans[1]!;
-    const { node } = lab.node(plan.name);
+    const node = lab.node(plan.name);
     const before = (await lab.router!.routes()).filter((r) => r.via.includes(plan.node6));
     const monitor = lab.router!.monitorRoutes();
     await delay(500);
     try {
-      await node.restartAgent(lab.cp!.kubeconfigPath);
+      await node.restartAgent();
       // The restarted agent's start-up sweep, BIRD render and first resync (--resync 5s).
       await delay(6_000);
     } finally {

@@ -10,12 +10,20 @@ export const LabState = z.object({
   dir: z.string(),
   kubeconfig: z.string(),
   controlPlaneDir: z.string(),
+  controlPlaneNetns: z.string().optional(),
   router: z.string().optional(),
-  nodes: z.array(z.object({ name: z.string(), netns: z.string(), agentPid: z.int().optional() })),
-  operatorPid: z.int().optional(),
-  pods: z.array(
-    z.object({ pod: z.string(), node: z.string(), netns: z.string(), ips: z.array(z.string()) }),
+  nodes: z.array(
+    z.object({
+      name: z.string(),
+      netns: z.string(),
+      /** The node's mount and UTS namespace files (node/namespaces.ts). */
+      mntFile: z.string(),
+      utsFile: z.string(),
+      /** The node's cgroup path in every hierarchy (node/cgroup.ts). */
+      cgroup: z.string(),
+    }),
   ),
+  operatorPid: z.int().optional(),
 });
 export type LabState = z.infer<typeof LabState>;
 

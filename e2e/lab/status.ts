@@ -1,6 +1,7 @@
 // `lab status`: what the lab looks like right now, from its state file — nodes, NodeConfigs and
 // pods (kubectl), the routes the router learned, and a TCP check from the router to every pod.
 import { run } from '@flock/exec';
+import { z } from 'zod';
 import { labScript } from './plan.js';
 import type { LabState } from './state.js';
 
@@ -14,22 +15,59 @@ export function kubectl(state: LabState, args: string[]) {
   });
 }
 
+/**
+ * A network namespace to run a command in: a named one (the router's), or the one of a process
+ * (a pod's: its container's pid on the host, see podNetns in workloads.ts).
+ */
+export type NetnsRef = { netns: string } | { pid: number };
+
+/** The program and arguments that run `file args` inside `ref`. */
+export function inNetns(ref: NetnsRef, file: string, args: readonly string[]) {
+  return 'netns' in ref
+    ? { file: 'ip', args: ['netns', 'exec', ref.netns, file, ...args] }
+    : { file: 'nsenter', args: [`--net=/proc/${ref.pid}/ns/net`, '--', file, ...args] };
+}
+
 /** Connect from the router's namespace to [ip]:port; the reply's first body line, or the error. */
 export async function probeFromRouter(state: LabState, ip: string, port = WORKLOAD_PORT) {
   if (!state.router) throw new Error('the lab has no router yet');
-  return probeFrom(state.router, ip, port);
+  return probeFrom({ netns: state.router }, ip, port);
 }
 
-/** Connect from inside network namespace `netns` (a pod's, the router's) to [ip]:port. */
-export async function probeFrom(netns: string, ip: string, port = WORKLOAD_PORT) {
-  const r = await run('ip', ['netns', 'exec', netns, process.execPath, PROBE, ip, String(port)], {
-    okCodes: [0, 1],
-    timeoutMs: 10_000,
-  });
+/** Connect from inside a network namespace (a pod's, the router's) to [ip]:port. */
+export async function probeFrom(ref: NetnsRef, ip: string, port = WORKLOAD_PORT) {
+  const probe = inNetns(ref, process.execPath, [PROBE, ip, String(port)]);
+  const r = await run(probe.file, probe.args, { okCodes: [0, 1], timeoutMs: 10_000 });
   const body = r.stdout.split('\r\n\r\n')[1]?.trim();
   return r.code === 0 && body
     ? { ok: true, reply: body }
     : { ok: false, reply: r.stderr.trim() || 'no reply' };
+}
+
+const PodList = z.object({
+  items: z.array(
+    z.looseObject({
+      metadata: z.looseObject({ name: z.string(), namespace: z.string() }),
+      spec: z.looseObject({ hostNetwork: z.boolean().optional() }),
+      status: z
+        .looseObject({
+          phase: z.string().optional(),
+          podIPs: z.array(z.object({ ip: z.string() })).optional(),
+        })
+        .optional(),
+    }),
+  ),
+});
+
+/** Running pods on flock's network (not hostNetwork) and their addresses. */
+export async function podAddresses(state: LabState): Promise<{ pod: string; ips: string[] }[]> {
+  const { stdout } = await kubectl(state, ['get', 'pods', '-A', '-o', 'json']);
+  return PodList.parse(JSON.parse(stdout))
+    .items.filter((p) => !p.spec.hostNetwork && p.status?.phase === 'Running')
+    .map((p) => ({
+      pod: `${p.metadata.namespace}/${p.metadata.name}`,
+      ips: (p.status?.podIPs ?? []).map((i) => i.ip),
+    }));
 }
 
 export async function routerRoutes(state: LabState): Promise<string> {
@@ -61,7 +99,7 @@ export async function statusReport(state: LabState): Promise<string> {
   );
   section(`router ${state.router ?? ''}: learned routes`, await routerRoutes(state));
   const checks: string[] = [];
-  for (const pod of state.pods) {
+  for (const pod of await podAddresses(state)) {
     for (const ip of pod.ips) {
       const r = await probeFromRouter(state, ip);
       checks.push(`${r.ok ? 'ok  ' : 'FAIL'} ${pod.pod} [${ip}]:${WORKLOAD_PORT} -> ${r.reply}`);

@@ -1,6 +1,7 @@
 // Workloads in the lab: the Deployment resource and waiting for pods to run with addresses.
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
+import { run, type RunOptions } from '@flock/exec';
 import { NAMESPACES, NETWORK_POLICIES, type ResourceRef } from '@flock/kube';
 import type { Lab } from './lab.js';
 import {
@@ -10,7 +11,9 @@ import {
   samplePolicies,
   sampleShopDeployments,
   SHOP_NAMESPACES,
+  UNREADY_FILE,
 } from './plan.js';
+import { inNetns, type NetnsRef } from './status.js';
 
 export const DEPLOYMENTS: ResourceRef = {
   group: 'apps',
@@ -29,6 +32,9 @@ const PodList = z.object({
         .looseObject({
           phase: z.string().optional(),
           podIPs: z.array(z.object({ ip: z.string() })).optional(),
+          containerStatuses: z
+            .array(z.looseObject({ containerID: z.string().optional() }))
+            .optional(),
         })
         .optional(),
     }),
@@ -95,4 +101,45 @@ export async function applySamples(lab: Lab, nodes: number): Promise<void> {
   await lab.apply(DEPLOYMENTS, samplePinned());
   for (const d of sampleShopDeployments()) await lab.apply(DEPLOYMENTS, d);
   for (const s of sampleSelectors(nodes)) await waitForPods(lab, s.namespace, s.selector, s.count);
+}
+
+/** The pod's network namespace, as the host pid of its (first) container's task. */
+export async function podNetns(lab: Lab, pod: LabPod): Promise<NetnsRef & { pid: number }> {
+  const id = pod.status?.containerStatuses?.[0]?.containerID?.replace(/^containerd:\/\//, '');
+  if (!id || !pod.spec.nodeName) throw new Error(`pod ${pod.metadata.name} has no container yet`);
+  const { stdout } = await lab.node(pod.spec.nodeName).ctr(['tasks', 'ls']);
+  const row = stdout.split('\n').find((l) => l.startsWith(`${id} `));
+  const pid = Number(row?.trim().split(/\s+/)[1]);
+  if (!Number.isInteger(pid) || pid <= 0)
+    throw new Error(`no running task for pod ${pod.metadata.name} (${id})`);
+  return { pid };
+}
+
+/** Run a command inside a pod's network namespace (from the host, as root). */
+export async function execInPod(
+  lab: Lab,
+  pod: LabPod,
+  file: string,
+  args: string[],
+  options?: RunOptions,
+) {
+  const cmd = inNetns(await podNetns(lab, pod), file, args);
+  return run(cmd.file, cmd.args, options);
+}
+
+/** kubectl with the lab's admin kubeconfig. */
+export function labKubectl(lab: Lab, args: string[], options?: RunOptions) {
+  return run('kubectl', ['--kubeconfig', lab.cp!.kubeconfigPath, ...args], {
+    timeoutMs: 60_000,
+    ...options,
+  });
+}
+
+/**
+ * Make a pod's readiness probe fail (ready=false) or pass again: the workload's exec probe
+ * checks UNREADY_FILE (workloadContainer with toggleReady), so this is a real probe failing.
+ */
+export async function setReady(lab: Lab, pod: LabPod, ready: boolean): Promise<void> {
+  const cmd = ready ? ['rm', '-f', UNREADY_FILE] : ['touch', UNREADY_FILE];
+  await labKubectl(lab, ['exec', '-n', pod.metadata.namespace, pod.metadata.name, '--', ...cmd]);
 }

@@ -1,18 +1,22 @@
 #!/usr/bin/env node
 // Lab benchmark (issue #12, parts 2 and 3), on a whole lab:
-//   announcement: from CNI ADD returning (the kubelet stand-in's clock) to the pod's pinned
+//   announcement: from the kubelet reporting the pod's addresses (the first status with podIPs,
+//     seen by polling the API every 50 ms: CNI ADD has returned by then) to the pod's pinned
 //     /128, or its own anycast /128, appearing in the router's kernel table (`ip -ts monitor
-//     route` in the router namespace stamps every change);
+//     route` in the router namespace stamps every change); anycast also from the pod's Ready;
 //   withdrawal after ungraceful loss: the node's kubelet is dead (no DEL will come), the pod is
 //     deleted from the API (grace 0); from the DELETE returning to the /128 gone from the router.
 //   node e2e/dist/lab/bench/announcements.js [--pods N]      (N pinned + N anycast pods; default 40)
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { z } from 'zod';
 import { ANYCAST_ANNOTATION, PINNED_IP_ANNOTATION } from '@flock/api';
 import { createLogger, objectPath, PODS } from '@flock/kube';
 import { eventually } from '@flock/testkit';
 import { Lab } from '../lab.js';
+import { workloadContainer } from '../plan.js';
 
 const NODES = 3;
 const argPods = process.argv.indexOf('--pods');
@@ -51,9 +55,55 @@ function barePod(name: string, node: string, annotations: Record<string, string>
     metadata: { name, namespace: 'default', labels: { app: 'bench' }, annotations },
     spec: {
       nodeName: node,
-      containers: [{ name: 'w', image: 'flock.lab/workload:1', ports: [{ containerPort: 8080 }] }],
+      terminationGracePeriodSeconds: 1,
+      containers: [workloadContainer('w')],
     },
   };
+}
+
+const PodList = z.object({
+  items: z.array(
+    z.looseObject({
+      metadata: z.looseObject({ name: z.string() }),
+      status: z
+        .looseObject({
+          podIPs: z.array(z.object({ ip: z.string() })).optional(),
+          conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional(),
+        })
+        .optional(),
+    }),
+  ),
+});
+
+/** When each bench pod was first seen with addresses, and Ready (polling the API). */
+function stampPods(lab: Lab): {
+  addressed: Map<string, number>;
+  ready: Map<string, number>;
+  stop(): void;
+} {
+  const addressed = new Map<string, number>();
+  const ready = new Map<string, number>();
+  let on = true;
+  void (async () => {
+    while (on) {
+      const raw = await lab.api!.request({
+        method: 'GET',
+        path: '/api/v1/namespaces/default/pods',
+        query: { labelSelector: 'app=bench' },
+      });
+      const now = Date.now();
+      for (const p of PodList.parse(raw).items) {
+        const name = p.metadata.name;
+        if ((p.status?.podIPs ?? []).length && !addressed.has(name)) addressed.set(name, now);
+        const isReady = p.status?.conditions?.some(
+          (c) => c.type === 'Ready' && c.status === 'True',
+        );
+        if (isReady && !ready.has(name)) ready.set(name, now);
+      }
+      await delay(50);
+    }
+  })();
+  return { addressed, ready, stop: () => (on = false) };
 }
 
 async function main(): Promise<void> {
@@ -89,8 +139,8 @@ async function main(): Promise<void> {
         body: barePod(p.name, p.node, annotations),
       });
     }
-    const added = (p: { name: string; node: string }) =>
-      lab.node(p.node).kubelet.addReturnedAt.get(`default/${p.name}`);
+    const stamps = stampPods(lab);
+    const added = (p: { name: string }) => stamps.addressed.get(p.name);
     await eventually(
       'every bench pod announced',
       () => {
@@ -110,12 +160,13 @@ async function main(): Promise<void> {
     for (const p of pods) {
       const at = events.find((e) => !e.deleted && e.prefix === p.prefix)!.at;
       announce[p.name.startsWith('pinned') ? 'pinned' : 'anycast'].push(at - added(p)!);
-      const ready = lab.node(p.node).kubelet.readyAt.get(`default/${p.name}`);
+      const ready = stamps.ready.get(p.name);
       if (p.name.startsWith('anycast') && ready) announce.anycastReady.push(at - ready);
     }
 
+    stamps.stop();
     say('killing the kubelets (no DEL from now on), deleting the pods one by one');
-    for (const k of lab.kubelets) await k.kill();
+    for (const n of lab.nodes) await n.killKubelet();
     const withdraw: number[] = [];
     for (const p of pods.filter((x) => x.name.startsWith('pinned'))) {
       await lab.api!.request({
@@ -133,8 +184,8 @@ async function main(): Promise<void> {
     }
     monitor.stop();
     console.log(`\nlab announcement and withdrawal (${NODES} nodes, ${new Date().toISOString()})`);
-    console.log(summary('ADD returned -> pinned /128 on the router', announce.pinned));
-    console.log(summary('ADD returned -> anycast /128 on the router', announce.anycast));
+    console.log(summary('pod addresses reported -> pinned /128 on router', announce.pinned));
+    console.log(summary('pod addresses reported -> anycast /128 on router', announce.anycast));
     console.log(summary('  of which: pod Ready -> anycast on the router', announce.anycastReady));
     console.log(summary('pod deleted without DEL -> /128 withdrawn', withdraw));
   } finally {

@@ -10,7 +10,8 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { run } from '@flock/exec';
 import { z } from 'zod';
 import { credentialsOf, type ClusterCredentials } from './credentials.js';
-import { requireTools } from './preflight.js';
+import { requireTools, which } from './preflight.js';
+import { startUnixBridge, type UnixBridge } from './unix-bridge.js';
 
 export type Component = 'etcd' | 'apiserver' | 'controller-manager' | 'scheduler';
 
@@ -21,6 +22,17 @@ export interface ControlPlaneOptions {
   extraArgs?: Partial<Record<Component, string[]>>;
   /** How long to wait for every component to be healthy (default 3 minutes). */
   readyTimeoutMs?: number;
+  /**
+   * Run the control plane inside this network namespace (a path, /run/netns/NAME) instead of
+   * the host's. The host reaches the API server through a unix socket that `up --unix-proxy`
+   * serves and a loopback TCP port of this process that forwards to it (see unix-bridge.ts):
+   * `server`, `kubeconfigPath` and the credentials name that port.
+   */
+  netns?: string;
+  /** API server port (default: a free one; inside `netns` any port is free, e.g. 6443). */
+  apiserverPort?: number;
+  /** Extra names or addresses for the API server's certificate (`up --san`). */
+  sans?: string[];
 }
 
 const UpState = z.object({
@@ -37,7 +49,7 @@ const UpState = z.object({
 export type ControlPlaneState = z.infer<typeof UpState>;
 
 export interface ControlPlane {
-  /** https://127.0.0.1:PORT */
+  /** https://127.0.0.1:PORT (reachable from this process's namespace). */
   server: string;
   /** Admin kubeconfig file (user flock-admin in system:masters). */
   kubeconfigPath: string;
@@ -47,10 +59,14 @@ export interface ControlPlane {
   clientNodeConfig: KubeConfig;
   state: ControlPlaneState;
   dir: string;
-  /** A kubeconfig file for a user with the given groups (client certificate). */
+  /**
+   * A kubeconfig file for a user with the given groups (client certificate), naming `server`
+   * (default: this process's URL; a node in another namespace passes the one it can reach).
+   */
   mintUser(
     user: string,
     groups?: string[],
+    server?: string,
   ): Promise<{ path: string; kubeConfig: ClusterCredentials }>;
   /** A kubeconfig file for a ServiceAccount (a TokenRequest token); creates the account if needed. */
   mintServiceAccount(
@@ -75,17 +91,28 @@ const BINARY = 'flock-controlplane';
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   requireTools(BINARY);
   const components = options.components ?? ['etcd', 'apiserver'];
+  if (options.netns !== undefined) requireTools('nsenter');
   const dir = await mkdtemp(join(tmpdir(), 'flock-cp-'));
   const args = ['up', '--dir', dir, '--components', components.join(','), '--etcd-unsafe-no-fsync'];
   args.push(`--ready-timeout=${Math.round((options.readyTimeoutMs ?? 180_000) / 1000)}s`);
+  if (options.apiserverPort !== undefined) args.push(`--apiserver-port=${options.apiserverPort}`);
+  for (const san of options.sans ?? []) args.push(`--san=${san}`);
+  const unixSocket = join(dir, 'apiserver.sock');
+  if (options.netns !== undefined) args.push(`--unix-proxy=${unixSocket}`);
   for (const [component, extra] of Object.entries(options.extraArgs ?? {})) {
     for (const a of extra ?? []) args.push(`--${component}-arg=${a}`);
   }
   let child: ChildProcess;
   let state: ControlPlaneState;
+  let bridge: UnixBridge | undefined;
   try {
-    ({ child, state } = await launch(args));
+    ({ child, state } = await launch(args, options.netns));
+    if (options.netns !== undefined) {
+      bridge = await startUnixBridge(unixSocket);
+      state = await viaBridge(state, dir, bridge.url);
+    }
   } catch (e) {
+    await bridge?.close();
     await rm(dir, { recursive: true, force: true });
     throw e;
   }
@@ -101,7 +128,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     clientNodeConfig,
     state,
     dir,
-    async mintUser(user, groups = []) {
+    async mintUser(user, groups = [], server = state.server) {
       const path = join(dir, `user-${user.replace(/[^a-zA-Z0-9_.-]/g, '_')}.kubeconfig`);
       await run(BINARY, [
         'mint-cert',
@@ -110,8 +137,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         '--user',
         user,
         ...groups.flatMap((g) => ['--group', g]),
-        '--out',
-        path,
+        ...['--server', server, '--out', path],
       ]);
       const kc = new KubeConfig();
       kc.loadFromFile(path);
@@ -159,21 +185,47 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         `--apiserver-port=${new URL(state.server).port}`,
         `--etcd-port=${new URL(state.etcd).port}`,
       ];
-      ({ child, state } = await launch([...args, ...ports]));
+      const relaunched = await launch([...args, ...ports], options.netns);
+      child = relaunched.child;
+      state = bridge ? await viaBridge(relaunched.state, dir, bridge.url) : relaunched.state;
     },
     async stop() {
       if (stopped) return;
       stopped = true;
       await terminate(child);
+      await bridge?.close();
       await rm(dir, { recursive: true, force: true });
     },
   };
   return cp;
 }
 
+/**
+ * The state of a control plane in another namespace as this process sees it: `server` is the
+ * bridge's port and `kubeconfig` a copy of the admin kubeconfig that names it.
+ */
+async function viaBridge(
+  state: ControlPlaneState,
+  dir: string,
+  url: string,
+): Promise<ControlPlaneState> {
+  const kubeconfig = join(dir, 'admin-via-bridge.kubeconfig');
+  const text = await readFile(state.kubeconfig, 'utf8');
+  await writeFile(kubeconfig, text.replaceAll(state.server, url), { mode: 0o600 });
+  return { ...state, server: url, kubeconfig };
+}
+
 /** Run `flock-controlplane up ...` and wait for its JSON line (everything healthy). */
-async function launch(args: string[]): Promise<{ child: ChildProcess; state: ControlPlaneState }> {
-  const child = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+async function launch(
+  args: string[],
+  netns?: string,
+): Promise<{ child: ChildProcess; state: ControlPlaneState }> {
+  const child =
+    netns === undefined
+      ? spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('nsenter', [`--net=${netns}`, '--', which(BINARY) ?? BINARY, ...args], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => {
     stderr = (stderr + c.toString()).slice(-8192);

@@ -4,3 +4,4 @@ export * from './controlplane.js';
 export * from './kubectl.js';
 export * from './tcp-proxy.js';
 export * from './eventually.js';
+export * from './unix-bridge.js';

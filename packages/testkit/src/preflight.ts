@@ -19,6 +19,20 @@ const PACKAGE_OF: Record<string, string> = {
   'flock-controlplane':
     'the test control plane (./dev setup builds it: scripts/build-controlplane.sh)',
   cnitool: 'cnitool (./dev setup builds it: scripts/build-cnitool.sh)',
+  unshare: 'util-linux',
+  tar: 'tar',
+  runc: 'runc',
+  ...Object.fromEntries(
+    [
+      'kubelet',
+      'kube-proxy',
+      'containerd',
+      'containerd-shim-runc-v2',
+      'ctr',
+      'pause',
+      'agnhost',
+    ].map((b) => [b, `${b} (./dev setup builds it: scripts/build-node.sh)`]),
+  ),
 };
 
 export function which(tool: string): string | undefined {

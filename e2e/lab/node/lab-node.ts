@@ -1,0 +1,246 @@
+// One lab node, a machine of its own: network, mount and UTS namespaces (namespaces.ts), a
+// cgroup tree (cgroup.ts), and in them what a node runs — containerd (with runc), the kubelet,
+// kube-proxy in nftables mode, flock's agent and BIRD — plus flock's CNI plugin and conflist in
+// the node's /opt/cni/bin and /etc/cni/net.d, where the container runtime finds them.
+import { access, copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { BirdProcess, type BirdPaths } from '@flock/bird';
+import { requireTools, which } from '@flock/testkit';
+import { running, stopDaemon, waitForLog, watchDaemon, type Daemon } from '../daemon.js';
+import { MAX_PODS, NODE_NS_PREFIX, POOL_CIDR4, POOL_CIDR6, type NodePlan } from '../plan.js';
+import { NodeCgroup } from './cgroup.js';
+import { containerdConfig, kubeletConfig, kubeProxyConfig } from './config.js';
+import { pauseImage, type LabImage } from './images.js';
+import { NodeNamespaces } from './namespaces.js';
+
+const require = createRequire(import.meta.url);
+export const AGENT_MAIN = join(
+  dirname(require.resolve('@flock/agent/package.json')),
+  'dist',
+  'main.js',
+);
+export const CNI_NETWORK = 'flock';
+export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
+export const NODE_TOOLS = ['kubelet', 'kube-proxy', 'containerd', 'containerd-shim-runc-v2', 'ctr'];
+
+/** Credentials and addresses a node's daemons need (files readable inside the node). */
+export interface NodeCredentials {
+  kubeletKubeconfig: string;
+  kubeProxyKubeconfig: string;
+  agentKubeconfig: string;
+  clientCaFile: string;
+}
+
+export class LabNode {
+  containerd: Daemon | undefined;
+  kubelet: Daemon | undefined;
+  kubeProxy: Daemon | undefined;
+  agent: Daemon | undefined;
+  bird: BirdProcess | undefined;
+  readonly birdPaths: BirdPaths;
+  readonly socketPath: string;
+  readonly cgroup: NodeCgroup;
+
+  private constructor(
+    readonly plan: NodePlan,
+    readonly ns: NodeNamespaces,
+    readonly dir: string,
+    private readonly creds: NodeCredentials,
+  ) {
+    this.birdPaths = {
+      configPath: join(dir, 'bird.conf'),
+      socketPath: join(dir, 'bird.ctl'),
+      pidPath: join(dir, 'bird.pid'),
+    };
+    this.socketPath = join(dir, 'run', 'cni.sock');
+    this.cgroup = new NodeCgroup(plan.name);
+  }
+
+  /** The node's namespaces, cgroups, directories and configuration files. */
+  static async create(plan: NodePlan, labDir: string, creds: NodeCredentials): Promise<LabNode> {
+    requireTools('unshare', 'runc', ...NODE_TOOLS);
+    const dir = join(labDir, plan.name);
+    await mkdir(join(dir, 'run'), { recursive: true });
+    const ns = await NodeNamespaces.create(NODE_NS_PREFIX, plan.name, dir);
+    const node = new LabNode(plan, ns, dir, creds);
+    try {
+      await ns.enter('sysctl', ['-qw', 'net.ipv6.conf.all.forwarding=1']);
+      await node.cgroup.create();
+      await writeFile(
+        join(dir, 'containerd.toml'),
+        containerdConfig({ pauseImage: pauseImage(), runc: which('runc')! }),
+      );
+      await writeFile(
+        join(dir, 'kubelet.yaml'),
+        kubeletConfig({
+          cgroupRoot: node.cgroup.path,
+          clientCaFile: creds.clientCaFile,
+          maxPods: MAX_PODS,
+        }),
+      );
+      await writeFile(
+        join(dir, 'kube-proxy.yaml'),
+        kubeProxyConfig({
+          kubeconfig: creds.kubeProxyKubeconfig,
+          hostname: plan.name,
+          clusterCidrs: [POOL_CIDR6, POOL_CIDR4],
+        }),
+      );
+    } catch (e) {
+      await node.destroy();
+      throw e;
+    }
+    return node;
+  }
+
+  /** A daemon inside the node, in its system cgroup, its output in DIR/NAME.log. */
+  private async startInNode(name: string, file: string, args: string[]): Promise<Daemon> {
+    const child = this.ns.spawn(file, args);
+    if (child.pid !== undefined) await this.cgroup.adopt(child.pid);
+    return watchDaemon(child, join(this.dir, `${name}.log`));
+  }
+
+  /** flock's CNI plugin (the bundle) and conflist, where the install-cni init container puts them. */
+  async installCni(bundleDir: string): Promise<void> {
+    for (const f of ['flock', 'flock.mjs'])
+      await copyFile(join(bundleDir, f), join(this.dir, 'cni-bin', f));
+    // The launcher runs /opt/flock/bin/node, as the agent DaemonSet installs it.
+    await mkdir(join(this.dir, 'opt-flock', 'bin'), { recursive: true });
+    await symlink(process.execPath, join(this.dir, 'opt-flock', 'bin', 'node')).catch(
+      (e: unknown) => {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      },
+    );
+    const conflist = {
+      cniVersion: '1.1.0',
+      name: CNI_NETWORK,
+      plugins: [{ type: 'flock', socketPath: this.socketPath, timeoutMs: 30_000 }],
+    };
+    await writeFile(join(this.dir, 'cni-conf', '10-flock.conflist'), JSON.stringify(conflist));
+  }
+
+  /** `ctr` against the node's containerd (namespace k8s.io, the CRI's). */
+  ctr(args: string[], timeoutMs = 60_000) {
+    return this.ns.enter('ctr', ['--address', CONTAINERD_SOCKET, '-n', 'k8s.io', ...args], {
+      timeoutMs,
+    });
+  }
+
+  /** Start containerd and wait until it answers. */
+  async startContainerd(timeoutMs = 30_000): Promise<void> {
+    this.containerd = await this.startInNode('containerd', 'containerd', [
+      '--config',
+      join(this.dir, 'containerd.toml'),
+    ]);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const ok = await this.ctr(['version'], 5_000).then(
+        () => true,
+        () => false,
+      );
+      if (ok) return;
+      if (!running(this.containerd) || Date.now() > deadline)
+        throw new Error(
+          `containerd of ${this.plan.name} did not come up:\n${this.containerd.logs.slice(-15).join('\n')}`,
+        );
+      await delay(200);
+    }
+  }
+
+  async importImages(images: LabImage[]): Promise<void> {
+    for (const image of images) await this.ctr(['images', 'import', image.archive], 300_000);
+  }
+
+  /** Start the kubelet; it registers the Node itself (node identity, addresses from --node-ip). */
+  async startKubelet(): Promise<void> {
+    this.kubelet = await this.startInNode('kubelet', 'kubelet', [
+      `--config=${join(this.dir, 'kubelet.yaml')}`,
+      `--kubeconfig=${this.creds.kubeletKubeconfig}`,
+      `--hostname-override=${this.plan.name}`,
+      // IPv6 first: the kubelet orders each pod's podIPs by the node's primary family (flock is
+      // IPv6 first); the agent takes its BGP router id from the IPv4 InternalIP.
+      `--node-ip=${this.plan.node6},${this.plan.node4}`,
+    ]);
+  }
+
+  async startKubeProxy(): Promise<void> {
+    this.kubeProxy = await this.startInNode('kube-proxy', 'kube-proxy', [
+      `--config=${join(this.dir, 'kube-proxy.yaml')}`,
+    ]);
+  }
+
+  /** Start the agent inside the node; resolves once it is ready (it waits for its NodeConfig). */
+  async startAgent(timeoutMs = 120_000): Promise<void> {
+    this.agent = await this.startInNode('agent', process.execPath, [
+      AGENT_MAIN,
+      ...['--node-name', this.plan.name, '--kubeconfig', this.creds.agentKubeconfig],
+      ...['--socket', this.socketPath, '--store', join(this.dir, 'lib', 'allocations.json')],
+      ...['--health-port', '0', '--resync', '5s'],
+      ...['--bird-config', this.birdPaths.configPath, '--bird-socket', this.birdPaths.socketPath],
+    ]);
+    await waitForLog(this.agent, `agent of ${this.plan.name}`, 'start-up: ready', timeoutMs);
+  }
+
+  /** Start BIRD in the node once the agent has written bird.conf. */
+  async startBird(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (
+      !(await access(this.birdPaths.configPath).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > deadline) throw new Error(`agent of ${this.plan.name} wrote no bird.conf`);
+      await delay(200);
+    }
+    this.bird = await BirdProcess.start((f, a) => {
+      const child = this.ns.spawn(f, a);
+      if (child.pid !== undefined) void this.cgroup.adopt(child.pid);
+      return child;
+    }, this.birdPaths);
+  }
+
+  /** BIRD dies (SIGKILL); the agent and the pods stay. */
+  killBird(): void {
+    this.bird?.child.kill('SIGKILL');
+    this.bird = undefined;
+  }
+
+  /** Stop the agent (SIGTERM) and start it again, pods and BIRD left running. */
+  async restartAgent(): Promise<void> {
+    await stopDaemon(this.agent);
+    await this.startAgent();
+  }
+
+  /** The kubelet crashes (SIGKILL); containers, containerd, agent and BIRD live on. */
+  async killKubelet(): Promise<void> {
+    await stopDaemon(this.kubelet, 'SIGKILL');
+  }
+
+  /** containerd restarts under running pods (their shims and containers stay). */
+  async restartContainerd(): Promise<void> {
+    await stopDaemon(this.containerd);
+    await this.startContainerd();
+  }
+
+  /**
+   * The node loses power: every process of the node dies at once (kubelet, containerd and its
+   * shims, the containers, kube-proxy, agent, BIRD) and the uplink goes dark; the namespaces
+   * stay, as a powered-off machine's disks do.
+   */
+  async powerOff(): Promise<void> {
+    await this.cgroup.killAll();
+    this.bird = undefined;
+    await this.ns.enter('ip', ['link', 'set', 'uplink', 'down']);
+  }
+
+  async destroy(): Promise<void> {
+    for (const d of [this.kubelet, this.kubeProxy, this.agent]) await stopDaemon(d);
+    await this.bird?.stop();
+    this.bird = undefined;
+    await this.cgroup.remove();
+    await this.ns.destroy();
+  }
+}

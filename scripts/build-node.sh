@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Build what a lab node runs, from the Go module proxy, into
+#   .cache/node/<content hash>/   and link each binary into   .cache/bin/
+#   kubelet, kube-proxy, agnhost   k8s.io/kubernetes at the control plane's version (e2e/controlplane/go.mod,
+#                                  its `tool` lines), version-stamped like the control plane
+#   pause                          build/pause/linux/pause.c of that k8s.io/kubernetes module, gcc -static
+#   containerd, containerd-shim-runc-v2, ctr
+#                                  github.com/containerd/containerd/v2 (e2e/containerd/go.mod)
+# runc is Debian's (scripts/setup.sh installs it). The hash covers both go.mod/go.sum, this script,
+# scripts/go-lib.sh and the Go version, so an unchanged tree reuses the build ("cached"). Cold on
+# 2 cores: about 8 minutes (kubelet and containerd dominate); the Go build cache makes rebuilds quick.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+say() { echo "build-node: $*" >&2; }
+# shellcheck source=scripts/go-lib.sh
+source "$root/scripts/go-lib.sh"
+require_go build-node
+command -v gcc >/dev/null 2>&1 || { say "gcc not found: apt-get install gcc libc6-dev (builds the pause binary)"; exit 1; }
+
+k8sdir="$root/e2e/controlplane"
+ctrdir="$root/e2e/containerd"
+hash="$( (cd "$root" && sha256sum e2e/controlplane/go.mod e2e/controlplane/go.sum e2e/containerd/go.mod e2e/containerd/go.sum scripts/build-node.sh scripts/go-lib.sh; echo "$gover") | sha256sum | cut -c1-16)"
+out="$root/.cache/node/$hash"
+bins=(kubelet kube-proxy agnhost pause containerd containerd-shim-runc-v2 ctr)
+mkdir -p "$root/.cache/bin"
+link_all() {
+  for b in "${bins[@]}" pause.version agnhost.version; do ln -sfn "../node/$hash/$b" "$root/.cache/bin/$b"; done
+}
+
+if [ -f "$out/.complete" ]; then
+  link_all
+  say "cached $out"
+  exit 0
+fi
+rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+start=$SECONDS
+
+(cd "$k8sdir" && go mod download)
+k8s="$(cd "$k8sdir" && go list -m -f '{{.Version}}' k8s.io/kubernetes)"
+ldflags="$(k8s_ldflags "$k8sdir")"
+for tool in cmd/kubelet cmd/kube-proxy test/images/agnhost; do
+  say "building ${tool##*/} ($k8s)"
+  (cd "$k8sdir" && CGO_ENABLED=0 go build -mod=readonly -trimpath -ldflags "$ldflags" -o "$out.tmp/${tool##*/}" "k8s.io/kubernetes/$tool")
+done
+
+src="$(cd "$k8sdir" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)"
+tag="$(sed -n 's/^TAG ?= //p' "$src/build/pause/Makefile")" # e.g. 3.10.2
+say "building pause $tag"
+gcc -Os -Wall -Werror -static -DVERSION="v$tag-flock" -o "$out.tmp/pause" "$src/build/pause/linux/pause.c"
+echo "$tag" >"$out.tmp/pause.version"
+cp "$src/test/images/agnhost/VERSION" "$out.tmp/agnhost.version" # the image tag e2e suites expect
+
+(cd "$ctrdir" && go mod download)
+ctr_version="$(cd "$ctrdir" && go list -m -f '{{.Version}}' github.com/containerd/containerd/v2)" # e.g. v2.4.2
+ctr_ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version=${ctr_version#v} -X github.com/containerd/containerd/v2/version.Revision=flock-build"
+for tool in containerd containerd-shim-runc-v2 ctr; do
+  say "building $tool $ctr_version"
+  (cd "$ctrdir" && CGO_ENABLED=0 go build -mod=readonly -trimpath -tags no_btrfs,no_devmapper,no_zfs \
+    -ldflags "$ctr_ldflags" -o "$out.tmp/$tool" "github.com/containerd/containerd/v2/cmd/$tool")
+done
+
+touch "$out.tmp/.complete"
+rm -rf "$out" && mv "$out.tmp" "$out"
+link_all
+# Drop builds of older trees (~300 MB each); the Go build cache keeps rebuilds quick.
+find "$root/.cache/node" -mindepth 1 -maxdepth 1 -type d ! -name "$hash" -exec rm -rf {} +
+say "built ${bins[*]} in $((SECONDS - start))s"
