@@ -6,10 +6,13 @@
 #   pause                          build/pause/linux/pause.c of that k8s.io/kubernetes module, gcc -static
 #   containerd, containerd-shim-runc-v2, ctr
 #                                  github.com/containerd/containerd/v2 (e2e/containerd/go.mod)
+#   crictl                         sigs.k8s.io/cri-tools (go install at $crictl_version: the CRI's
+#                                  own client, for tests and for a person looking into a node)
 # runc is Debian's (scripts/setup.sh installs it). The hash covers both go.mod/go.sum, this script,
 # scripts/go-lib.sh and the Go version, so an unchanged tree reuses the build ("cached"). Cold on
 # 2 cores: about 8 minutes (kubelet and containerd dominate); the Go build cache makes rebuilds quick.
 set -euo pipefail
+crictl_version=v1.37.0
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 say() { echo "build-node: $*" >&2; }
 # shellcheck source=scripts/go-lib.sh
@@ -21,7 +24,7 @@ k8sdir="$root/e2e/controlplane"
 ctrdir="$root/e2e/containerd"
 hash="$( (cd "$root" && sha256sum e2e/controlplane/go.mod e2e/controlplane/go.sum e2e/containerd/go.mod e2e/containerd/go.sum scripts/build-node.sh scripts/go-lib.sh; echo "$gover") | sha256sum | cut -c1-16)"
 out="$root/.cache/node/$hash"
-bins=(kubelet kube-proxy agnhost pause containerd containerd-shim-runc-v2 ctr)
+bins=(kubelet kube-proxy agnhost pause containerd containerd-shim-runc-v2 ctr crictl)
 mkdir -p "$root/.cache/bin"
 link_all() {
   for b in "${bins[@]}" pause.version agnhost.version; do ln -sfn "../node/$hash/$b" "$root/.cache/bin/$b"; done
@@ -58,6 +61,12 @@ for tool in containerd containerd-shim-runc-v2 ctr; do
   (cd "$ctrdir" && CGO_ENABLED=0 go build -mod=readonly -trimpath -tags no_btrfs,no_devmapper,no_zfs \
     -ldflags "$ctr_ldflags" -o "$out.tmp/$tool" "github.com/containerd/containerd/v2/cmd/$tool")
 done
+
+say "building crictl $crictl_version"
+# Outside any module, so that no go.mod around us plays a part.
+(cd / && GOBIN="$out.tmp" CGO_ENABLED=0 go install -trimpath \
+  -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$crictl_version" \
+  "sigs.k8s.io/cri-tools/cmd/crictl@$crictl_version")
 
 touch "$out.tmp/.complete"
 rm -rf "$out" && mv "$out.tmp" "$out"

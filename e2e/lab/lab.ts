@@ -58,6 +58,10 @@ export interface LabOptions {
   log: Logger;
   /** Progress lines ("starting the control plane ..."). */
   progress?: (line: string) => void;
+  /** Each node's IPv4 slice (default NODE_PREFIX4): a test that exhausts it picks a small one. */
+  nodePrefix4?: number;
+  /** Extra flags for every agent (e.g. a short --address-quarantine). */
+  agentArgs?: string[];
 }
 
 export class Lab {
@@ -71,6 +75,10 @@ export class Lab {
 
   constructor(readonly options: LabOptions) {
     this.plans = Array.from({ length: options.nodes ?? 3 }, (_, i) => nodePlan(i + 1));
+  }
+
+  get nodePrefix4(): number {
+    return this.options.nodePrefix4 ?? NODE_PREFIX4;
   }
 
   private step(line: string): void {
@@ -181,11 +189,11 @@ export class Lab {
       { timeoutMs: 120_000 },
     );
     this.step('sample Pool');
-    await this.apply(POOLS, samplePool());
+    await this.apply(POOLS, samplePool(this.nodePrefix4));
     this.step('agents (each waits for its NodeConfig) and their BIRDs');
     await Promise.all(
       this.nodes.map(async (node) => {
-        await node.startAgent();
+        await node.startAgent(this.options.agentArgs);
         await node.startBird();
       }),
     );
@@ -255,7 +263,7 @@ export class Lab {
     for (;;) {
       const learned = await this.router!.learned();
       const v6 = learned.filter((r) => r.endsWith(`/${NODE_PREFIX6}`));
-      const v4 = learned.filter((r) => r.endsWith(`/${NODE_PREFIX4}`));
+      const v4 = learned.filter((r) => r.endsWith(`/${this.nodePrefix4}`));
       if (v6.length >= count && v4.length >= count) return [...v6, ...v4];
       if (Date.now() > deadline)
         throw new Error(

@@ -95,14 +95,14 @@ export function nodePlan(index: number): NodePlan {
 }
 
 /** The sample Pool: every node, a /64 and a /26 each, pinned and anycast ranges, BGP to the router. */
-export function samplePool(): object {
+export function samplePool(nodePrefix4 = NODE_PREFIX4): object {
   return {
     apiVersion: 'flock.fritzlab.net/v1alpha1',
     kind: 'Pool',
     metadata: { name: POOL_NAME },
     spec: {
       ipv6: { cidr: POOL_CIDR6, nodePrefixLength: NODE_PREFIX6 },
-      ipv4: { cidr: POOL_CIDR4, nodePrefixLength: NODE_PREFIX4 },
+      ipv4: { cidr: POOL_CIDR4, nodePrefixLength: nodePrefix4 },
       pinned: { cidrs: [PINNED_CIDR6] },
       anycast: { cidrs: ANYCAST_CIDRS },
       bgp: {

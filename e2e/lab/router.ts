@@ -66,6 +66,20 @@ protocol kernel { merge paths on; ipv4 { import none; export where source = RTS_
 ${sessions.join('')}`;
 }
 
+/**
+ * The node's side of its link to the router: addresses and default routes (idempotent, so a
+ * node whose link went down — and lost them — gets them back the same way).
+ */
+export async function configureUplink(
+  exec: (file: string, args: string[]) => Promise<unknown>,
+  plan: NodePlan,
+): Promise<void> {
+  await exec('ip', ['-6', 'addr', 'replace', `${plan.node6}/64`, 'dev', 'uplink', 'nodad']);
+  await exec('ip', ['addr', 'replace', `${plan.node4}/30`, 'dev', 'uplink']);
+  await exec('ip', ['-6', 'route', 'replace', 'default', 'via', plan.router6]);
+  await exec('ip', ['route', 'replace', 'default', 'via', plan.router4]);
+}
+
 export class LabRouter {
   bird: BirdProcess | undefined;
 
@@ -113,10 +127,7 @@ export class LabRouter {
       'nodad',
     ]);
     await this.ns.exec('ip', ['addr', 'add', `${plan.router4}/30`, 'dev', plan.routerIf]);
-    await node.exec('ip', ['-6', 'addr', 'add', `${plan.node6}/64`, 'dev', 'uplink', 'nodad']);
-    await node.exec('ip', ['addr', 'add', `${plan.node4}/30`, 'dev', 'uplink']);
-    await node.exec('ip', ['-6', 'route', 'add', 'default', 'via', plan.router6]);
-    await node.exec('ip', ['route', 'add', 'default', 'via', plan.router4]);
+    await configureUplink((f, a) => node.exec(f, a), plan);
   }
 
   async startBird(nodes: readonly NodePlan[]): Promise<void> {

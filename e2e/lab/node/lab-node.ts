@@ -10,6 +10,7 @@ import { BirdProcess, type BirdPaths } from '@flock/bird';
 import { requireTools, which } from '@flock/testkit';
 import { running, stopDaemon, waitForLog, watchDaemon, type Daemon } from '../daemon.js';
 import { MAX_PODS, NODE_NS_PREFIX, POOL_CIDR4, POOL_CIDR6, type NodePlan } from '../plan.js';
+import { configureUplink } from '../router.js';
 import { NodeCgroup } from './cgroup.js';
 import { containerdConfig, kubeletConfig, kubeProxyConfig } from './config.js';
 import { pauseImage, type LabImage } from './images.js';
@@ -23,7 +24,14 @@ export const AGENT_MAIN = join(
 );
 export const CNI_NETWORK = 'flock';
 export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
-export const NODE_TOOLS = ['kubelet', 'kube-proxy', 'containerd', 'containerd-shim-runc-v2', 'ctr'];
+export const NODE_TOOLS = [
+  'kubelet',
+  'kube-proxy',
+  'containerd',
+  'containerd-shim-runc-v2',
+  'ctr',
+  'crictl',
+];
 
 /** Credentials and addresses a node's daemons need (files readable inside the node). */
 export interface NodeCredentials {
@@ -42,6 +50,8 @@ export class LabNode {
   readonly birdPaths: BirdPaths;
   readonly socketPath: string;
   readonly cgroup: NodeCgroup;
+  /** The agent's extra flags (kept for restarts). */
+  private agentArgs: string[] = [];
 
   private constructor(
     readonly plan: NodePlan,
@@ -149,6 +159,13 @@ export class LabNode {
     }
   }
 
+  /** `crictl` against the node's containerd (the CRI, as the kubelet sees it). */
+  crictl(args: string[], timeoutMs = 30_000) {
+    return this.ns.enter('crictl', ['--runtime-endpoint', `unix://${CONTAINERD_SOCKET}`, ...args], {
+      timeoutMs,
+    });
+  }
+
   async importImages(images: LabImage[]): Promise<void> {
     for (const image of images) await this.ctr(['images', 'import', image.archive], 300_000);
   }
@@ -172,13 +189,15 @@ export class LabNode {
   }
 
   /** Start the agent inside the node; resolves once it is ready (it waits for its NodeConfig). */
-  async startAgent(timeoutMs = 120_000): Promise<void> {
+  async startAgent(extraArgs: string[] = this.agentArgs, timeoutMs = 120_000): Promise<void> {
+    this.agentArgs = extraArgs;
     this.agent = await this.startInNode('agent', process.execPath, [
       AGENT_MAIN,
       ...['--node-name', this.plan.name, '--kubeconfig', this.creds.agentKubeconfig],
       ...['--socket', this.socketPath, '--store', join(this.dir, 'lib', 'allocations.json')],
       ...['--health-port', '0', '--resync', '5s'],
       ...['--bird-config', this.birdPaths.configPath, '--bird-socket', this.birdPaths.socketPath],
+      ...extraArgs,
     ]);
     await waitForLog(this.agent, `agent of ${this.plan.name}`, 'start-up: ready', timeoutMs);
   }
@@ -234,6 +253,24 @@ export class LabNode {
     await this.cgroup.killAll();
     this.bird = undefined;
     await this.ns.enter('ip', ['link', 'set', 'uplink', 'down']);
+  }
+
+  /**
+   * After powerOff: the node boots again. What a reboot loses is lost — the runtime's state
+   * (/run/containerd) and the pods' network namespaces (/run/netns) — and what it keeps is kept
+   * (/var/lib/containerd, /var/lib/kubelet, flock's allocation store); then the uplink comes up
+   * and containerd, the kubelet, kube-proxy, the agent and BIRD start again.
+   */
+  async reboot(): Promise<void> {
+    await this.ns.resetVolatile();
+    await this.ns.enter('ip', ['link', 'set', 'uplink', 'up']);
+    // The link going down took its addresses and the routes through it.
+    await configureUplink((f, a) => this.ns.enter(f, a), this.plan);
+    await this.startContainerd();
+    await this.startKubelet();
+    await this.startKubeProxy();
+    await this.startAgent();
+    await this.startBird();
   }
 
   async destroy(): Promise<void> {

@@ -80,6 +80,14 @@ export class NodeNamespaces {
     return ns;
   }
 
+  /** A reboot's loss: every volatile tmpfs (and what is mounted below it) replaced by an empty one. */
+  async resetVolatile(): Promise<void> {
+    for (const at of TMPFS_AT) {
+      await this.enter('umount', ['--recursive', '--lazy', at]);
+      await this.enter('mount', ['-t', 'tmpfs', '-o', 'mode=0755', 'tmpfs', at]);
+    }
+  }
+
   get name(): string {
     return this.netns.name;
   }

@@ -29,6 +29,7 @@ const PACKAGE_OF: Record<string, string> = {
       'containerd',
       'containerd-shim-runc-v2',
       'ctr',
+      'crictl',
       'pause',
       'agnhost',
     ].map((b) => [b, `${b} (./dev setup builds it: scripts/build-node.sh)`]),
