@@ -1,4 +1,5 @@
 // From the agent's settings to the routing side's: the BIRD clients and RoutingSettings.
+import { dirname, join } from 'node:path';
 import { BirdClient, type BirdControl } from '@flock/bird';
 import type { AgentConfig } from '../config.js';
 import type { RoutingSettings } from './routing.js';
@@ -15,6 +16,9 @@ export function birdControls(socketPath: string): { reload: BirdControl; status:
   };
 }
 
+/** Beside the allocation store: the last BGP password read from each Secret (0600). */
+export const PASSWORD_FILE = 'bgp-passwords.json';
+
 export function routingSettings(config: AgentConfig): RoutingSettings {
   return {
     birdConfigPath: config.birdConfigPath,
@@ -24,5 +28,6 @@ export function routingSettings(config: AgentConfig): RoutingSettings {
     anycastPeriodMs: config.anycastPeriodMs,
     bgpStatusPeriodMs: config.bgpStatusPeriodMs,
     secretNamespace: config.namespace,
+    passwordFile: join(dirname(config.storePath), PASSWORD_FILE),
   };
 }
