@@ -5,13 +5,14 @@ import type { AgentConfig } from '../config.js';
 import type { RoutingSettings } from './routing.js';
 
 /**
- * reload: a few quick connection attempts, because the announcer retries (with the latest
- * model) on its own — a long retry inside one reload would hold newer models back. status: one
- * attempt per poll, so a missing BIRD is reported at once.
+ * reload: one connection attempt, because the announcer asks BIRD's socket again every 250 ms
+ * while BIRD is not up and reloads with the latest model once it answers — a retry inside one
+ * reload would only hold newer models back. status: one attempt per poll, so a missing BIRD is
+ * reported at once.
  */
 export function birdControls(socketPath: string): { reload: BirdControl; status: BirdControl } {
   return {
-    reload: new BirdClient({ socketPath, attempts: 3, retryDelayMs: 300 }),
+    reload: new BirdClient({ socketPath, attempts: 1 }),
     status: new BirdClient({ socketPath, attempts: 1, timeoutMs: 10_000 }),
   };
 }
