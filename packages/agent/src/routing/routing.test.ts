@@ -11,8 +11,8 @@ import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../agent.js';
-import { AgentConfig } from '../config.js';
 import { FakeDatapath, hostVethName } from '../datapath/index.js';
+import { testAgentConfig } from '../testing/agent-config.js';
 import { FakeBird } from '../testing/fake-bird.js';
 import { NODE_CONFIG, pod } from '../testing/routing-fixtures.js';
 
@@ -50,12 +50,8 @@ async function add(name: string, uid: string): Promise<void> {
 
 async function start(over: Record<string, unknown> = {}): Promise<RunningAgent> {
   agent = await startAgent({
-    config: AgentConfig.parse({
-      nodeName: 'node-a',
-      socketPath: join(dir, 'run', 'cni.sock'),
-      storePath: join(dir, 'lib', 'allocations.json'),
+    config: testAgentConfig(dir, {
       birdConfigPath: bird.configPath,
-      healthPort: 0,
       orphanGraceMs: '300ms',
       sweepPeriodMs: '1s',
       anycastPeriodMs: '100ms',
