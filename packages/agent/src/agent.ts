@@ -9,7 +9,7 @@ import {
 } from '@flock/ipam';
 import { EventRecorder, startHealthServer, type KubeTransport } from '@flock/kube';
 import type { FileSystem } from '@flock/exec';
-import type { Logger } from '@flock/api';
+import { API_VERSION, NODECONFIG_KIND, type Logger } from '@flock/api';
 import { Registry } from 'prom-client';
 import { CniHandlers, type FaultPoint } from './cni/handlers.js';
 import { startCniServer, type CniServer } from './cni-server/index.js';
@@ -140,6 +140,11 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       undo: async (e) => void (await handlers.undoIfUnchanged(e)),
       bird: deps.bird ?? birdControls(config.birdSocketPath),
       settings: routingSettings(config),
+      warn: (reason, note) =>
+        void events.event(
+          { apiVersion: API_VERSION, kind: NODECONFIG_KIND, metadata: { name: config.nodeName } },
+          { type: 'Warning', reason, action: 'ConfigureBGP', note },
+        ),
     });
     const podLookup = new PodLookupWithFallback(pods, transport);
     const policy = deps.policyApplier

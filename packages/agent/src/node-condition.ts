@@ -1,5 +1,7 @@
 // Keep the Node's NetworkUnavailable condition False (reason FlockReady) while the agent runs:
-// set at start-up, re-asserted periodically and whenever someone else changes it.
+// written when the Node's cache shows it otherwise (at start-up, when someone else changes it)
+// and re-checked periodically — a write only when the condition is not already False/FlockReady,
+// keeping its lastTransitionTime when it was False already.
 import { NETWORK_UNAVAILABLE_REASON, type Logger } from '@flock/api';
 import {
   Cache,
@@ -33,15 +35,14 @@ export class NetworkConditionKeeper {
       ...(watchdogMs ? { watchdogMs } : {}),
     });
     const check = (node: V1Node) => {
-      if (!isAsserted(node)) void this.assert();
+      if (!isAsserted(node)) void this.assert(node);
     };
     this.cache.addHandler({ onAdd: check, onUpdate: (_old, node) => check(node) });
   }
 
   start(): void {
     this.cache.start();
-    void this.assert();
-    this.timer = setInterval(() => void this.assert(), this.periodMs);
+    this.timer = setInterval(() => void this.resync(), this.periodMs);
   }
 
   async stop(): Promise<void> {
@@ -50,10 +51,29 @@ export class NetworkConditionKeeper {
     await this.inFlight;
   }
 
-  /** Patch the condition (one write at a time; errors are logged and retried on the next tick). */
-  assert(): Promise<void> {
+  /**
+   * The periodic check: nothing to do while the cache shows the condition set; without a
+   * synced cache (the API server was away) the condition is written blind.
+   */
+  resync(): Promise<void> {
+    const node = this.cache.hasSynced ? this.cache.getObject(this.nodeName) : undefined;
+    if (node && isAsserted(node)) return Promise.resolve();
+    return this.assert(node);
+  }
+
+  /**
+   * Patch the condition (one write at a time; errors are logged and retried on the next tick).
+   * `node`: the Node as last seen, whose condition keeps its transition time if already False.
+   */
+  assert(node?: V1Node): Promise<void> {
     if (this.inFlight) return this.inFlight;
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = seconds(new Date());
+    const previous = node && networkUnavailable(node);
+    // Already False (another reason): the status does not change, nor does its transition time.
+    const since =
+      previous?.status === 'False' && previous.lastTransitionTime
+        ? seconds(new Date(previous.lastTransitionTime))
+        : now;
     this.inFlight = this.transport
       .request({
         method: 'PATCH',
@@ -67,7 +87,7 @@ export class NetworkConditionKeeper {
                 status: 'False',
                 reason: NETWORK_UNAVAILABLE_REASON,
                 message: 'flock agent is running on this node',
-                lastTransitionTime: now,
+                lastTransitionTime: since,
                 lastHeartbeatTime: now,
               },
             ],
@@ -88,7 +108,13 @@ export class NetworkConditionKeeper {
   }
 }
 
+/** RFC 3339 to the second, as the API server writes condition times. */
+const seconds = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+const networkUnavailable = (node: V1Node) =>
+  node.status?.conditions?.find((x) => x.type === 'NetworkUnavailable');
+
 function isAsserted(node: V1Node): boolean {
-  const c = node.status?.conditions?.find((x) => x.type === 'NetworkUnavailable');
+  const c = networkUnavailable(node);
   return c?.status === 'False' && c.reason === NETWORK_UNAVAILABLE_REASON;
 }

@@ -13,8 +13,17 @@ import {
   type KubeTransport,
 } from '@flock/kube';
 import type { V1Pod } from '@kubernetes/client-node';
+import { canonicalAddress } from '@flock/ipam';
 import type { PodLookup } from './cni/handlers.js';
 import { CniCommandError } from './cni/errors.js';
+import { podAddresses } from './cni/pod-request.js';
+
+/** Pods that may still hold their addresses (a terminated pod's may be reused). */
+const NOT_TERMINATED = formatFieldSelector([
+  { field: 'status.phase', op: '!=', value: 'Succeeded' },
+  { field: 'status.phase', op: '!=', value: 'Failed' },
+]);
+const HOLDERS_PAGE = 500;
 
 /** A Pod as the caches hold it (metadata always present). */
 export type Pod = V1Pod & KubeObject;
@@ -57,20 +66,35 @@ export class PodLookupWithFallback implements PodLookup {
     }
   }
 
-  async holdersOf(ip: string): Promise<V1Pod[]> {
+  /**
+   * The API server selects pods by their primary address only (status.podIP), so a pinned
+   * IPv4 address behind an IPv6 primary — or the other way round — is found by reading every
+   * pod that has not terminated, a page at a time (only the matches are kept). Only an ADD of
+   * a pod with a pinned address pays for it.
+   */
+  async holdersOf(ips: readonly string[]): Promise<V1Pod[]> {
+    const wanted = new Set(ips.map((ip) => canonicalAddress(ip) ?? ip));
+    const source = resourceListWatch(this.transport, PODS);
+    const out: V1Pod[] = [];
+    let token: string | undefined;
     try {
-      const list = (await this.transport.request({
-        method: 'GET',
-        path: '/api/v1/pods',
-        query: { fieldSelector: formatFieldSelector({ 'status.podIP': ip }) },
-      })) as { items?: V1Pod[] };
-      return list.items ?? [];
+      do {
+        const page = await source.list({
+          limit: HOLDERS_PAGE,
+          fieldSelector: NOT_TERMINATED,
+          ...(token ? { continue: token } : {}),
+        });
+        for (const pod of page.items as V1Pod[])
+          if (podAddresses(pod).some((ip) => wanted.has(ip))) out.push(pod);
+        token = page.continue;
+      } while (token);
     } catch (error) {
       throw new CniCommandError(
         CniErrorCode.TryAgainLater,
-        `cannot check who holds pinned address ${ip}: the API server did not answer (${errorText(error)}); try again later`,
+        `cannot check who holds pinned address ${ips.join(', ')}: the API server did not answer (${errorText(error)}); try again later`,
       );
     }
+    return out;
   }
 }
 

@@ -154,4 +154,36 @@ describe('Authenticator', () => {
       run(exec(join(dir, 'absent'), { installHint: 'install it with: apt install absent' })),
     ).rejects.toThrow(/absent \(install it with: apt install absent\):.*not found/);
   });
+
+  it('does not run a failing plugin for every request: it backs off from 1 s, doubling, until it succeeds', async () => {
+    let now = 0;
+    const command = plugin({ apiVersion: V1, kind: 'ExecCredential', status: { token: 'tok-#' } });
+    writeFileSync(join(dir, 'answer.json'), 'not json');
+    const auth = new Authenticator({ server: 'https://k', exec: exec(command) }, () => now);
+    await expect(auth.current()).rejects.toThrow(/the output is not JSON$/);
+    const errors = [];
+    for (let i = 0; i < 5; i++) errors.push(await auth.current().catch((e: Error) => e.message));
+    expect(runs()).toBe(1);
+    expect(errors).toEqual(
+      new Array(5).fill(expect.stringMatching(/not JSON \(run again in 1 s\)$/)),
+    );
+    now = 999;
+    await expect(auth.current()).rejects.toThrow(/run again in 1 s/);
+    now = 1000;
+    await expect(auth.current()).rejects.toThrow(/the output is not JSON$/);
+    expect(runs()).toBe(2);
+    now = 2999; // the second failure waits 2 s
+    await expect(auth.current()).rejects.toThrow(/run again in 1 s/);
+    expect(runs()).toBe(2);
+    setAnswer({ apiVersion: V1, kind: 'ExecCredential', status: { token: 'tok-#' } });
+    now = 3000;
+    expect(await auth.current()).toEqual({ authorization: 'Bearer tok-3' });
+    // Fixed: a later failure starts from 1 s again.
+    auth.refresh();
+    writeFileSync(join(dir, 'answer.json'), 'not json');
+    await expect(auth.current()).rejects.toThrow(/not JSON$/);
+    now = 4000;
+    await expect(auth.current()).rejects.toThrow(/not JSON$/);
+    expect(runs()).toBe(5);
+  });
 });

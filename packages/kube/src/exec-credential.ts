@@ -1,9 +1,12 @@
 // Exec credential plugins (client.authentication.k8s.io v1/v1beta1), as kubectl runs them:
 // the command with its argument array (no shell) and extra env, KUBERNETES_EXEC_INFO set, the
 // ExecCredential on stdout validated; the answer is cached until its expirationTimestamp (or
-// until the server refuses it: invalidate()).
+// until the server refuses it: invalidate()). A plugin that fails is not run again for every
+// request: until its backoff (1 s, doubling to 60 s) has passed, requests fail at once with its
+// last error; a success resets it.
 import { run } from '@flock/exec';
 import { z } from 'zod';
+import { Backoff } from './backoff.js';
 import type { ExecConfig, KubeCredentials } from './credentials.js';
 import { pemText } from './tls-material.js';
 
@@ -29,9 +32,14 @@ export interface ExecResult {
   key?: string;
 }
 
+/** How long a failed plugin is left alone before it runs again. */
+export const EXEC_FAILURE_BACKOFF = { baseMs: 1000, maxMs: 60_000 } as const;
+
 export class ExecCredentialSource {
   private cached: { result: ExecResult; expiresAt: number } | undefined;
   private running: Promise<ExecResult> | undefined;
+  private failed: { error: Error; retryAt: number } | undefined;
+  private readonly backoff = new Backoff(EXEC_FAILURE_BACKOFF);
 
   constructor(
     private readonly exec: ExecConfig,
@@ -42,8 +50,26 @@ export class ExecCredentialSource {
   /** The plugin's current answer; runs it when there is none or it expired. */
   async get(): Promise<ExecResult> {
     if (this.cached && this.now() < this.cached.expiresAt) return this.cached.result;
+    if (this.failed && this.now() < this.failed.retryAt) {
+      const s = Math.ceil((this.failed.retryAt - this.now()) / 1000);
+      throw new Error(`${this.failed.error.message} (run again in ${s} s)`, {
+        cause: this.failed.error,
+      });
+    }
     // Concurrent requests share one run of the plugin.
-    this.running ??= this.runPlugin().finally(() => (this.running = undefined));
+    this.running ??= this.runPlugin().then(
+      (result) => {
+        this.running = undefined;
+        this.failed = undefined;
+        this.backoff.reset();
+        return result;
+      },
+      (error: unknown) => {
+        this.running = undefined;
+        this.failed = { error: error as Error, retryAt: this.now() + this.backoff.next() };
+        throw error;
+      },
+    );
     return this.running;
   }
 

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Clock } from './clock.js';
 import { KubeApiError } from './errors.js';
 import { HttpTransport } from './http-transport.js';
 import { resourceListWatch } from './listwatch-source.js';
@@ -304,5 +305,87 @@ describe('HttpTransport', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('HttpTransport: "try later" answers', () => {
+  /** A clock whose waits are recorded and pass at once. */
+  const waits: number[] = [];
+  const clock: Clock = {
+    now: () => Date.now(),
+    setTimeout: (fn, ms) => {
+      waits.push(ms);
+      return setTimeout(fn, 0);
+    },
+    clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+  };
+  const server = () => `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  /** Answer each request with the next [code, headers] (then 200). */
+  const answer = (...answers: [number, Record<string, string>][]) => {
+    handler = (_req, res) => {
+      const [code, headers] = answers.shift() ?? [200, {}];
+      res.writeHead(code, { 'content-type': 'application/json', ...headers });
+      res.end(
+        JSON.stringify(
+          code === 200 ? { ok: true } : { kind: 'Status', code, message: 'try later' },
+        ),
+      );
+    };
+  };
+  beforeEach(() => void (waits.length = 0));
+
+  it('sends the request again after the wait a 429 or a 503 with Retry-After asks for', async () => {
+    const t = new HttpTransport({ server: server(), token: 't' }, { clock });
+    const date = new Date(Date.now() + 3000).toUTCString();
+    answer([429, { 'retry-after': '2' }], [503, { 'retry-after': date }], [429, {}]);
+    const body = { metadata: { name: 'x' } };
+    expect(await t.request({ method: 'POST', path: '/api/v1/configmaps', body })).toEqual({
+      ok: true,
+    });
+    expect(seen.map((r) => [r.method, r.body])).toEqual(
+      new Array(4).fill(['POST', '{"metadata":{"name":"x"}}']),
+    );
+    expect(waits[0]).toBe(2000);
+    expect(waits[1]).toBeGreaterThan(1000); // an HTTP date, to the second
+    expect(waits[1]).toBeLessThanOrEqual(3000);
+    expect(waits[2]).toBe(1000); // no Retry-After: 1 s
+  });
+
+  it('is bounded: at most 3 times, 10 s a wait, never past the timeout; a 500 without Retry-After fails at once', async () => {
+    const t = new HttpTransport({ server: server() }, { clock, requestTimeoutMs: 30_000 });
+    const busy: [number, Record<string, string>] = [429, { 'retry-after': '3600' }];
+    answer(busy, busy, busy, busy);
+    await expect(t.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({ code: 429 });
+    expect(waits).toEqual([10_000, 10_000, 10_000]);
+    expect(seen).toHaveLength(4);
+
+    waits.length = 0;
+    const short = new HttpTransport({ server: server() }, { clock, requestTimeoutMs: 2000 });
+    answer([429, { 'retry-after': '5' }]);
+    await expect(short.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({ code: 429 });
+    expect(waits).toEqual([]);
+
+    answer([500, {}]);
+    await expect(t.request({ method: 'GET', path: '/x' })).rejects.toMatchObject({ code: 500 });
+    expect(waits).toEqual([]);
+  });
+
+  it('a watch refused with 429 is opened again after the wait', async () => {
+    transport = new HttpTransport({ server: server() }, { clock });
+    let first = true;
+    handler = (_req, res) => {
+      if (first) {
+        first = false;
+        json(res, 429, { kind: 'Status', code: 429 });
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a' } } })}\n`);
+    };
+    const w = collect();
+    await w.finished;
+    expect(w.done()).toEqual({ err: undefined });
+    expect(w.events).toHaveLength(1);
+    expect(waits).toEqual([1000]);
   });
 });

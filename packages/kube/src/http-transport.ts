@@ -10,10 +10,12 @@
 // so the cache reconnects instead of silently missing an event.
 import type { Agent, IncomingMessage } from 'node:http';
 import { Authenticator } from './authenticator.js';
+import { sleep, systemClock, type Clock } from './clock.js';
 import { closePool, SharedPool } from './connection-reuse.js';
 import type { KubeCredentials } from './credentials.js';
 import { KubeApiError } from './errors.js';
 import { createAgent, readText, send } from './http-exchange.js';
+import { DEFAULT_RETRY_AFTER, retryAfterMs, type RetryAfterLimits } from './retry-after.js';
 import { tlsOptions } from './tls-material.js';
 import {
   WatchEventSchema,
@@ -32,6 +34,14 @@ export interface HttpTransportOptions {
    * connection of its own (see connection-reuse.ts).
    */
   reuseConnections?: boolean;
+  /**
+   * A 429 (or a 5xx with Retry-After) is sent again after the wait the server asks for, at
+   * most `retries` times and `maxWaitMs` per wait (default 3 and 10 s), never past the
+   * request's timeout; then it fails with the server's answer.
+   */
+  retryAfter?: RetryAfterLimits;
+  /** Timers of those waits (tests). */
+  clock?: Clock;
 }
 
 export class HttpTransport implements KubeTransport {
@@ -39,6 +49,8 @@ export class HttpTransport implements KubeTransport {
   private readonly server: URL;
   private readonly auth: Authenticator;
   private readonly pool: SharedPool<Agent> | undefined;
+  private readonly retryAfter: RetryAfterLimits;
+  private readonly clock: Clock;
 
   constructor(
     private readonly credentials: KubeCredentials,
@@ -47,6 +59,8 @@ export class HttpTransport implements KubeTransport {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.server = parseServer(credentials);
     this.auth = new Authenticator(credentials);
+    this.retryAfter = options.retryAfter ?? DEFAULT_RETRY_AFTER;
+    this.clock = options.clock ?? systemClock;
     if (options.reuseConnections ?? true) this.pool = new SharedPool({ close: closePool });
   }
 
@@ -58,30 +72,64 @@ export class HttpTransport implements KubeTransport {
     return url;
   }
 
-  /** Send with credentials; a 401 with a credential that can be refreshed is tried once more. */
+  /**
+   * Send with credentials; a 401 with a credential that can be refreshed is tried once more,
+   * and a "try later" answer (429, or 5xx with Retry-After) again after the wait it asks for
+   * (bounded; never past `deadline`). The last answer is the caller's to read.
+   */
   private async exchange(
     method: KubeRequest['method'],
     url: URL,
     signal: AbortSignal,
     body?: string,
     contentType?: string,
+    deadline = Infinity,
   ): Promise<IncomingMessage> {
-    for (let attempt = 0; ; attempt++) {
-      const auth = await this.auth.current();
-      const headers: Record<string, string> = { Accept: 'application/json' };
-      if (auth.authorization) headers['Authorization'] = auth.authorization;
-      if (body !== undefined) headers['Content-Type'] = contentType ?? 'application/json';
-      const newAgent = () => createAgent(this.server, tlsOptions(this.credentials, auth.identity));
-      const agent = this.pool
-        ? this.pool.get(auth.identity?.cert ?? '', newAgent)
-        : createAgent(this.server, tlsOptions(this.credentials, auth.identity), false);
-      const res = await send({ url, method, headers, body, agent, signal });
-      if (res.statusCode !== 401 || attempt > 0 || !this.auth.refresh()) return res;
-      res.resume(); // the refused answer is not needed: free the connection
+    let refreshed = false;
+    for (let retries = 0; ;) {
+      const res = await this.sendOnce(method, url, signal, body, contentType);
+      if (res.statusCode === 401 && !refreshed && this.auth.refresh()) {
+        refreshed = true;
+        res.resume(); // the refused answer is not needed: free the connection
+        continue;
+      }
+      const now = this.clock.now();
+      const wait =
+        retries < this.retryAfter.retries
+          ? retryAfterMs(
+              res.statusCode ?? 0,
+              res.headers['retry-after'],
+              this.retryAfter.maxWaitMs,
+              now,
+            )
+          : undefined;
+      if (wait === undefined || now + wait >= deadline) return res;
+      res.resume();
+      retries++;
+      if (!(await sleep(wait, this.clock, signal))) throw signal.reason;
     }
   }
 
+  private async sendOnce(
+    method: KubeRequest['method'],
+    url: URL,
+    signal: AbortSignal,
+    body?: string,
+    contentType?: string,
+  ): Promise<IncomingMessage> {
+    const auth = await this.auth.current();
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (auth.authorization) headers['Authorization'] = auth.authorization;
+    if (body !== undefined) headers['Content-Type'] = contentType ?? 'application/json';
+    const newAgent = () => createAgent(this.server, tlsOptions(this.credentials, auth.identity));
+    const agent = this.pool
+      ? this.pool.get(auth.identity?.cert ?? '', newAgent)
+      : createAgent(this.server, tlsOptions(this.credentials, auth.identity), false);
+    return send({ url, method, headers, body, agent, signal });
+  }
+
   async request(req: KubeRequest): Promise<unknown> {
+    const deadline = this.clock.now() + this.requestTimeoutMs;
     const timeout = AbortSignal.timeout(this.requestTimeoutMs);
     const signals = [timeout];
     if (req.signal) signals.push(req.signal);
@@ -97,6 +145,7 @@ export class HttpTransport implements KubeTransport {
         AbortSignal.any(signals),
         body,
         req.contentType,
+        deadline,
       );
       code = resp.statusCode ?? 0;
       text = await readText(resp);

@@ -8,6 +8,7 @@ import { isIPv6 } from 'node:net';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { KubeCredentials, PemSource } from './credentials.js';
 import { readKubeconfigFile, refusal, type KubeconfigFile } from './kubeconfig-file.js';
+import { proxyRefusal } from './proxy-env.js';
 
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const SA_TOKEN = `${SA_DIR}/token`;
@@ -21,12 +22,26 @@ export interface LoadKubeConfigOptions {
   home?: string;
 }
 
-/** Load credentials; throws with the places it looked when there are none. */
+/**
+ * Load credentials; throws with the places it looked when there are none, and when the
+ * environment asks for a proxy to the server (HTTPS_PROXY, …: see proxy-env.ts).
+ */
 export function loadKubeConfig(
   path?: string,
   options: LoadKubeConfigOptions = {},
 ): KubeCredentials {
   const env = options.env ?? process.env;
+  const credentials = resolveCredentials(path, options, env);
+  const proxy = proxyRefusal(credentials.server, env);
+  if (proxy) throw new Error(`${credentials.source ?? 'credentials'}: ${proxy}`);
+  return credentials;
+}
+
+function resolveCredentials(
+  path: string | undefined,
+  options: LoadKubeConfigOptions,
+  env: NodeJS.ProcessEnv,
+): KubeCredentials {
   const root = options.root ?? '';
   const host = env['KUBERNETES_SERVICE_HOST'];
   if (path) return fromFiles([path], path);

@@ -58,8 +58,9 @@ export async function add(
     if (error instanceof CniCommandError) deps.warn?.(pod, 'FlockAddressRefused', error.message);
     throw error;
   }
-  if (wanted.pinned?.ipv6 && deps.pods.holdersOf) {
-    const conflict = pinnedConflict(pod, await deps.pods.holdersOf(wanted.pinned.ipv6));
+  const pinned = [wanted.pinned?.ipv6, wanted.pinned?.ipv4].filter((ip) => ip !== undefined);
+  if (pinned.length && deps.pods.holdersOf) {
+    const conflict = pinnedConflict(pod, pinned, await deps.pods.holdersOf(pinned));
     if (conflict) {
       deps.warn?.(pod, 'FlockAddressRefused', conflict);
       throw new CniCommandError(CniErrorCode.NotAllowed, conflict);

@@ -15,8 +15,12 @@ export interface NodeState {
 /** Where ADD finds the Pod object (the node's pod cache, falling back to the API server). */
 export interface PodLookup {
   get(namespace: string, name: string, uid?: string): Promise<V1Pod | undefined>;
-  /** Pods of the whole cluster whose primary address (status.podIP) is `ip`. */
-  holdersOf?(ip: string): Promise<V1Pod[]>;
+  /**
+   * Pods of the whole cluster, not terminated, that hold any of `ips` (in any entry of
+   * status.podIPs, whatever its family: a pod's secondary address counts as much as its
+   * primary one).
+   */
+  holdersOf?(ips: readonly string[]): Promise<V1Pod[]>;
 }
 
 /** What other parts of the agent do around ADD and DEL. */

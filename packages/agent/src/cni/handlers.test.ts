@@ -12,7 +12,10 @@ import {
 import { AddressAllocator, AllocationStore } from '@flock/ipam';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PODS } from '@flock/kube';
+import { FakeApiServer } from '@flock/kube/testing';
 import { FakeDatapath, hostVethName } from '../datapath/index.js';
+import { PodLookupWithFallback, nodePodCache } from '../pods.js';
 import { CniHandlers, type CniHandlerDeps, type NodeState } from './handlers.js';
 
 const nodeConfig: NodeConfig = {
@@ -23,7 +26,7 @@ const nodeConfig: NodeConfig = {
     pool: 'dc1',
     cidr6: '2001:db8:100::/64',
     cidr4: '192.0.2.16/28',
-    pinnedCIDRs: ['2001:db8:200::/64'],
+    pinnedCIDRs: ['2001:db8:200::/64', '198.51.100.0/24'],
     anycastCIDRs: ['2001:db8:300::/120'],
     bgp: { asn: 64512, peers: [] },
   },
@@ -184,35 +187,60 @@ describe('CNI ADD', () => {
     expect(warnings.join()).toContain('FlockAllocationFailed');
   });
 
-  it('refuses a pinned address another live pod of the cluster holds, takes it over from a pod being deleted', async () => {
-    const annotations = { 'flock.fritzlab.net/pinned-ip': '2001:db8:200::7' };
-    pods.set('default/web', pod('web', annotations));
-    const holder: V1Pod = {
-      ...pod('old', annotations),
-      spec: { nodeName: 'node-b', containers: [] },
-      status: { phase: 'Running', podIP: '2001:db8:200::7' },
+  it('refuses a pinned address of either family that another live pod of the cluster holds, as any of its addresses', async () => {
+    const api = new FakeApiServer();
+    const put = (p: V1Pod) => api.putObject(PODS, { apiVersion: 'v1', kind: 'Pod', ...p } as never);
+    const holder = (name: string, ips: string[], phase = 'Running', deleted?: string) =>
+      put({
+        metadata: {
+          name,
+          namespace: 'default',
+          ...(deleted ? { deletionTimestamp: deleted } : {}),
+        },
+        spec: { nodeName: 'node-b', containers: [] },
+        status: { phase, podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) },
+      } as never);
+    holder('v6-primary', ['2001:db8:200::7', '198.51.100.7']);
+    holder('v4-secondary', ['2001:db8:101::1', '198.51.100.9']);
+    holder('v6-secondary', ['198.51.100.10', '2001:db8:200::a']);
+    holder('done', ['2001:db8:200::b', '198.51.100.11'], 'Succeeded');
+    make({ pods: new PodLookupWithFallback(nodePodCache(api, 'node-a', silentLogger), api) });
+    let adds = 0;
+    const add = async (pinned: string) => {
+      const name = `p${++adds}`;
+      put(pod(name, { 'flock.fritzlab.net/pinned-ip': pinned }));
+      const args = { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: name };
+      const netns = datapath.createNetns(`/var/run/netns/${name}`);
+      return handlers.handle(request('ADD', { containerID: name, netns, args }));
     };
-    const holders: V1Pod[] = [holder];
-    make({
-      pods: {
-        get: async (ns, name) => pods.get(`${ns}/${name}`),
-        holdersOf: async (ip) => holders.filter((h) => h.status?.podIP === ip),
-      },
-    });
-    const refused = await handlers.handle(request('ADD'));
-    expect(refused).toMatchObject({
+    const refusal = (ip: string, by: string) => ({
       ok: false,
       error: {
         code: CniErrorCode.NotAllowed,
-        msg: 'pod default/web: pinned address 2001:db8:200::7 is in use by pod default/old on node node-b',
+        msg: expect.stringContaining(`${ip} is in use by pod default/${by} on node node-b`),
       },
     });
+    expect(await add('2001:db8:200::7')).toMatchObject(refusal('2001:db8:200::7', 'v6-primary'));
+    // An IPv4-only pin, and the same IPv4 with another IPv6: the IPv4 is someone's secondary.
+    expect(await add('198.51.100.9')).toMatchObject(refusal('198.51.100.9', 'v4-secondary'));
+    expect(await add('2001:db8:200::99,198.51.100.9')).toMatchObject(
+      refusal('198.51.100.9', 'v4-secondary'),
+    );
+    expect(await add('2001:db8:200:0::a')).toMatchObject(
+      refusal('2001:db8:200::a', 'v6-secondary'),
+    );
     expect(store.entries()).toEqual([]);
     expect(warnings.join()).toContain('FlockAddressRefused');
+    // A terminated pod's addresses are free again.
+    expect((await add('2001:db8:200::b,198.51.100.11')).ok).toBe(true);
     // Evicted from a dead node: being deleted, the address moves to its replacement.
-    holder.metadata!.deletionTimestamp = new Date();
-    const r = await handlers.handle(request('ADD'));
-    expect(r.ok && r.result?.ips?.[0]?.address).toBe('2001:db8:200::7/128');
+    holder(
+      'v4-secondary',
+      ['2001:db8:101::1', '198.51.100.9'],
+      'Running',
+      new Date().toISOString(),
+    );
+    expect((await add('198.51.100.9')).ok).toBe(true);
   });
 
   it('puts allowed anycast addresses on the pod and refuses others with an event', async () => {

@@ -78,23 +78,36 @@ export function addressRequest(
   return { algo, ...(pinned?.value ? { pinned: pinned.value } : {}), anycast: anycastIps };
 }
 
+/** Every address of a pod (status.podIPs, else status.podIP), canonical. */
+export function podAddresses(pod: V1Pod): string[] {
+  const ips = pod.status?.podIPs?.map((p) => p.ip) ?? [];
+  if (pod.status?.podIP) ips.push(pod.status.podIP);
+  return [...new Set(ips.map((ip) => canonicalAddress(ip)).filter((ip) => ip !== undefined))];
+}
+
 /**
- * Another pod of the cluster already using this pod's pinned address, as a refusal message.
- * Announcing it from two nodes would split its traffic (one copy is a blackhole), so a pinned
- * address is only taken over from a pod that is being deleted or has terminated — the
- * replacement of a pod evicted from a dead node (docs/announcements.md).
+ * Another pod of the cluster already using one of this pod's pinned addresses (either family,
+ * as any of its addresses), as a refusal message. Announcing it from two nodes would split its
+ * traffic (one copy is a blackhole), so a pinned address is only taken over from a pod that is
+ * being deleted or has terminated — the replacement of a pod evicted from a dead node
+ * (docs/announcements.md).
  */
-export function pinnedConflict(pod: V1Pod, holders: readonly V1Pod[]): string | undefined {
-  const holder = holders.find(
-    (h) =>
-      h.metadata?.uid !== pod.metadata?.uid &&
-      h.metadata?.deletionTimestamp === undefined &&
-      !['Succeeded', 'Failed'].includes(h.status?.phase ?? ''),
-  );
-  if (!holder) return undefined;
-  const ip = holder.status?.podIP ?? '';
-  return (
-    `pod ${pod.metadata?.namespace}/${pod.metadata?.name}: pinned address ${ip} is in use by ` +
-    `pod ${holder.metadata?.namespace}/${holder.metadata?.name} on node ${holder.spec?.nodeName ?? '(none)'}`
-  );
+export function pinnedConflict(
+  pod: V1Pod,
+  pinned: readonly string[],
+  holders: readonly V1Pod[],
+): string | undefined {
+  const wanted = new Set(pinned.map((ip) => canonicalAddress(ip) ?? ip));
+  for (const h of holders) {
+    if (h.metadata?.uid === pod.metadata?.uid || h.metadata?.deletionTimestamp !== undefined)
+      continue;
+    if (['Succeeded', 'Failed'].includes(h.status?.phase ?? '')) continue;
+    const ip = podAddresses(h).find((a) => wanted.has(a));
+    if (ip === undefined) continue;
+    return (
+      `pod ${pod.metadata?.namespace}/${pod.metadata?.name}: pinned address ${ip} is in use by ` +
+      `pod ${h.metadata?.namespace}/${h.metadata?.name} on node ${h.spec?.nodeName ?? '(none)'}`
+    );
+  }
+  return undefined;
 }

@@ -139,6 +139,14 @@ export function ipCommand(
   return { file: 'nsenter', args: [`--net=${assertSafeToken(netns)}`, 'ip', ...ipArgs] };
 }
 
+/** `sysctl -n key` in the test "host" namespace (production reads /proc/sys itself). */
+export function sysctlReadCommand(hostNetns: string, key: string) {
+  return {
+    file: 'nsenter',
+    args: [`--net=${assertSafeToken(hostNetns)}`, 'sysctl', '-n', assertSafeToken(key)],
+  };
+}
+
 /** `sysctl -w key=value` in the test "host" namespace (production writes /proc/sys itself). */
 export function sysctlCommand(hostNetns: string, key: string, value: string) {
   return {

@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -115,7 +115,7 @@ describe('IprouteKernel', () => {
         'net.ipv4.ip_forward': '1',
         'net.ipv6.fib_multipath_hash_policy': '1',
       });
-      expect(res[0]).toEqual({ key: 'net.ipv4.ip_forward', value: '1', ok: true });
+      expect(res[0]).toEqual({ key: 'net.ipv4.ip_forward', value: '1', ok: true, changed: true });
       expect(res[1]).toMatchObject({ key: 'net.ipv6.fib_multipath_hash_policy', ok: false });
       expect(res[1]?.error).toMatch(/ENOENT/);
       expect(await readFile(join(root, 'net/ipv4/ip_forward'), 'utf8')).toBe('1');
@@ -124,30 +124,57 @@ describe('IprouteKernel', () => {
     }
   });
 
-  it('writes sysctls with nsenter + sysctl in a test namespace, one key at a time', async () => {
-    const { calls, runner } = scripted((c) =>
-      c.args.includes('net.ipv6.fib_multipath_hash_policy=1')
+  it('reads each sysctl first: one that has its value already is not written (a read-only /proc/sys is fine)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'flock-sys-'));
+    try {
+      await mkdir(join(root, 'net/ipv4'), { recursive: true });
+      const file = join(root, 'net/ipv4/ip_forward');
+      await writeFile(file, '1\n'); // as the kernel shows it
+      await utimes(file, 0, 0);
+      const res = await new IprouteKernel({ procSys: root }).writeHostSysctls({
+        'net.ipv4.ip_forward': '1',
+      });
+      expect((await stat(file)).mtimeMs).toBe(0); // never opened for writing
+      expect(res).toEqual([{ key: 'net.ipv4.ip_forward', value: '1', ok: true, changed: false }]);
+    } finally {
+      await rm(root, { recursive: true });
+    }
+  });
+
+  it('writes sysctls with nsenter + sysctl in a test namespace, one key at a time, where they differ', async () => {
+    const { calls, runner } = scripted((c) => {
+      if (c.args.includes('-n')) return ok(c.args.includes('net.ipv4.ip_forward') ? '1\n' : '0\n');
+      return c.args.includes('net.ipv6.fib_multipath_hash_policy=1')
         ? new CommandError(
             'nsenter',
             c.args,
             255,
-            'sysctl: cannot stat /proc/sys/net/ipv6/fib_multipath_hash_policy',
+            'sysctl: permission denied on key "net.ipv6.fib_multipath_hash_policy"',
             '',
             'exit code 255',
           )
-        : ok(),
-    );
+        : ok();
+    });
     const res = await new IprouteKernel({ hostNetns: '/run/netns/node', runner }).writeHostSysctls({
       'net.ipv4.ip_forward': '1',
+      'net.ipv6.conf.all.forwarding': '1',
       'net.ipv6.fib_multipath_hash_policy': '1',
     });
     expect(calls.map((c) => [c.file, ...c.args].join(' '))).toEqual([
-      'nsenter --net=/run/netns/node sysctl -w net.ipv4.ip_forward=1',
+      'nsenter --net=/run/netns/node sysctl -n net.ipv4.ip_forward',
+      'nsenter --net=/run/netns/node sysctl -n net.ipv6.conf.all.forwarding',
+      'nsenter --net=/run/netns/node sysctl -w net.ipv6.conf.all.forwarding=1',
+      'nsenter --net=/run/netns/node sysctl -n net.ipv6.fib_multipath_hash_policy',
       'nsenter --net=/run/netns/node sysctl -w net.ipv6.fib_multipath_hash_policy=1',
     ]);
-    expect(res.map((r) => [r.ok, r.error])).toEqual([
-      [true, undefined],
-      [false, 'sysctl: cannot stat /proc/sys/net/ipv6/fib_multipath_hash_policy'],
+    expect(res.map((r) => [r.ok, r.changed, r.error])).toEqual([
+      [true, false, undefined],
+      [true, true, undefined],
+      [
+        false,
+        false,
+        'it is 0: sysctl: permission denied on key "net.ipv6.fib_multipath_hash_policy"',
+      ],
     ]);
   });
 });

@@ -2,7 +2,7 @@
 // (reads with -json, writes stopping at the first failure), run through @flock/exec with
 // argument arrays. Pod namespaces are entered with nsenter --net=PATH, which accepts any
 // namespace file (ip -n only knows names under /run/netns).
-import { stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CommandError, run } from '@flock/exec';
 import {
@@ -14,6 +14,7 @@ import {
   ipCommand,
   readLines,
   sysctlCommand,
+  sysctlReadCommand,
 } from './commands.js';
 import { failedBatchLines, parseReadBatch } from './iproute-json.js';
 import { ApplyError, NetnsMissingError, type Kernel } from './kernel.js';
@@ -124,25 +125,40 @@ export class IprouteKernel implements Kernel {
   async writeHostSysctls(values: Record<string, string>): Promise<SysctlResult[]> {
     const out: SysctlResult[] = [];
     for (const [key, value] of Object.entries(values)) {
+      let found: string | undefined;
       try {
-        if (this.hostNetns !== undefined) {
-          const { file, args } = sysctlCommand(this.hostNetns, key, value);
-          await this.runner(file, args, { timeoutMs: this.timeoutMs });
-        } else {
-          // /proc/sys/net belongs to the namespace of the process that opens it: ours.
-          // r+: never create a file; a key the kernel does not have is an error, as in /proc.
-          await writeFile(join(this.procSys, ...key.split('.')), value, { flag: 'r+' });
-        }
-        out.push({ key, value, ok: true });
+        found = await this.readHostSysctl(key);
+        if (found !== value) await this.writeHostSysctl(key, value);
+        out.push({ key, value, ok: true, changed: found !== value });
       } catch (e) {
-        out.push({
-          key,
-          value,
-          ok: false,
-          error: stderrOf(e) || (e instanceof Error ? e.message : String(e)),
-        });
+        const error = stderrOf(e) || (e instanceof Error ? e.message : String(e));
+        const why = found === undefined ? error : `it is ${found}: ${error}`;
+        out.push({ key, value, ok: false, changed: false, error: why });
       }
     }
     return out;
+  }
+
+  private async readHostSysctl(key: string): Promise<string> {
+    if (this.hostNetns !== undefined) {
+      const { file, args } = sysctlReadCommand(this.hostNetns, key);
+      return (await this.runner(file, args, { timeoutMs: this.timeoutMs })).stdout.trim();
+    }
+    // /proc/sys/net belongs to the namespace of the process that opens it: ours.
+    return (await readFile(this.sysctlPath(key), 'utf8')).trim();
+  }
+
+  private async writeHostSysctl(key: string, value: string): Promise<void> {
+    if (this.hostNetns !== undefined) {
+      const { file, args } = sysctlCommand(this.hostNetns, key, value);
+      await this.runner(file, args, { timeoutMs: this.timeoutMs });
+      return;
+    }
+    // r+: never create a file; a key the kernel does not have is an error, as in /proc.
+    await writeFile(this.sysctlPath(key), value, { flag: 'r+' });
+  }
+
+  private sysctlPath(key: string): string {
+    return join(this.procSys, ...key.split('.'));
   }
 }

@@ -37,6 +37,10 @@ export interface Kernel {
   applyAll(ns: NsRef, actions: Action[]): Promise<ApplyError[]>;
   /** True when the namespace path exists (always true for the host). */
   netnsExists(ns: NsRef): Promise<boolean>;
-  /** Set sysctls of the host namespace, each independently (best effort). */
+  /**
+   * Give sysctls of the host namespace these values, each independently (best effort): each is
+   * read first and written only when it differs, so a read-only /proc/sys whose values are
+   * already right (the chart's init container set them) is no failure.
+   */
   writeHostSysctls(values: Record<string, string>): Promise<SysctlResult[]>;
 }

@@ -63,6 +63,8 @@ export class MemoryKernel implements Kernel {
   private readonly namespaces = new Map<string, MemNs>();
   private readonly failures = new Map<DatapathStep, { message: string; times: number }>();
   readonly sysctls: Record<string, string> = { ...SYSCTL_DEFAULTS };
+  /** Sysctls written (one that already had its value is not written). */
+  sysctlWrites = 0;
   /** Every action applied through apply/applyAll, in order (tests count writes with it). */
   readonly applied: AppliedAction[] = [];
   reads = 0;
@@ -205,10 +207,15 @@ export class MemoryKernel implements Kernel {
           key,
           value,
           ok: false,
+          changed: false,
           error: `cannot stat /proc/sys/${key.replaceAll('.', '/')}`,
         };
-      this.sysctls[key] = value;
-      return { key, value, ok: true };
+      const changed = this.sysctls[key] !== value;
+      if (changed) {
+        this.sysctls[key] = value;
+        this.sysctlWrites++;
+      }
+      return { key, value, ok: true, changed };
     });
   }
 

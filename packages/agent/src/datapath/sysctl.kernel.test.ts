@@ -19,9 +19,14 @@ describe('applyHostSysctls (kernel)', () => {
     expect(await read('net.ipv6.conf.all.forwarding')).toBe('0');
     const res = await new IprouteDatapath({ hostNetns: node.path }).applyHostSysctls();
     expect(res).toEqual(
-      Object.entries(HOST_SYSCTLS).map(([key, value]) => ({ key, value, ok: true })),
+      Object.entries(HOST_SYSCTLS).map(([key, value]) => ({ key, value, ok: true, changed: true })),
     );
     for (const key of Object.keys(HOST_SYSCTLS)) expect(await read(key)).toBe('1');
+    // Set already (by the chart's init container, or a previous start): read, not written.
+    const again = await new IprouteDatapath({ hostNetns: node.path }).applyHostSysctls();
+    expect(again.map((r) => [r.key, r.ok, r.changed])).toEqual(
+      Object.keys(HOST_SYSCTLS).map((key) => [key, true, false]),
+    );
     // The machine's own namespace is untouched.
     expect(await readFile('/proc/sys/net/ipv4/ip_forward', 'utf8')).toBe(own);
   });

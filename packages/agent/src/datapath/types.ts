@@ -160,7 +160,11 @@ export interface EnsureBlackholesResult {
 export interface SysctlResult {
   key: string;
   value: string;
+  /** The key has the value now (it had it already, or it was written). */
   ok: boolean;
+  /** It had another value and was written; false when it already had the value. */
+  changed: boolean;
+  /** Why it does not have the value (with the value it has, when it could be read). */
   error?: string;
 }
 

@@ -4,9 +4,21 @@ import { join } from 'node:path';
 import { BirdCommandError, renderBirdConfig, type BirdModel } from '@flock/bird';
 import { createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeBird } from '../testing/fake-bird.js';
 import { BirdAnnouncer, type AnnouncerState } from './announcer.js';
+
+/** The real setTimeout, for letting file I/O finish while the fake clock stands still. */
+const realSetTimeout = globalThis.setTimeout;
+const realPause = (ms: number) => new Promise((r) => realSetTimeout(r, ms));
+
+/** Advance the fake clock in steps of `step` ms, each followed by a real pause for I/O. */
+async function run(ms: number, step: number, until: () => boolean = () => false) {
+  for (let t = 0; t < ms && !until(); t += step) {
+    await vi.advanceTimersByTimeAsync(step);
+    await realPause(5);
+  }
+}
 
 const model = (pinned: string[] = []): BirdModel => ({
   routerId: '192.0.2.1',
@@ -35,6 +47,7 @@ beforeEach(async () => {
     debounceMs: 0,
     retryMinMs: 20,
     retryMaxMs: 50,
+    unreachableRetryMs: 20,
     onState: (s) => states.push(s.status),
   });
 });
@@ -53,9 +66,11 @@ describe('BIRD announcer', () => {
       'the newer file',
       async () => (await readFile(path, 'utf8')) === renderBirdConfig(model(['2001:db8:200::2'])),
     );
-    // A few retries later BIRD comes up (reading the file, as `bird -c` does).
+    // Its socket asked a few times (no reload, no file written), BIRD comes up (reading the
+    // file, as `bird -c` does).
     await new Promise((r) => setTimeout(r, 100));
-    expect(bird.calls.filter((c) => c === 'configure').length).toBeGreaterThan(2);
+    expect(bird.calls.filter((c) => c === 'show').length).toBeGreaterThan(2);
+    expect(bird.calls.filter((c) => c === 'configure')).toHaveLength(2);
     await bird.start();
     await eventually('applied', () => announcer.state.status === 'applied');
     expect(bird.running).toBe(renderBirdConfig(model(['2001:db8:200::2'])));
@@ -118,5 +133,51 @@ describe('BIRD announcer', () => {
     announcer.announce({ ...model(), routerId: '2001:db8::1' });
     await eventually('invalid', () => announcer.state.status === 'invalid');
     expect(bird.calls).toEqual([]);
+  });
+});
+
+describe('BIRD announcer timing (production defaults, fake clock)', () => {
+  let timed: BirdAnnouncer;
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(async () => {
+    await timed?.close();
+    vi.useRealTimers();
+  });
+
+  it('a BIRD away for 20 s gets the model within 1 s of answering on its socket', async () => {
+    timed = new BirdAnnouncer({ configPath: path, control: bird, logger: createMemoryLogger() });
+    timed.announce(model(['2001:db8:200::1']));
+    await run(20_000, 100);
+    expect(timed.state.status).toBe('unreachable');
+    await bird.start();
+    const up = Date.now();
+    await run(3_000, 10, () => timed.state.status === 'applied');
+    expect(timed.state.status).toBe('applied');
+    expect(Date.now() - up).toBeLessThanOrEqual(1_000);
+    expect(bird.running).toBe(renderBirdConfig(model(['2001:db8:200::1'])));
+  });
+
+  it('a reload that fails otherwise is retried backing off from 1 s to 10 s, with jitter', async () => {
+    bird.up = true;
+    bird.failConfigure = new Error('no complete reply from BIRD within 60000 ms');
+    const delays: number[] = [];
+    const schedule = globalThis.setTimeout;
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number) => {
+      if ((ms ?? 0) >= 500) delays.push(ms ?? 0); // not the 200 ms debounce
+      return schedule(fn, ms);
+    }) as typeof setTimeout);
+    timed = new BirdAnnouncer({
+      configPath: path,
+      control: bird,
+      logger: createMemoryLogger(),
+      random: () => 0.5,
+    });
+    timed.announce(model());
+    await run(60_000, 100, () => delays.length >= 6);
+    expect(timed.state.status).toBe('failed');
+    // 20 % jitter, drawn at 0.5: each delay is 90 % of 1, 2, 4, 8, 10, 10 s.
+    expect(delays.slice(0, 6)).toEqual([900, 1800, 3600, 7200, 9000, 9000]);
   });
 });

@@ -1,20 +1,25 @@
 // Hands the node's BIRD model to @flock/bird's BirdConfigManager and keeps at it until BIRD has
 // it. The manager writes bird.conf (atomically, 0600) before every reload, so the file on disk
-// is always the latest model and a BIRD that starts later reads it; when the reload finds BIRD
-// not up ("unreachable") or fails otherwise, the announcer tries again with the latest model,
-// backing off from 1 s to 10 s, until BIRD takes it. The config directory must exist (shared
-// with BIRD); the announcer does not create it. The 2026-08-16 outage began with a first
-// reload that raced BIRD's start and was never retried. A config BIRD refuses, or a model that
+// is always the latest model and a BIRD that starts later reads it. When the reload finds BIRD
+// not up ("unreachable": its socket is absent or refuses connections) the announcer asks BIRD's
+// socket every 250 ms, however long BIRD has been away, and reloads as soon as BIRD answers —
+// within a second of BIRD accepting connections (the 2026-08-16 outage began with a first
+// reload that raced BIRD's start and was never retried; a backoff grown to 10 s still left
+// BIRD without the model for seconds). A reload that fails otherwise is retried with the
+// latest model, backing off from 1 s to 10 s with jitter. The config directory must exist
+// (shared with BIRD); the announcer does not create it. A config BIRD refuses, or a model that
 // fails validation, is reported and not retried: the next change tries again.
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '@flock/api';
 import {
   BirdConfigManager,
+  BirdUnavailableError,
   type BirdControl,
   type BirdModel,
   type ReloadOutcome,
 } from '@flock/bird';
+import { Backoff, systemClock, type Clock, type Random } from '@flock/kube';
 
 export type AnnouncerState =
   /** Nothing handed to BIRD yet. */
@@ -31,8 +36,15 @@ export interface BirdAnnouncerOptions {
   control: BirdControl;
   logger: Logger;
   debounceMs?: number;
+  /** Backoff of reloads that failed otherwise (default 1 s → 10 s, 20 % jitter). */
   retryMinMs?: number;
   retryMaxMs?: number;
+  /** How often BIRD's socket is asked while BIRD is not up (default 250 ms). */
+  unreachableRetryMs?: number;
+  /** Timers (tests drive them); default the process clock. */
+  clock?: Clock;
+  /** The backoff's jitter source (default Math.random). */
+  random?: Random;
   /** Called after each state change. */
   onState?: (state: AnnouncerState) => void;
 }
@@ -42,8 +54,9 @@ export class BirdAnnouncer {
   private latest: BirdModel | undefined;
   private latestKey: string | undefined;
   private generation = 0;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private retryMs: number;
+  private retryTimer: unknown;
+  private readonly backoff: Backoff;
+  private readonly clock: Clock;
   private closed = false;
   private current: AnnouncerState = { status: 'idle' };
 
@@ -54,7 +67,11 @@ export class BirdAnnouncer {
       logger: options.logger,
       debounceMs: options.debounceMs ?? 200,
     });
-    this.retryMs = options.retryMinMs ?? 1000;
+    this.clock = options.clock ?? systemClock;
+    this.backoff = new Backoff(
+      { baseMs: options.retryMinMs ?? 1000, maxMs: options.retryMaxMs ?? 10_000, jitter: 0.2 },
+      options.random,
+    );
   }
 
   get state(): AnnouncerState {
@@ -73,20 +90,20 @@ export class BirdAnnouncer {
     if (key === this.latestKey) return; // the retry loop, if any, carries it
     this.latest = model;
     this.latestKey = key;
-    this.retryMs = this.options.retryMinMs ?? 1000;
+    this.backoff.reset();
     this.send();
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.retryTimer);
+    this.clock.clearTimeout(this.retryTimer);
     await this.manager.close();
   }
 
   private send(): void {
     const model = this.latest;
     if (!model || this.closed) return;
-    clearTimeout(this.retryTimer);
+    this.clock.clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const generation = ++this.generation;
     void this.directoryProblem().then((problem) => {
@@ -126,7 +143,7 @@ export class BirdAnnouncer {
     switch (outcome.status) {
       case 'applied':
       case 'unchanged':
-        this.retryMs = this.options.retryMinMs ?? 1000;
+        this.backoff.reset();
         this.setState({ status: 'applied' });
         return;
       case 'refused':
@@ -136,13 +153,32 @@ export class BirdAnnouncer {
       case 'failed': {
         const since = this.current.status === outcome.status ? this.current.since : Date.now();
         this.setState({ status: outcome.status, message: outcome.error.message, since });
-        this.retryTimer = setTimeout(() => this.send(), this.retryMs);
-        this.retryMs = Math.min(this.retryMs * 2, this.options.retryMaxMs ?? 10_000);
+        if (outcome.status === 'unreachable') this.waitForBird(generation);
+        else this.retryTimer = this.clock.setTimeout(() => this.send(), this.backoff.next());
         return;
       }
       case 'cancelled':
         return;
     }
+  }
+
+  /**
+   * BIRD is not up: ask its socket (a cheap `show protocols`, no file written) every
+   * unreachableRetryMs until it answers, then reload with the latest model.
+   */
+  private waitForBird(generation: number): void {
+    this.retryTimer = this.clock.setTimeout(() => {
+      this.options.control.showProtocols().then(
+        () => {
+          if (generation === this.generation) this.send();
+        },
+        (error: unknown) => {
+          if (generation !== this.generation || this.closed) return;
+          if (error instanceof BirdUnavailableError) this.waitForBird(generation);
+          else this.send(); // it answers, if not well: let the reload say what is wrong
+        },
+      );
+    }, this.options.unreachableRetryMs ?? 250);
   }
 
   private setState(next: AnnouncerState): void {

@@ -1,8 +1,12 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { NodeBgpPeer } from '@flock/api';
 import { createMemoryLogger } from '@flock/kube/testing';
 import { FakeApiServer } from '@flock/kube/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { SECRETS } from '@flock/kube';
+import { passwordFile } from './password-file.js';
 import { PeerPasswords, apiSecretReader, type SecretReader } from './peer-secrets.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -91,7 +95,17 @@ describe('BGP peer passwords', () => {
     const peers = [peer('2001:db8:ffff::1', ref('bgp'))];
     await p.resolve(peers);
     failing = true;
-    expect((await p.resolve(peers)).peers[0]?.password).toBe('first');
+    const kept = await p.resolve(peers);
+    expect(kept.peers[0]?.password).toBe('first');
+    expect(kept.stale).toEqual([
+      {
+        address: '2001:db8:ffff::1',
+        asn: 65000,
+        message: expect.stringMatching(
+          /cannot read Secret flock-system\/bgp: .*; BIRD keeps the last password read/,
+        ),
+      },
+    ]);
     failing = false;
     secrets.delete('flock-system/bgp');
     expect((await p.resolve(peers)).peers).toEqual([]);
@@ -99,6 +113,43 @@ describe('BGP peer passwords', () => {
     const r = await p.resolve(peers);
     expect(r.peers).toEqual([]);
     expect(r.problems[0]?.message).toMatch(/cannot read Secret flock-system\/bgp/);
+  });
+
+  it('keeps the last password read across a restart, in a 0600 file, and forgets Secrets no peer names', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flock-passwords-'));
+    try {
+      const path = join(dir, 'bgp-passwords.json');
+      secrets.set('flock-system/bgp', { password: b64('first') });
+      secrets.set('flock-system/old', { password: b64('old') });
+      const run = () =>
+        new PeerPasswords(
+          reader,
+          'flock-system',
+          createMemoryLogger(),
+          passwordFile(path, createMemoryLogger()),
+        );
+      await run().resolve([
+        peer('2001:db8:ffff::1', ref('bgp')),
+        peer('2001:db8:ffff::2', ref('old')),
+      ]);
+      expect((await stat(path)).mode & 0o777).toBe(0o600);
+      failing = true;
+      // A new agent (nothing in memory) whose first read fails.
+      const peers = [peer('2001:db8:ffff::1', ref('bgp'))];
+      const r = await run().resolve(peers);
+      expect(r.peers.map((x) => [x.address, x.password])).toEqual([['2001:db8:ffff::1', 'first']]);
+      expect(r.problems).toEqual([]);
+      expect(r.stale.map((x) => x.address)).toEqual(['2001:db8:ffff::1']);
+      expect(Object.keys(JSON.parse(await readFile(path, 'utf8')).passwords)).toEqual([
+        'flock-system/bgp/password',
+      ]);
+      // Never read on this node: nothing to keep, the peer is left out and reported.
+      const never = await run().resolve([peer('2001:db8:ffff::3', ref('new'))]);
+      expect(never.peers).toEqual([]);
+      expect(never.problems[0]?.message).toMatch(/no password was ever read from it on this node/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('reads Secrets from the API server by name (undefined when absent)', async () => {

@@ -3,12 +3,14 @@
 // or a watch, so RBAC can grant it those names only). A Secret that is gone, lacks the key or
 // holds a password BIRD cannot take leaves its peer out (a session with a wrong password would
 // never come up anyway) and the reason goes into NodeConfig status. A Secret that cannot be
-// read for another reason (API down, 403) keeps the password last read, so an API hiccup does
-// not drop a BGP session.
+// read for another reason (API down, 403) keeps the password last read — also across agent
+// restarts, through the password file (password-file.ts) — so an API hiccup never drops a BGP
+// session; the peer is reported as running on a password that could not be re-read.
 import type { Logger, NodeBgpPeer } from '@flock/api';
 import { BirdPeer } from '@flock/bird';
 import { SECRETS, isNotFound, objectPath, type KubeTransport } from '@flock/kube';
 import { z } from 'zod';
+import type { PasswordMemory } from './password-file.js';
 
 /** A peer that is not given to BIRD, and why. */
 export interface PeerProblem {
@@ -19,8 +21,13 @@ export interface PeerProblem {
 
 export interface ResolvedPeers {
   peers: BirdPeer[];
+  /** Peers left out of BIRD's configuration, and why. */
   problems: PeerProblem[];
+  /** Peers given to BIRD with the last password read, because their Secret cannot be read now. */
+  stale: PeerProblem[];
 }
+
+export const noPeers = (): ResolvedPeers => ({ peers: [], problems: [], stale: [] });
 
 /** A Secret's data (base64 values); undefined when the Secret does not exist. */
 export type SecretReader = (
@@ -48,17 +55,24 @@ type Lookup = { ok: true; password: string } | { ok: false; message: string; tra
 
 export class PeerPasswords {
   /** Last password read per namespace/name/key, for transient read failures. */
-  private readonly lastGood = new Map<string, string>();
+  private lastGood = new Map<string, string>();
+  private loaded: Promise<void> | undefined;
+  /** What the password file holds (JSON of lastGood), to write it only on change. */
+  private saved = '{}';
 
   constructor(
     private readonly read: SecretReader,
     private readonly defaultNamespace: string,
     private readonly logger: Logger,
+    /** Keeps lastGood across restarts; without it, only in memory. */
+    private readonly memory?: PasswordMemory,
   ) {}
 
   async resolve(peers: readonly NodeBgpPeer[]): Promise<ResolvedPeers> {
+    await (this.loaded ??= this.load());
     const secrets = new Map<string, Promise<Record<string, string> | undefined>>();
-    const out: ResolvedPeers = { peers: [], problems: [] };
+    const out = noPeers();
+    const used = new Set<string>();
     for (const peer of peers) {
       const { passwordSecretRef: ref, ...settings } = peer;
       let password: string | undefined;
@@ -66,19 +80,21 @@ export class PeerPasswords {
         const namespace = ref.namespace ?? this.defaultNamespace;
         const key = `${namespace}/${ref.name}/${ref.key}`;
         const where = `Secret ${namespace}/${ref.name}`;
+        used.add(key);
         const found = await this.lookup(secrets, namespace, ref.name, ref.key, where);
         if (found.ok) {
           password = found.password;
           this.lastGood.set(key, password);
         } else if (found.transient && this.lastGood.has(key)) {
           password = this.lastGood.get(key);
-          this.logger.warn('cannot read a BGP password Secret; keeping the last password read', {
-            peer: peer.address,
-            error: found.message,
-          });
+          const message = `${found.message}; BIRD keeps the last password read from it`;
+          out.stale.push({ address: peer.address, asn: peer.asn, message });
         } else {
           this.lastGood.delete(key);
-          out.problems.push({ address: peer.address, asn: peer.asn, message: found.message });
+          const message = found.transient
+            ? `${found.message}; no password was ever read from it on this node`
+            : found.message;
+          out.problems.push({ address: peer.address, asn: peer.asn, message });
           continue;
         }
       }
@@ -90,9 +106,37 @@ export class PeerPasswords {
       }
       out.peers.push(parsed.data);
     }
+    // Secrets no peer names any more are forgotten.
+    for (const key of [...this.lastGood.keys()]) if (!used.has(key)) this.lastGood.delete(key);
+    await this.save();
+    for (const p of out.stale)
+      this.logger.warn('cannot read a BGP password Secret; keeping the last password read', {
+        ...p,
+      });
     for (const p of out.problems)
       this.logger.error('BGP peer left out of the BIRD configuration', { ...p });
     return out;
+  }
+
+  private async load(): Promise<void> {
+    if (!this.memory) return;
+    const kept = await this.memory.load();
+    for (const [key, password] of kept)
+      if (!this.lastGood.has(key)) this.lastGood.set(key, password);
+    this.saved = stableKey(kept);
+  }
+
+  private async save(): Promise<void> {
+    const now = stableKey(this.lastGood);
+    if (!this.memory || now === this.saved) return;
+    try {
+      await this.memory.save(this.lastGood);
+      this.saved = now;
+    } catch (error) {
+      this.logger.warn('cannot write the BGP password file; the passwords stay in memory', {
+        error: String(error),
+      });
+    }
   }
 
   private async lookup(
@@ -125,4 +169,37 @@ export class PeerPasswords {
     if (!password) return { ok: false, message: `${where} key ${key} is empty`, transient: false };
     return { ok: true, password };
   }
+}
+
+const stableKey = (m: ReadonlyMap<string, string>) => JSON.stringify([...m].sort());
+
+/**
+ * Warning Events worth sending after a re-read: a peer that newly runs on a password that
+ * could not be re-read, or that is newly left out. Keyed by peer and kind, not by message: an
+ * outage whose error text changes is one Event, not one per refresh.
+ */
+export function peerWarnings(
+  before: ResolvedPeers,
+  after: ResolvedPeers,
+): { reason: string; note: string }[] {
+  const kinds = (r: ResolvedPeers) =>
+    new Set([
+      ...r.stale.map((p) => `stale ${p.address}`),
+      ...r.problems.map((p) => `out ${p.address}`),
+    ]);
+  const had = kinds(before);
+  return [
+    ...after.stale
+      .filter((p) => !had.has(`stale ${p.address}`))
+      .map((p) => ({
+        reason: 'BgpPasswordUnreadable',
+        note: `BGP peer ${p.address}: ${p.message}`,
+      })),
+    ...after.problems
+      .filter((p) => !had.has(`out ${p.address}`))
+      .map((p) => ({
+        reason: 'BgpPeerNotConfigured',
+        note: `BGP peer ${p.address} left out: ${p.message}`,
+      })),
+  ];
 }

@@ -276,6 +276,36 @@ describe('announcements, anycast and the orphan sweep on a real node, router and
     expect(event.note).toMatch(/2001:db8:999::1/);
   });
 
+  it('a pod deleted while the agent is down is torn down and withdrawn right after the agent starts, not at a periodic sweep', async () => {
+    const ip = '2001:db8:200::9';
+    const { ns, who } = await createPod('while-down', { 'flock.fritzlab.net/pinned-ip': ip });
+    await node.cnitool('add', ns.path, who);
+    await router.waitFor((l) => l.includes(`${ip}/128`), 10_000);
+    await node.agent!.stop(); // BIRD goes on announcing what it was last given
+    await forceDelete('while-down');
+    expect(await router.learned()).toContain(`${ip}/128`);
+    // A periodic sweep 10 minutes away: only the start-up sweep can clean up.
+    await node.startAgent(['--sweep-period', '10m']);
+    const started = Date.now();
+    await eventually(
+      'torn down and withdrawn',
+      async () =>
+        !(await storeEntries()).some((e) => e.pod === 'while-down') &&
+        (await nodeRoutes(ip)).length === 0 &&
+        !(await router.learned()).includes(`${ip}/128`),
+      { timeoutMs: 30_000 },
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const swept = node
+      .agent!.logs.filter((l) => l.includes('orphan sweep removed'))
+      .map((l) => JSON.parse(l) as { pod?: string; trigger?: string })
+      .find((l) => l.pod === 'default/while-down');
+    // The start-up sweep (or the re-run it scheduled for an allocation still in its grace).
+    expect(['pod cache synced', 'grace period over']).toContain(swept?.trigger);
+    await node.agent!.stop();
+    await node.startAgent(); // the usual settings for what follows
+  });
+
   it("NodeConfig status follows the BGP session when the router's BIRD stops and starts", async () => {
     await router.stopBird();
     const down = await eventually(

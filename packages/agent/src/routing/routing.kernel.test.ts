@@ -65,22 +65,27 @@ describe('announcements through a real BIRD to a router (kernel)', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('a BIRD started after the agent rendered still announces; the router learns aggregates, host routes and anycast', async () => {
+  it('a BIRD started 10 s after the agent rendered is reloaded within 1 s; the router learns aggregates, host routes and anycast', async () => {
     const paths = nodeBirdPaths(dir);
+    // The agent's own clients and retry settings.
     announcer = new BirdAnnouncer({
       configPath: paths.configPath,
       control: birdControls(paths.socketPath).reload,
       logger: createMemoryLogger(),
-      retryMinMs: 200,
-      retryMaxMs: 1000,
     });
     announcer.announce(model());
     await eventually('unreachable', () => announcer!.state.status === 'unreachable');
     expect(await readFile(paths.configPath, 'utf8')).toBe(renderBirdConfig(model()));
-    nodeBird = await startNodeBird(node, paths);
+    await new Promise((r) => setTimeout(r, 10_000)); // a 1 → 10 s backoff would be at 8 s
+    nodeBird = await startNodeBird(node, paths); // resolves once BIRD answers on its socket
+    const up = Date.now();
+    await eventually('applied', () => announcer!.state.status === 'applied', {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+    });
+    expect(Date.now() - up).toBeLessThanOrEqual(1_000);
     const want = prefixes(model());
     expect(await router.waitFor((l) => same(l, want), 60_000)).toEqual(want);
-    await eventually('applied', () => announcer!.state.status === 'applied', { timeoutMs: 10_000 });
 
     announcer.announce(model({ pinned: [], anycast: [] }));
     const aggregates = ['192.0.2.16/28', '2001:db8:100::/64'];

@@ -1,18 +1,18 @@
 // The routing side inside the real agent start-up, on FakeApiServer, FakeDatapath and FakeBird:
 // announcements follow pods, the sweep removes what the API server no longer has, anycast
 // follows readiness, status follows BIRD.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeConfig, type AgentRequest } from '@flock/api';
 import { renderBirdConfig } from '@flock/bird';
-import { NODECONFIGS, NODES, PODS } from '@flock/kube';
+import { NODECONFIGS, NODES, PODS, SECRETS } from '@flock/kube';
 import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../agent.js';
-import { AgentConfig } from '../config.js';
 import { FakeDatapath, hostVethName } from '../datapath/index.js';
+import { testAgentConfig } from '../testing/agent-config.js';
 import { FakeBird } from '../testing/fake-bird.js';
 import { NODE_CONFIG, pod } from '../testing/routing-fixtures.js';
 
@@ -50,12 +50,8 @@ async function add(name: string, uid: string): Promise<void> {
 
 async function start(over: Record<string, unknown> = {}): Promise<RunningAgent> {
   agent = await startAgent({
-    config: AgentConfig.parse({
-      nodeName: 'node-a',
-      socketPath: join(dir, 'run', 'cni.sock'),
-      storePath: join(dir, 'lib', 'allocations.json'),
+    config: testAgentConfig(dir, {
       birdConfigPath: bird.configPath,
-      healthPort: 0,
       orphanGraceMs: '300ms',
       sweepPeriodMs: '1s',
       anycastPeriodMs: '100ms',
@@ -226,5 +222,60 @@ describe('routing in the agent', () => {
     expect(await readFile(bird.configPath, 'utf8')).toBe(
       renderBirdConfig(agent!.routing.birdModel!),
     );
+  });
+
+  it('an agent restarted while the BGP Secret cannot be read keeps the peer and its password in BIRD, and says so', async () => {
+    api.register(SECRETS, { builtin: true });
+    const password = Buffer.from('s3cret').toString('base64');
+    api.putObject(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'bgp', namespace: 'flock-system' },
+      data: { password },
+    } as never);
+    const peer = {
+      ...NODE_CONFIG.spec.bgp.peers[0]!,
+      passwordSecretRef: { name: 'bgp', key: 'password' },
+    };
+    api.putObject(NODECONFIGS, {
+      ...NODE_CONFIG,
+      spec: { ...NODE_CONFIG.spec, bgp: { asn: 64512, peers: [peer] } },
+    });
+    bird.up = true;
+    await start();
+    await eventually('BIRD runs the session with its password', () =>
+      bird.running?.includes('password "s3cret";'),
+    );
+    await agent!.stop();
+
+    // BIRD outlives the agent; the new agent starts while the API server refuses the Secret.
+    api.inject((r) =>
+      r.path.includes('/secrets/') ? new Error('503 Service Unavailable') : undefined,
+    );
+    const configures = bird.configures;
+    await start();
+    await eventually('the new agent reloaded BIRD', () => bird.configures > configures);
+    expect(bird.running).toContain('protocol bgp peer_2001_db8_ffff__1 {');
+    expect(bird.running).toContain('password "s3cret";');
+    const unread = /cannot read Secret flock-system\/bgp.*BIRD keeps the last password read/;
+    await eventually('status says so', () => unread.test(status()?.bgpPeers?.[0]?.info ?? ''));
+    expect(status()?.bgpPeers?.[0]).toMatchObject({ state: 'Established' });
+    expect(condition('BGPEstablished')?.message).toMatch(
+      /password Secret of 2001:db8:ffff::1 cannot be read/,
+    );
+    const events = (await api.request({
+      method: 'GET',
+      path: '/apis/events.k8s.io/v1/namespaces/default/events',
+    })) as {
+      items: { reason?: string; regarding?: { kind?: string; name?: string }; note?: string }[];
+    };
+    expect(events.items).toContainEqual(
+      expect.objectContaining({
+        reason: 'BgpPasswordUnreadable',
+        regarding: expect.objectContaining({ kind: 'NodeConfig', name: 'node-a' }),
+      }),
+    );
+    // Kept beside the allocation store, root-only.
+    expect((await stat(join(dir, 'lib', 'bgp-passwords.json'))).mode & 0o777).toBe(0o600);
   });
 });

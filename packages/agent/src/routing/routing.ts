@@ -27,9 +27,12 @@ import { AnycastReconciler } from './anycast-reconciler.js';
 import { BirdAnnouncer } from './announcer.js';
 import { entryLiveness, livenessSignature } from './liveness.js';
 import { OrphanSweeper } from './orphan-sweep.js';
+import { passwordFile } from './password-file.js';
 import {
   PeerPasswords,
   apiSecretReader,
+  noPeers,
+  peerWarnings,
   type ResolvedPeers,
   type SecretReader,
 } from './peer-secrets.js';
@@ -54,6 +57,8 @@ export interface RoutingSettings {
   bgpStatusPeriodMs: number;
   /** Namespace of a passwordSecretRef without one (the agent's own). */
   secretNamespace: string;
+  /** Where the last BGP passwords read are kept across restarts (none: memory only). */
+  passwordFile?: string;
   /** How long start() waits for the pod cache before going on without it (default 60 s). */
   podCacheSyncTimeoutMs?: number;
 }
@@ -73,6 +78,8 @@ export interface RoutingDeps {
   settings: RoutingSettings;
   /** Default: GET from the API server. */
   readSecret?: SecretReader;
+  /** A Warning Event about this node's BGP peers (on its NodeConfig). */
+  warn?: (reason: string, note: string) => void;
   now?: () => number;
 }
 
@@ -85,7 +92,7 @@ export class Routing {
   private readonly passTask: SerialTask;
   private readonly sweepTask: SerialTask;
   private readonly refreshTask: SerialTask;
-  private peers: ResolvedPeers = { peers: [], problems: [] };
+  private peers: ResolvedPeers = noPeers();
   private routerId: RouterIdChoice | undefined;
   private nodeAddresses: NodeAddress[] = [];
   private plan: AnnouncementPlan | undefined;
@@ -131,6 +138,7 @@ export class Routing {
       deps.readSecret ?? apiSecretReader(deps.transport),
       settings.secretNamespace,
       logger,
+      settings.passwordFile ? passwordFile(settings.passwordFile, logger) : undefined,
     );
     this.passTask = new SerialTask(() => this.pass(), fail('announcement pass'));
     this.sweepTask = new SerialTask(() => this.sweep(), fail('orphan sweep'));
@@ -283,7 +291,9 @@ export class Routing {
     if (!state) return this.status.refresh();
     const { spec } = state.nodeConfig;
     const { settings, logger, nodeName } = this.deps;
+    const before = this.peers;
     this.peers = await this.passwords.resolve(spec.bgp.peers);
+    for (const w of peerWarnings(before, this.peers)) this.deps.warn?.(w.reason, w.note);
     if (!settings.routerIdOverride && !spec.bgp.routerID) {
       try {
         this.nodeAddresses = await readNodeAddresses(this.deps.transport, nodeName);
@@ -346,6 +356,7 @@ export class Routing {
       configuredPeers: object.spec.bgp.peers,
       peers: this.peers.peers,
       peerProblems: this.peers.problems,
+      stalePasswords: this.peers.stale,
       entries: this.deps.store.entries(),
       anycastAnnounced: this.plan?.anycast.size ?? 0,
       ...(model ? { advertisedRoutes: advertisedCount(model) } : {}),

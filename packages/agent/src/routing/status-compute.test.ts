@@ -84,6 +84,20 @@ describe('NodeConfig status', () => {
     });
   });
 
+  it('a session on a password whose Secret cannot be re-read: still Established, and said so', () => {
+    const message = 'cannot read Secret flock-system/bgp: 503; BIRD keeps the last password read';
+    const s = computeNodeStatus(inputs({ stalePasswords: [{ ...P1, message }] }), undefined, T1);
+    expect(s.bgpPeers?.[0]).toMatchObject({
+      state: 'Established',
+      info: message,
+    });
+    expect(condition(s, 'BGPEstablished')).toMatchObject({
+      status: 'True',
+      reason: 'AllPeersEstablished',
+      message: expect.stringContaining('the password Secret of 2001:db8:ffff::1 cannot be read'),
+    });
+  });
+
   it('no peers: BGPEstablished Unknown; BIRD down: False BirdUnavailable with peers Unknown', () => {
     const none = computeNodeStatus(inputs({ configuredPeers: [], peers: [] }), undefined, T1);
     expect(condition(none, 'BGPEstablished')).toMatchObject({

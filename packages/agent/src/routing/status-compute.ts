@@ -7,6 +7,8 @@
 //                   model; False NodeConfigUnusable / BgpConfigInvalid / BirdConfigRefused.
 //   BGPEstablished  True when every peer is Established; False listing the ones that are not
 //                   (or BirdUnavailable / BirdReloadFailed); Unknown NoPeers without peers.
+//                   A peer BIRD runs with the last password read, because its Secret cannot
+//                   be read now, is named in the message (and in its bgpPeers info).
 //   PolicyApplied   what the policy engine reported through setPolicy(); Unknown NotReported
 //                   until then.
 import {
@@ -41,6 +43,8 @@ export interface StatusInputs {
   /** The peers given to BIRD. */
   peers: readonly BirdPeer[];
   peerProblems: readonly PeerProblem[];
+  /** Peers BIRD runs with the last password read: their Secret cannot be read now. */
+  stalePasswords?: readonly PeerProblem[];
   /** BIRD's protocols from the last poll; undefined before the first poll. */
   bgp: BgpObservation | undefined;
   entries: readonly AllocationEntry[];
@@ -54,6 +58,7 @@ type PeerStatus = NonNullable<NodeConfigStatus['bgpPeers']>[number];
 
 export function bgpPeerStatuses(inputs: StatusInputs): PeerStatus[] {
   const problems = new Map(inputs.peerProblems.map((p) => [p.address, p]));
+  const stalePassword = new Map((inputs.stalePasswords ?? []).map((p) => [p.address, p]));
   const fromBird =
     inputs.bgp && 'protocols' in inputs.bgp
       ? new Map(peerStatuses(inputs.peers, inputs.bgp.protocols).map((s) => [s.address, s]))
@@ -68,6 +73,9 @@ export function bgpPeerStatuses(inputs: StatusInputs): PeerStatus[] {
         info: problem.message,
       };
     const seen = fromBird?.get(peer.address);
+    const stale = stalePassword.get(peer.address);
+    if (seen && stale)
+      return { ...seen, info: seen.info ? `${seen.info}; ${stale.message}` : stale.message };
     if (seen) return seen;
     return {
       address: peer.address,
@@ -109,13 +117,21 @@ function bgpCondition(inputs: StatusInputs, peers: PeerStatus[]): ConditionInput
   if (inputs.bgp && 'error' in inputs.bgp)
     return c('False', 'BirdUnavailable', `BIRD is not answering: ${inputs.bgp.error}`);
   const down = peers.filter((p) => p.state !== 'Established');
+  const stale = (inputs.stalePasswords ?? []).map((p) => p.address);
+  const unread = stale.length
+    ? `; the password Secret of ${stale.join(', ')} cannot be read, BIRD keeps the last password read`
+    : '';
   if (!down.length)
-    return c('True', 'AllPeersEstablished', `all ${peers.length} BGP sessions are established`);
+    return c(
+      'True',
+      'AllPeersEstablished',
+      `all ${peers.length} BGP sessions are established${unread}`,
+    );
   const list = down.map((p) => `${p.address} ${p.state}${p.info ? ` (${p.info})` : ''}`);
   return c(
     'False',
     'PeersNotEstablished',
-    `${down.length} of ${peers.length} BGP sessions not established: ${list.join('; ')}`,
+    `${down.length} of ${peers.length} BGP sessions not established: ${list.join('; ')}${unread}`,
   );
 }
 

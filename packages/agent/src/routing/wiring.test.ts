@@ -17,6 +17,7 @@ describe('routing settings from the agent flags', () => {
       anycastPeriodMs: 2_000,
       bgpStatusPeriodMs: 5_000,
       secretNamespace: 'flock-system',
+      passwordFile: '/var/lib/flock/bgp-passwords.json',
     });
   });
 
@@ -33,6 +34,7 @@ describe('routing settings from the agent flags', () => {
         '--sweep-period=5s',
         '--anycast-period=500ms',
         '--bgp-status-period=1s',
+        '--store=/tmp/t/lib/allocations.json',
       ],
       { NODE_NAME: 'n1', POD_NAMESPACE: 'net' },
     );
@@ -45,6 +47,7 @@ describe('routing settings from the agent flags', () => {
       anycastPeriodMs: 500,
       bgpStatusPeriodMs: 1000,
       secretNamespace: 'net',
+      passwordFile: '/tmp/t/lib/bgp-passwords.json',
     });
   });
 

@@ -1,19 +1,24 @@
 // From the agent's settings to the routing side's: the BIRD clients and RoutingSettings.
+import { dirname, join } from 'node:path';
 import { BirdClient, type BirdControl } from '@flock/bird';
 import type { AgentConfig } from '../config.js';
 import type { RoutingSettings } from './routing.js';
 
 /**
- * reload: a few quick connection attempts, because the announcer retries (with the latest
- * model) on its own — a long retry inside one reload would hold newer models back. status: one
- * attempt per poll, so a missing BIRD is reported at once.
+ * reload: one connection attempt, because the announcer asks BIRD's socket again every 250 ms
+ * while BIRD is not up and reloads with the latest model once it answers — a retry inside one
+ * reload would only hold newer models back. status: one attempt per poll, so a missing BIRD is
+ * reported at once.
  */
 export function birdControls(socketPath: string): { reload: BirdControl; status: BirdControl } {
   return {
-    reload: new BirdClient({ socketPath, attempts: 3, retryDelayMs: 300 }),
+    reload: new BirdClient({ socketPath, attempts: 1 }),
     status: new BirdClient({ socketPath, attempts: 1, timeoutMs: 10_000 }),
   };
 }
+
+/** Beside the allocation store: the last BGP password read from each Secret (0600). */
+export const PASSWORD_FILE = 'bgp-passwords.json';
 
 export function routingSettings(config: AgentConfig): RoutingSettings {
   return {
@@ -24,5 +29,6 @@ export function routingSettings(config: AgentConfig): RoutingSettings {
     anycastPeriodMs: config.anycastPeriodMs,
     bgpStatusPeriodMs: config.bgpStatusPeriodMs,
     secretNamespace: config.namespace,
+    passwordFile: join(dirname(config.storePath), PASSWORD_FILE),
   };
 }

@@ -25,6 +25,8 @@ export class FakeBird implements BirdControl {
   readonly bgpStates = new Map<string, string>();
   /** The next configure fails with this error (once). */
   failNextConfigure: Error | undefined;
+  /** Every configure fails with this error while it is set. */
+  failConfigure: Error | undefined;
 
   constructor(readonly configPath: string) {}
 
@@ -46,6 +48,7 @@ export class FakeBird implements BirdControl {
       this.failNextConfigure = undefined;
       throw error;
     }
+    if (this.failConfigure) throw this.failConfigure;
     this.running = await readFile(this.configPath, 'utf8');
     this.configures++;
     return { code: 3, message: 'Reconfigured' };
