@@ -42,8 +42,15 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** A bare pod bound to `node` (no scheduler, no controller replacing it), label app=LABEL. */
-async function createPod(name: string, node: string, label: string): Promise<void> {
+/**
+ * A bare pod bound to `node` (no scheduler, no controller replacing it), label app=LABEL;
+ * `stay` tolerates the node being NotReady or unreachable for good (it is not evicted while its
+ * node reboots).
+ */
+async function createPod(name: string, node: string, label: string, stay = false): Promise<void> {
+  const tolerations = ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'].map(
+    (key) => ({ key, operator: 'Exists', effect: 'NoExecute' }),
+  );
   await lab.api!.request({
     method: 'POST',
     path: '/api/v1/namespaces/default/pods',
@@ -55,6 +62,7 @@ async function createPod(name: string, node: string, label: string): Promise<voi
         nodeName: node,
         terminationGracePeriodSeconds: 1,
         containers: [workloadContainer('w')],
+        ...(stay ? { tolerations } : {}),
       },
     },
   });
@@ -295,7 +303,7 @@ describe('a node reboot (the runtime loses its state; no runtime sends CNI GC)',
   // runtime state; the kubelet makes new ones.
   it('pods come back in new sandboxes; the dead sandboxes’ allocations are released', async () => {
     const node = lab.nodes[1]!;
-    for (let i = 0; i < 2; i++) await createPod(`boot-${i}`, node.plan.name, 'boot');
+    for (let i = 0; i < 2; i++) await createPod(`boot-${i}`, node.plan.name, 'boot', true);
     const pods = await waitForPods(lab, 'default', 'app=boot', 2);
     const before = await Promise.all(pods.map((p) => sandboxOf(node, p.metadata.name)));
     await node.powerOff();
@@ -307,10 +315,12 @@ describe('a node reboot (the runtime loses its state; no runtime sends CNI GC)',
         const now = await Promise.all(
           pods.map((p) => sandboxOf(node, p.metadata.name).catch(() => undefined)),
         );
-        const up = (await listPods(lab, 'default', 'app=boot')).filter(running);
-        return now.every((s, i) => s && s.id !== before[i]!.id) && up.length === 2
-          ? now.map((s) => s!.id)
-          : undefined;
+        const listed = await listPods(lab, 'default', 'app=boot');
+        if (now.every((s, i) => s && s.id !== before[i]!.id) && listed.filter(running).length === 2)
+          return now.map((s) => s!.id);
+        throw new Error(
+          `sandboxes ${now.map((s) => s?.id.slice(0, 12) ?? '-').join(',')} (before ${before.map((s) => s.id.slice(0, 12)).join(',')}); pods ${listed.map((p) => `${p.metadata.name}:${p.status?.phase}`).join(',')}`,
+        );
       },
       { timeoutMs: 120_000, intervalMs: 500 },
     );
