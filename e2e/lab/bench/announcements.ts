@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // Lab benchmark (issue #12, parts 2 and 3), on a whole lab:
-//   announcement: from the kubelet reporting the pod's addresses (the first status with podIPs,
-//     seen by polling the API every 50 ms: CNI ADD has returned by then) to the pod's pinned
-//     /128, or its own anycast /128, appearing in the router's kernel table (`ip -ts monitor
-//     route` in the router namespace stamps every change); anycast also from the pod's Ready;
+//   announcement: from the agent answering the runtime's CNI ADD (its "pod added" log line's
+//     timestamp, the same clock) to the pod's pinned /128, or its own anycast /128, appearing
+//     in the router's kernel table (`ip -ts monitor route` in the router namespace stamps every
+//     change); anycast also from the pod's Ready (first seen by polling the API every 50 ms);
 //   withdrawal after ungraceful loss: the node's kubelet is dead (no DEL will come), the pod is
 //     deleted from the API (grace 0); from the DELETE returning to the /128 gone from the router.
-//   node e2e/dist/lab/bench/announcements.js [--pods N]      (N pinned + N anycast pods; default 40)
-import { mkdtemp, rm } from 'node:fs/promises';
+//   node e2e/dist/lab/bench/announcements.js [--pods N] [--pace MS]
+//     N pinned + N anycast pods (default 40), created MS apart (default 250; 0 = one burst, where
+//     on 2 cores the figures are those of a queue: 80 sandboxes starting at once)
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -23,6 +25,10 @@ const argPods = process.argv.indexOf('--pods');
 const PER_KIND = argPods > 0 ? Number(process.argv[argPods + 1]) : 40;
 if (!Number.isInteger(PER_KIND) || PER_KIND < 1 || PER_KIND > 200)
   throw new Error('--pods: 1..200 (the pinned and anycast ranges are /120s)');
+const argPace = process.argv.indexOf('--pace');
+const PACE_MS = argPace > 0 ? Number(process.argv[argPace + 1]) : 250;
+if (!Number.isInteger(PACE_MS) || PACE_MS < 0 || PACE_MS > 10_000)
+  throw new Error('--pace: 0..10000 ms');
 
 interface RouteEvent {
   at: number;
@@ -75,13 +81,8 @@ const PodList = z.object({
   ),
 });
 
-/** When each bench pod was first seen with addresses, and Ready (polling the API). */
-function stampPods(lab: Lab): {
-  addressed: Map<string, number>;
-  ready: Map<string, number>;
-  stop(): void;
-} {
-  const addressed = new Map<string, number>();
+/** When each bench pod was first seen Ready (polling the API). */
+function stampReady(lab: Lab): { ready: Map<string, number>; stop(): void } {
   const ready = new Map<string, number>();
   let on = true;
   void (async () => {
@@ -94,7 +95,6 @@ function stampPods(lab: Lab): {
       const now = Date.now();
       for (const p of PodList.parse(raw).items) {
         const name = p.metadata.name;
-        if ((p.status?.podIPs ?? []).length && !addressed.has(name)) addressed.set(name, now);
         const isReady = p.status?.conditions?.some(
           (c) => c.type === 'Ready' && c.status === 'True',
         );
@@ -103,7 +103,23 @@ function stampPods(lab: Lab): {
       await delay(50);
     }
   })();
-  return { addressed, ready, stop: () => (on = false) };
+  return { ready, stop: () => (on = false) };
+}
+
+const AgentLine = z.looseObject({ message: z.string(), timestamp: z.string(), pod: z.string() });
+
+/** When each node's agent answered ADD for each pod (its "pod added" log lines). */
+async function addsAnswered(lab: Lab): Promise<Map<string, number>> {
+  const at = new Map<string, number>();
+  for (const node of lab.nodes) {
+    const text = await readFile(join(node.dir, 'agent.log'), 'utf8');
+    for (const line of text.split('\n')) {
+      if (!line.includes('"pod added"')) continue;
+      const parsed = AgentLine.safeParse(JSON.parse(line));
+      if (parsed.success) at.set(parsed.data.pod.split('/')[1]!, Date.parse(parsed.data.timestamp));
+    }
+  }
+  return at;
 }
 
 async function main(): Promise<void> {
@@ -138,12 +154,15 @@ async function main(): Promise<void> {
         path: '/api/v1/namespaces/default/pods',
         body: barePod(p.name, p.node, annotations),
       });
+      if (PACE_MS) await delay(PACE_MS);
     }
-    const stamps = stampPods(lab);
-    const added = (p: { name: string }) => stamps.addressed.get(p.name);
+    const stamps = stampReady(lab);
+    let answered = new Map<string, number>();
+    const added = (p: { name: string }) => answered.get(p.name);
     await eventually(
       'every bench pod announced',
-      () => {
+      async () => {
+        answered = await addsAnswered(lab);
         const events = parseEvents(monitor.lines);
         return pods.every(
           (p) => added(p) && events.some((e) => !e.deleted && e.prefix === p.prefix),
@@ -183,9 +202,11 @@ async function main(): Promise<void> {
       withdraw.push(gone.at - deletedAt);
     }
     monitor.stop();
-    console.log(`\nlab announcement and withdrawal (${NODES} nodes, ${new Date().toISOString()})`);
-    console.log(summary('pod addresses reported -> pinned /128 on router', announce.pinned));
-    console.log(summary('pod addresses reported -> anycast /128 on router', announce.anycast));
+    console.log(
+      `\nlab announcement and withdrawal (${NODES} nodes, pods ${PACE_MS} ms apart, ${new Date().toISOString()})`,
+    );
+    console.log(summary('ADD answered -> pinned /128 on the router', announce.pinned));
+    console.log(summary('ADD answered -> anycast /128 on the router', announce.anycast));
     console.log(summary('  of which: pod Ready -> anycast on the router', announce.anycastReady));
     console.log(summary('pod deleted without DEL -> /128 withdrawn', withdraw));
   } finally {
