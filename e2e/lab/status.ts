@@ -1,7 +1,7 @@
 // `lab status`: what the lab looks like right now, from its state file — nodes, NodeConfigs and
 // pods (kubectl), the routes the router learned, and a TCP check from the router to every pod.
 import { run } from '@flock/exec';
-import { z } from 'zod';
+import { PodList } from './pod-list.js';
 import { labScript } from './plan.js';
 import type { LabState } from './state.js';
 
@@ -43,21 +43,6 @@ export async function probeFrom(ref: NetnsRef, ip: string, port = WORKLOAD_PORT)
     ? { ok: true, reply: body }
     : { ok: false, reply: r.stderr.trim() || 'no reply' };
 }
-
-const PodList = z.object({
-  items: z.array(
-    z.looseObject({
-      metadata: z.looseObject({ name: z.string(), namespace: z.string() }),
-      spec: z.looseObject({ hostNetwork: z.boolean().optional() }),
-      status: z
-        .looseObject({
-          phase: z.string().optional(),
-          podIPs: z.array(z.object({ ip: z.string() })).optional(),
-        })
-        .optional(),
-    }),
-  ),
-});
 
 /** Running pods on flock's network (not hostNetwork) and their addresses. */
 export async function podAddresses(state: LabState): Promise<{ pod: string; ips: string[] }[]> {

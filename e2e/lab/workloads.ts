@@ -1,6 +1,5 @@
 // Workloads in the lab: the Deployment resource and waiting for pods to run with addresses.
 import { setTimeout as delay } from 'node:timers/promises';
-import { z } from 'zod';
 import { run, type RunOptions } from '@flock/exec';
 import { NAMESPACES, NETWORK_POLICIES, type ResourceRef } from '@flock/kube';
 import type { Lab } from './lab.js';
@@ -13,7 +12,10 @@ import {
   SHOP_NAMESPACES,
   UNREADY_FILE,
 } from './plan.js';
+import { PodList, type LabPod } from './pod-list.js';
 import { inNetns, type NetnsRef } from './status.js';
+
+export type { LabPod } from './pod-list.js';
 
 export const DEPLOYMENTS: ResourceRef = {
   group: 'apps',
@@ -22,25 +24,6 @@ export const DEPLOYMENTS: ResourceRef = {
   kind: 'Deployment',
   namespaced: true,
 };
-
-const PodList = z.object({
-  items: z.array(
-    z.looseObject({
-      metadata: z.looseObject({ name: z.string(), namespace: z.string() }),
-      spec: z.looseObject({ nodeName: z.string().optional() }),
-      status: z
-        .looseObject({
-          phase: z.string().optional(),
-          podIPs: z.array(z.object({ ip: z.string() })).optional(),
-          containerStatuses: z
-            .array(z.looseObject({ containerID: z.string().optional() }))
-            .optional(),
-        })
-        .optional(),
-    }),
-  ),
-});
-export type LabPod = z.infer<typeof PodList>['items'][number];
 
 export async function listPods(lab: Lab, namespace: string, selector: string): Promise<LabPod[]> {
   const raw = await lab.api!.request({

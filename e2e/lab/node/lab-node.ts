@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { BirdProcess, type BirdPaths } from '@flock/bird';
-import { requireTools, which } from '@flock/testkit';
+import { NODE_BINARIES, requireTools, which } from '@flock/testkit';
 import { running, stopDaemon, waitForLog, watchDaemon, type Daemon } from '../daemon.js';
 import { MAX_PODS, NODE_NS_PREFIX, POOL_CIDR4, POOL_CIDR6, type NodePlan } from '../plan.js';
 import { configureUplink } from '../router.js';
@@ -24,14 +24,6 @@ export const AGENT_MAIN = join(
 );
 export const CNI_NETWORK = 'flock';
 export const CONTAINERD_SOCKET = '/run/containerd/containerd.sock';
-export const NODE_TOOLS = [
-  'kubelet',
-  'kube-proxy',
-  'containerd',
-  'containerd-shim-runc-v2',
-  'ctr',
-  'crictl',
-];
 
 /** Credentials and addresses a node's daemons need (files readable inside the node). */
 export interface NodeCredentials {
@@ -70,7 +62,7 @@ export class LabNode {
 
   /** The node's namespaces, cgroups, directories and configuration files. */
   static async create(plan: NodePlan, labDir: string, creds: NodeCredentials): Promise<LabNode> {
-    requireTools('unshare', 'runc', ...NODE_TOOLS);
+    requireTools('unshare', 'runc', ...NODE_BINARIES);
     const dir = join(labDir, plan.name);
     await mkdir(join(dir, 'run'), { recursive: true });
     const ns = await NodeNamespaces.create(NODE_NS_PREFIX, plan.name, dir);

@@ -3,6 +3,18 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
+/** What a lab node runs, built by scripts/build-node.sh into .cache/bin. */
+export const NODE_BINARIES = [
+  'kubelet',
+  'kube-proxy',
+  'containerd',
+  'containerd-shim-runc-v2',
+  'ctr',
+  'crictl',
+  'pause',
+  'agnhost',
+] as const;
+
 /** Debian package that provides each tool the tests use. */
 const PACKAGE_OF: Record<string, string> = {
   ip: 'iproute2',
@@ -23,16 +35,7 @@ const PACKAGE_OF: Record<string, string> = {
   tar: 'tar',
   runc: 'runc',
   ...Object.fromEntries(
-    [
-      'kubelet',
-      'kube-proxy',
-      'containerd',
-      'containerd-shim-runc-v2',
-      'ctr',
-      'crictl',
-      'pause',
-      'agnhost',
-    ].map((b) => [b, `${b} (./dev setup builds it: scripts/build-node.sh)`]),
+    NODE_BINARIES.map((b) => [b, `${b} (./dev setup builds it: scripts/build-node.sh)`]),
   ),
 };
 

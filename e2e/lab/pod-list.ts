@@ -1,0 +1,24 @@
+// The fields of a Pod list the lab reads (a zod schema at the boundary: what the API returns).
+import { z } from 'zod';
+
+export const PodList = z.object({
+  items: z.array(
+    z.looseObject({
+      metadata: z.looseObject({ name: z.string(), namespace: z.string() }),
+      spec: z.looseObject({
+        nodeName: z.string().optional(),
+        hostNetwork: z.boolean().optional(),
+      }),
+      status: z
+        .looseObject({
+          phase: z.string().optional(),
+          podIPs: z.array(z.object({ ip: z.string() })).optional(),
+          containerStatuses: z
+            .array(z.looseObject({ containerID: z.string().optional() }))
+            .optional(),
+        })
+        .optional(),
+    }),
+  ),
+});
+export type LabPod = z.infer<typeof PodList>['items'][number];
