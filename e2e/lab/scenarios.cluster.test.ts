@@ -19,7 +19,10 @@ import {
   DEPLOYMENTS,
   execInPod,
   listPods,
+  labService,
   podNetns,
+  serviceIp,
+  SERVICES,
   setReady,
   waitForPods,
 } from './workloads.js';
@@ -148,6 +151,45 @@ describe('scenario 5: NetworkPolicy across nodes', () => {
       const r = await probeFrom(fromOutsider, w.status!.podIPs![0]!.ip);
       expect(r).toEqual({ ok: true, reply: w.metadata.name });
     }
+  });
+});
+
+describe('Services: kube-proxy (nftables) beside flock', () => {
+  it('a pod reaches the web pods through a ClusterIP Service, and a pod reaches itself through its own (hairpin)', async () => {
+    await lab.apply(SERVICES, labService('web', 'web'));
+    await lab.apply(SERVICES, labService('pinned', 'pinned'));
+    const web = await waitForPods(lab, 'default', 'app=web', 3);
+    const [outsider] = await waitForPods(lab, 'outsider', 'app=outsider', 1);
+    const [pinned] = await waitForPods(lab, 'default', 'app=pinned', 1);
+    const webIp = await serviceIp(lab, 'web');
+    // IPv6 first: the Service's family is the cluster's primary one.
+    expect(webIp).toContain(':');
+    const from = await podNetns(lab, outsider!);
+    const answered = await eventually(
+      'the web Service answers (kube-proxy has its endpoints)',
+      async () => {
+        const r = await probeFrom(from, webIp, 80);
+        return r.ok ? r.reply : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    expect(web.map((p) => p.metadata.name)).toContain(answered);
+    // Hairpin: the pinned pod's only endpoint is itself.
+    const pinnedIp = await serviceIp(lab, 'pinned');
+    const self = await podNetns(lab, pinned!);
+    const hairpin = await eventually(
+      'the pinned pod reaches itself through its Service',
+      async () => {
+        const r = await probeFrom(self, pinnedIp, 80);
+        return r.ok ? r.reply : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    expect(hairpin).toBe(pinned!.metadata.name);
+    // Both tables are there, each owned by its program.
+    const { stdout } = await lab.node(pinned!.spec.nodeName!).ns.enter('nft', ['list', 'tables']);
+    expect(stdout).toContain('table ip6 kube-proxy');
+    expect(stdout).toMatch(/table inet flock/);
   });
 });
 

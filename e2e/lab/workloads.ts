@@ -17,6 +17,35 @@ import { inNetns, type NetnsRef } from './status.js';
 
 export type { LabPod } from './pod-list.js';
 
+export const SERVICES: ResourceRef = {
+  group: '',
+  version: 'v1',
+  plural: 'services',
+  kind: 'Service',
+  namespaced: true,
+};
+
+/** A ClusterIP Service on the workload's HTTP port, for the pods labelled app=APP. */
+export function labService(name: string, app: string, namespace = 'default'): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace },
+    spec: { selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+  };
+}
+
+/** The Service's ClusterIP once it has endpoints ready. */
+export async function serviceIp(lab: Lab, name: string, namespace = 'default'): Promise<string> {
+  const svc = (await lab.api!.request({
+    method: 'GET',
+    path: `/api/v1/namespaces/${namespace}/services/${name}`,
+  })) as { spec?: { clusterIP?: string } };
+  const ip = svc.spec?.clusterIP;
+  if (!ip) throw new Error(`service ${namespace}/${name} has no ClusterIP`);
+  return ip;
+}
+
 export const DEPLOYMENTS: ResourceRef = {
   group: 'apps',
   version: 'v1',
