@@ -24,6 +24,7 @@ import {
   type ControlPlane,
 } from '@flock/testkit';
 import { startDaemon, stopDaemon, type Daemon } from './daemon.js';
+import { flockImages, helmInstall } from './helm.js';
 import { labImages } from './node/images.js';
 import { LabNode, type NodeCredentials } from './node/lab-node.js';
 import {
@@ -62,6 +63,14 @@ export interface LabOptions {
   nodePrefix4?: number;
   /** Extra flags for every agent (e.g. a short --address-quarantine). */
   agentArgs?: string[];
+  /**
+   * How flock gets onto the nodes: `processes` (default) runs the agents and BIRDs as processes
+   * inside the nodes and the operator on the host; `helm` imports the images built from the
+   * Dockerfiles and runs `helm install` (helm.ts).
+   */
+  install?: 'processes' | 'helm';
+  /** With `helm`: chart values (KEY=VALUE) on top of the lab's. */
+  helmValues?: string[];
 }
 
 export class Lab {
@@ -126,37 +135,9 @@ export class Lab {
     const api = new HttpTransport(this.cp.kubeConfig);
     this.api = api;
     await this.saveState();
-    this.step('CRDs and the flock-system namespace');
-    for (const [, crd] of allCrds()) await this.apply(CUSTOM_RESOURCE_DEFINITIONS, crd);
-    await eventually('CRDs served', () =>
-      api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/pools' }),
-    );
-    await api
-      .request({
-        method: 'POST',
-        path: '/api/v1/namespaces',
-        body: { metadata: { name: 'flock-system' } },
-      })
-      .catch((e: unknown) => {
-        if ((e as { code?: number }).code !== 409) throw e;
-      });
-    this.step('operator');
-    this.operator = startDaemon(
-      process.execPath,
-      [
-        OPERATOR_MAIN,
-        ...['--kubeconfig', this.cp.kubeconfigPath, '--namespace', 'flock-system'],
-        ...['--health-port', '0'],
-        ...['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '1s'],
-      ],
-      join(dir, 'operator.log'),
-    );
-    this.step('CNI plugin bundle and node images (pause, agnhost)');
-    const bundleDir = join(dir, 'cni-bundle');
-    await run(process.execPath, [join(CNI_ROOT, 'scripts', 'bundle.mjs'), '--outdir', bundleDir], {
-      timeoutMs: 120_000,
-    });
-    const images = await labImages();
+    const helm = this.options.install === 'helm';
+    if (!helm) await this.startFlockOnHost();
+    const images = [...(await labImages()), ...(helm ? flockImages() : [])];
     const creds = await this.nodeCredentials();
     this.step(`${this.plans.length} nodes: namespaces, containerd, images, kubelet`);
     for (const plan of this.plans) {
@@ -168,7 +149,7 @@ export class Lab {
     await this.saveState();
     await Promise.all(
       this.nodes.map(async (node) => {
-        await node.installCni(bundleDir);
+        if (!helm) await node.installCni(join(dir, 'cni-bundle'));
         await node.startContainerd();
         await node.importImages(images);
         await node.startKubelet();
@@ -188,19 +169,70 @@ export class Lab {
       },
       { timeoutMs: 120_000 },
     );
+    if (helm) {
+      this.step('helm install flock charts/flock (CRDs, operator Deployment, agent DaemonSet)');
+      await helmInstall(this.cp.kubeconfigPath, [
+        'agent.resync=5s',
+        ...(this.options.helmValues ?? []),
+      ]);
+      await eventually(
+        'the CRDs served',
+        () => api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/pools' }),
+        { timeoutMs: 60_000 },
+      );
+    }
     this.step('sample Pool');
     await this.apply(POOLS, samplePool(this.nodePrefix4));
-    this.step('agents (each waits for its NodeConfig) and their BIRDs');
-    await Promise.all(
-      this.nodes.map(async (node) => {
-        await node.startAgent(this.options.agentArgs);
-        await node.startBird();
-      }),
-    );
+    if (!helm) {
+      this.step('agents (each waits for its NodeConfig) and their BIRDs');
+      await Promise.all(
+        this.nodes.map(async (node) => {
+          await node.startAgent(this.options.agentArgs);
+          await node.startBird();
+        }),
+      );
+    }
     await this.saveState();
     this.step('waiting for the nodes to be Ready and the router to learn every node prefix');
-    await this.waitForNodesReady();
-    await this.waitForRoutes(this.plans.length);
+    await this.waitForNodesReady(helm ? 300_000 : 120_000);
+    await this.waitForRoutes(this.plans.length, helm ? 180_000 : 60_000);
+  }
+
+  /** CRDs, the operator process and the CNI plugin bundle (install: processes). */
+  private async startFlockOnHost(): Promise<void> {
+    const { dir } = this.options;
+    const api = this.api!;
+    this.step('CRDs and the flock-system namespace');
+    for (const [, crd] of allCrds()) await this.apply(CUSTOM_RESOURCE_DEFINITIONS, crd);
+    await eventually('CRDs served', () =>
+      api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/pools' }),
+    );
+    await api
+      .request({
+        method: 'POST',
+        path: '/api/v1/namespaces',
+        body: { metadata: { name: 'flock-system' } },
+      })
+      .catch((e: unknown) => {
+        if ((e as { code?: number }).code !== 409) throw e;
+      });
+    this.step('operator');
+    this.operator = startDaemon(
+      process.execPath,
+      [
+        OPERATOR_MAIN,
+        ...['--kubeconfig', this.cp!.kubeconfigPath, '--namespace', 'flock-system'],
+        ...['--health-port', '0'],
+        ...['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '1s'],
+      ],
+      join(dir, 'operator.log'),
+    );
+    this.step('CNI plugin bundle');
+    await run(
+      process.execPath,
+      [join(CNI_ROOT, 'scripts', 'bundle.mjs'), '--outdir', join(dir, 'cni-bundle')],
+      { timeoutMs: 120_000 },
+    );
   }
 
   /** Kubeconfigs for the nodes' daemons, naming the API server where nodes reach it. */

@@ -23,8 +23,16 @@ export const NODE_MOUNTS: readonly { dir: string; at: string }[] = [
   { dir: 'cni-conf', at: '/etc/cni/net.d' },
   { dir: 'cni-bin', at: '/opt/cni/bin' },
   { dir: 'opt-flock', at: '/opt/flock' },
+  // The agent DaemonSet's hostPaths (the allocation store, the BGP passwords it keeps).
+  { dir: 'var-lib-flock', at: '/var/lib/flock' },
+  { dir: 'etc-flock', at: '/etc/flock' },
 ];
-const TMPFS_AT = ['/run/containerd', '/run/netns'];
+/**
+ * Volatile on a real node (lost on reboot): the runtime's state, the pods' network namespace
+ * files and flock's sockets. Shared within the node, so that a container mounting one with
+ * HostToContainer propagation (the agent: /run/netns) sees what is mounted there later.
+ */
+const TMPFS_AT = ['/run/containerd', '/run/netns', '/run/flock'];
 
 async function ensureNsFilesDir(): Promise<void> {
   await mkdir(NS_FILES_DIR, { recursive: true });
@@ -71,7 +79,7 @@ export class NodeNamespaces {
       }
       for (const at of TMPFS_AT) {
         await mkdir(at, { recursive: true });
-        await ns.enter('mount', ['-t', 'tmpfs', '-o', 'mode=0755', 'tmpfs', at]);
+        await ns.mountVolatile(at);
       }
     } catch (e) {
       await ns.destroy();
@@ -84,8 +92,13 @@ export class NodeNamespaces {
   async resetVolatile(): Promise<void> {
     for (const at of TMPFS_AT) {
       await this.enter('umount', ['--recursive', '--lazy', at]);
-      await this.enter('mount', ['-t', 'tmpfs', '-o', 'mode=0755', 'tmpfs', at]);
+      await this.mountVolatile(at);
     }
+  }
+
+  private async mountVolatile(at: string): Promise<void> {
+    await this.enter('mount', ['-t', 'tmpfs', '-o', 'mode=0755', 'tmpfs', at]);
+    await this.enter('mount', ['--make-shared', at]);
   }
 
   get name(): string {
