@@ -1,21 +1,19 @@
 # shellcheck shell=bash
 # Sourced by scripts/build-images.sh: assembles the Dockerfiles' base image,
 # node:<FLOCK_NODE_VERSION>-bookworm-slim, without a container registry:
-#   - a Debian bookworm root filesystem from Debian's packages (mmdebstrap --variant=minbase,
-#     bookworm + bookworm-updates + bookworm-security, slimmed like debian:bookworm-slim: no
-#     man pages, docs or locales, and later apt-get installs in a Dockerfile stay slim too);
+#   - a Debian bookworm root file system from Debian's packages: mmdebstrap --variant=minbase of
+#     bookworm, -updates and -security from the mirror this machine's apt uses, made like
+#     debian:bookworm-slim (no man pages, docs or locales, also for the Dockerfiles' own
+#     apt-get installs; merged /usr; policy-rc.d; apt's docker-clean);
 #   - Node.js from the npm registry's node-linux-<arch> package (the official binary) in
-#     /usr/local, and the npm that this Node.js release bundles (the npm registry's `npm`
-#     package at the version its changelog names) as /usr/local/lib/node_modules/npm, with
+#     /usr/local, and the npm that this Node.js release bundles (the registry's `npm` package at
+#     the version its changelog names) as /usr/local/lib/node_modules/npm, with
 #     /usr/local/bin/{node,npm,npx} where the official image has them.
-# Like debian:bookworm-slim, /usr/sbin/policy-rc.d keeps packages' services from starting.
 # Unlike the official image: no `node` user, no yarn/corepack, no docker-entrypoint.sh (CMD is
 # plain `node`). The Dockerfiles use none of these.
 # Needs: $B (the buildah command, an array), $cache, say(). Sets $base_hash and $base_archive.
 
 debian_suite=bookworm
-debian_mirror=http://deb.debian.org/debian
-debian_security=http://deb.debian.org/debian-security
 base_name="docker.io/library/node:${FLOCK_NODE_VERSION}-${debian_suite}-slim"
 base_label=net.fritzlab.flock.base-hash
 
@@ -37,6 +35,17 @@ bundled_npm() {
     on && match($0, /upgrade npm to [0-9]+\.[0-9]+\.[0-9]+/) {
       print substr($0, RSTART + 15, RLENGTH - 15); exit
     }' "$1"
+}
+
+# debian_sources: sources.list lines for the suite, -updates and -security (main), taken from
+# this machine's apt configuration, whose mirror it reaches; none when it has none, and then
+# mmdebstrap uses Debian's default mirrors.
+debian_sources() {
+  command -v apt-get >/dev/null 2>&1 || return 0
+  # shellcheck disable=SC2016 # apt's own $(FIELD) placeholders
+  apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Identifier: Packages' 'Component: main' 2>/dev/null |
+    awk -v s="$debian_suite" '$2 == s || $2 == s "-updates" || $2 == s "-security" { print "deb " $1 " " $2 " main" }' |
+    sort -u
 }
 
 # base_in_storage: the image under $base_name carries this script's hash.
@@ -78,7 +87,13 @@ assemble_base() {
     "$clean" "$clean" >"$tmp/extra/etc/apt/apt.conf.d/docker-clean"
   echo 'Apt::AutoRemove::SuggestsImportant "false";' >"$tmp/extra/etc/apt/apt.conf.d/docker-autoremove-suggests"
   export FLOCK_BASE_LOCAL="$tmp/local" FLOCK_BASE_EXTRA="$tmp/extra" # for the hooks
-  say "base: mmdebstrap --variant=minbase $debian_suite ($debian_mirror)"
+  local sources
+  mapfile -t sources < <(debian_sources)
+  if [ ${#sources[@]} -gt 0 ]; then
+    say "base: mmdebstrap --variant=minbase $debian_suite from this machine's apt sources: ${sources[*]}"
+  else
+    say "base: mmdebstrap --variant=minbase $debian_suite from mmdebstrap's default mirrors (this machine's apt has no $debian_suite sources)"
+  fi
   # The path-excludes are debian:bookworm-slim's (they stay in /etc/dpkg/dpkg.cfg.d/ for the
   # Dockerfiles' own apt-get installs); lists and caches are dropped by mmdebstrap's cleanup.
   # Merged /usr made as debootstrap makes it (symlinks), not by the usrmerge package (which
@@ -98,10 +113,7 @@ assemble_base() {
     --essential-hook='tar -C "$FLOCK_BASE_EXTRA" --owner=0 --group=0 -c usr etc | tar -C "$1" --no-overwrite-dir -x' \
     --customize-hook='tar -C "$FLOCK_BASE_LOCAL" --owner=0 --group=0 -c . | tar -C "$1/usr/local" --no-overwrite-dir -x' \
     --customize-hook='chroot "$1" /usr/local/bin/node --version >/dev/null' \
-    "$debian_suite" "$tmp/rootfs.tar" \
-    "deb $debian_mirror $debian_suite main" \
-    "deb $debian_mirror $debian_suite-updates main" \
-    "deb $debian_security $debian_suite-security main"
+    "$debian_suite" "$tmp/rootfs.tar" "${sources[@]}"
   say "base: root filesystem in $((SECONDS - t))s ($(du -m "$tmp/rootfs.tar" | cut -f1) MB)"
 
   t=$SECONDS
