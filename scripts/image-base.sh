@@ -25,6 +25,7 @@ case "$(uname -m)" in
 esac
 
 base_hash="$( (echo "$FLOCK_NODE_VERSION $debian_suite $deb_arch"; cat "${BASH_SOURCE[0]}") | sha256sum | cut -c1-16)"
+# shellcheck disable=SC2154 # $cache: set by build-images.sh
 base_archive="$cache/node-base-$base_hash.tar"
 
 # bundled_npm CHANGELOG VERSION: the npm that Node.js VERSION ships, from its changelog (the
@@ -98,7 +99,8 @@ assemble_base() {
   # Dockerfiles' own apt-get installs); lists and caches are dropped by mmdebstrap's cleanup.
   # Merged /usr made as debootstrap makes it (symlinks), not by the usrmerge package (which
   # brings perl). policy-rc.d is ours from the essential packages on: mmdebstrap's own would be
-  # deleted at the end.
+  # deleted at the end. The hooks' $1 (the new root) and variables expand in mmdebstrap's shell.
+  # shellcheck disable=SC2016
   mmdebstrap --quiet --variant=minbase --architectures="$deb_arch" --format=tar \
     --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr --skip=chroot/policy-rc.d \
     --dpkgopt='path-exclude=/usr/share/man/*' \
