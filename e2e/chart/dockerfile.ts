@@ -1,7 +1,7 @@
 // Just enough of a Dockerfile reader for the chart's image tests: instructions by stage (line
 // continuations joined, comments dropped, ARG defaults substituted into FROM), and a way to run
 // a build stage's `assemble` step against the repository's real build outputs.
-import { mkdir, readdir, symlink, writeFile, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run } from '@flock/exec';
 import { REPO } from './support.js';
@@ -91,27 +91,17 @@ export function copiesFromBuild(stage: Stage): { src: string; dest: string }[] {
 
 /**
  * Run the build stage's `assemble` RUN (the step under a comment starting "assemble:") with
- * OUT=<dir>/out, in a sandbox that looks like the build stage's /src: the repository's
- * packages (with their real dist/ outputs) and a node_modules whose entries link to the
- * repository's. Nothing in the repository is written. Returns the OUT directory.
+ * OUT=<dir>/out, in the repository itself, which looks like the build stage's /src: the
+ * packages with their real dist/ outputs and an npm-installed node_modules (the step picks the
+ * production dependencies out of it with `npm ls`). The step only reads there and writes under
+ * OUT. Returns the OUT directory.
  */
 export async function runAssemble(stages: Stage[], dir: string): Promise<string> {
   const build = stages.find((s) => s.name === 'build');
   const step = build?.instructions.find((i) => i.op === 'RUN' && /^assemble:/.test(i.comment));
   if (!step) throw new Error('the build stage has no RUN under an "assemble:" comment');
-  const src = join(dir, 'src');
   const out = join(dir, 'out');
-  await mkdir(join(src, 'node_modules', '@flock'), { recursive: true });
-  await symlink(join(REPO, 'packages'), join(src, 'packages'));
-  await writeFile(join(src, 'package.json'), await readFile(join(REPO, 'package.json')));
-  for (const entry of await readdir(join(REPO, 'node_modules'))) {
-    if (entry === '@flock' || entry.startsWith('.')) continue;
-    await symlink(join(REPO, 'node_modules', entry), join(src, 'node_modules', entry));
-  }
-  // Workspace links as npm makes them: relative, so they resolve inside the copied tree.
-  for (const entry of await readdir(join(REPO, 'node_modules', '@flock'))) {
-    await symlink(join('..', '..', 'packages', entry), join(src, 'node_modules', '@flock', entry));
-  }
-  await run('sh', ['-c', step.text], { cwd: src, env: { OUT: out }, timeoutMs: 60_000 });
+  await mkdir(dir, { recursive: true });
+  await run('sh', ['-c', step.text], { cwd: REPO, env: { OUT: out }, timeoutMs: 60_000 });
   return out;
 }

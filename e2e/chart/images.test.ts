@@ -28,6 +28,8 @@ const images = {
 };
 const NODE_VERSION = /FLOCK_NODE_VERSION=(\S+)/.exec(readRepo('scripts', 'env.sh'))?.[1];
 const NODE = '/usr/local/bin/node'; // where the official node images put the binary
+const readPackage = (p: string) =>
+  JSON.parse(readRepo('packages', p, 'package.json')) as { version: string };
 
 let dir: string;
 let objects: K8sObject[];
@@ -104,8 +106,9 @@ describe('Dockerfiles', () => {
     }
     const chart = parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string };
     for (const p of ['agent', 'operator', 'cni']) {
-      const pkg = JSON.parse(readRepo('packages', p, 'package.json')) as { version: string };
-      expect(pkg.version, `packages/${p} version = chart appVersion`).toBe(chart.appVersion);
+      expect(readPackage(p).version, `packages/${p} version = chart appVersion`).toBe(
+        chart.appVersion,
+      );
     }
   });
 });
@@ -119,6 +122,8 @@ describe('the chart runs what the images hold', () => {
     expect(main && existsSync(main), `${c.command![1]} in the assembled image`).toBe(true);
     const help = await run(process.execPath, [main!, '--help']);
     expect(help.stdout).toContain('usage: flock-operator');
+    const version = await run(process.execPath, [main!, '--version']);
+    expect(version.stdout.trim()).toBe(`flock-operator ${readPackage('operator').version}`);
     const opts = parseOptions(c.args ?? [], { POD_NAME: 'op-0', POD_NAMESPACE: 'flock-system' });
     expect(opts).toMatchObject({ namespace: 'flock-system', leaseName: 'flock-operator' });
     expect(opts.healthPort).toBe(9902);
@@ -135,6 +140,10 @@ describe('the chart runs what the images hold', () => {
     // Every module loads; then the agent's own parser refuses the flag: proof it ran.
     const bogus = await run(process.execPath, [main!, '--bogus'], { okCodes: [1] });
     expect(bogus.stderr).toContain('unknown flag --bogus');
+    const help = await run(process.execPath, [main!, '--help']);
+    expect(help.stdout).toMatch(/^usage: flock-agent /);
+    const version = await run(process.execPath, [main!, '--version']);
+    expect(version.stdout.trim()).toBe(`flock-agent ${readPackage('agent').version}`);
     const config = loadAgentConfig(c.args ?? [], { NODE_NAME: 'node-a', POD_NAMESPACE: 'x' });
     expect(config).toMatchObject({
       nodeName: 'node-a',

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadAgentConfig } from './config.js';
+import { agentUsage, loadAgentConfig } from './config.js';
+import { agentVersion } from './version.js';
 
 describe('agent settings', () => {
   it('reads flags over environment over defaults', () => {
@@ -35,5 +37,26 @@ describe('agent settings', () => {
     expect(() => loadAgentConfig(['--socket', 'relative.sock'], { NODE_NAME: 'n' })).toThrow(
       /socketPath/,
     );
+  });
+
+  it('--help lists every flag with its default and environment variables', () => {
+    const usage = agentUsage();
+    expect(usage).toMatch(/^usage: flock-agent /);
+    for (const flag of ['--node-name', '--socket', '--watchdog', '--bird-socket', '--namespace'])
+      expect(usage).toMatch(new RegExp(`^  ${flag} `, 'm'));
+    expect(usage).toMatch(/^ {2}--node-name +required; or \$FLOCK_NODE_NAME, \$NODE_NAME$/m);
+    expect(usage).toMatch(/^ {2}--watchdog +default 3m$/m);
+    expect(usage).toMatch(/^ {2}--node-config-timeout +default 10m$/m);
+    expect(usage).toMatch(/^ {2}--socket +default \/run\/flock\/cni\.sock; or \$FLOCK_SOCKET$/m);
+    expect(usage).toMatch(/^ {2}--test-faults +or \$FLOCK_TEST_FAULTS; TEST ONLY/m);
+    expect(usage).toMatch(/^ {2}--version /m);
+  });
+
+  it('--version is the package version', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(agentVersion()).toBe(pkg.version);
+    expect(agentVersion()).toMatch(/^\d+\.\d+\.\d+/);
   });
 });

@@ -98,17 +98,61 @@ const FLAGS: Record<string, keyof AgentConfig> = {
   '--namespace': 'namespace',
 };
 
+/** Settings that environment variables can give too, first name first. */
+const ENV: Partial<Record<keyof AgentConfig, readonly string[]>> = {
+  nodeName: ['FLOCK_NODE_NAME', 'NODE_NAME'],
+  kubeconfig: ['FLOCK_KUBECONFIG', 'KUBECONFIG'],
+  socketPath: ['FLOCK_SOCKET'],
+  storePath: ['FLOCK_STORE'],
+  logLevel: ['FLOCK_LOG_LEVEL'],
+  testFaults: ['FLOCK_TEST_FAULTS'],
+  namespace: ['FLOCK_NAMESPACE', 'POD_NAMESPACE'],
+};
+
+/** 600000 → "10m": a default as the flag would take it. */
+function formatMs(ms: number): string {
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/** `flock-agent --help`: every flag with its default and environment variables. */
+export function agentUsage(): string {
+  const defaults: Partial<Record<keyof AgentConfig, unknown>> = AgentConfig.parse({
+    nodeName: 'required',
+  });
+  const lines = Object.entries(FLAGS).map(([flag, key]) => {
+    const value = defaults[key];
+    const shown = key.endsWith('Ms') && typeof value === 'number' ? formatMs(value) : value;
+    const notes = [
+      key === 'nodeName' ? 'required' : value === undefined ? '' : `default ${String(shown)}`,
+      ENV[key] ? `or $${ENV[key].join(', $')}` : '',
+      key === 'testFaults' ? 'TEST ONLY: SIGKILL at these fault points' : '',
+    ].filter(Boolean);
+    return `  ${flag.padEnd(22)}${notes.join('; ')}`.trimEnd();
+  });
+  return [
+    'usage: flock-agent [--flag VALUE | --flag=VALUE]...',
+    ...lines,
+    '  --help                print this and exit',
+    '  --version             print the version and exit',
+    'Durations: 500ms, 30s, 5m, 1h or milliseconds. Flags win over environment variables.',
+  ].join('\n');
+}
+
 /** Read settings from argv and the environment; throws a message naming every bad setting. */
 export function loadAgentConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig {
-  const raw: Record<string, string | undefined> = {
-    nodeName: env['FLOCK_NODE_NAME'] ?? env['NODE_NAME'],
-    kubeconfig: env['FLOCK_KUBECONFIG'] ?? env['KUBECONFIG'],
-    socketPath: env['FLOCK_SOCKET'],
-    storePath: env['FLOCK_STORE'],
-    logLevel: env['FLOCK_LOG_LEVEL'],
-    testFaults: env['FLOCK_TEST_FAULTS'],
-    namespace: env['FLOCK_NAMESPACE'] ?? env['POD_NAMESPACE'],
-  };
+  const raw: Record<string, string | undefined> = Object.fromEntries(
+    Object.entries(ENV).map(([key, names]) => [
+      key,
+      names.map((n) => env[n]).find((v) => v !== undefined),
+    ]),
+  );
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const [flag, inline] = arg.includes('=')

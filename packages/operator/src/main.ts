@@ -12,12 +12,17 @@ import {
 } from '@flock/kube';
 import { parseOptions, USAGE, UsageError } from './options.js';
 import { startOperator } from './operator.js';
+import { operatorVersion } from './version.js';
 
 const STOP_TIMEOUT_MS = 30_000;
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (process.argv.includes('--version')) {
+    process.stdout.write(`flock-operator ${operatorVersion()}\n`);
     return;
   }
   let options;

@@ -112,6 +112,8 @@ export const USAGE = `usage: flock-operator [flags]
   --concurrency N            API writes in flight at most (default 16)
   --workers N                pools reconciled in parallel (default 2)
   --watchdog D               restart a watch silent for this long (default 5m)
+  --help                     print this and exit
+  --version                  print the version and exit
 Every flag can also be set as FLOCK_<NAME>, e.g. FLOCK_LEASE_NAME=flock-operator.`;
 
 const SA_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';

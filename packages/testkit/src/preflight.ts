@@ -34,6 +34,9 @@ const PACKAGE_OF: Record<string, string> = {
   unshare: 'util-linux',
   tar: 'tar',
   runc: 'runc',
+  buildah: 'buildah (builds the images: scripts/build-images.sh)',
+  mmdebstrap: "mmdebstrap (assembles the images' Debian base: scripts/image-base.sh)",
+  npm: "npm (Debian's npm, or any Node.js with npm)",
   ...Object.fromEntries(
     NODE_BINARIES.map((b) => [b, `${b} (./dev setup builds it: scripts/build-node.sh)`]),
   ),

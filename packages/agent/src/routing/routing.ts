@@ -7,16 +7,15 @@
 // that change a pod's UID, phase or readiness, NodeConfig events (also re-read the peers'
 // Secrets and the router ID), a short tick (anycast period, default 2 s) and the sweep period
 // (default 30 s: sweep, Secrets, router ID). Pod deletions sweep at once.
-import { readFileSync } from 'node:fs';
 import type { Logger } from '@flock/api';
 import type { BirdControl } from '@flock/bird';
 import type { AllocationEntry, AllocationStore } from '@flock/ipam';
 import { PODS, isNotFound, objectPath, type Cache, type KubeTransport } from '@flock/kube';
 import type { V1Pod } from '@kubernetes/client-node';
-import { z } from 'zod';
 import type { Datapath } from '../datapath/index.js';
 import type { NodeConfigTracker } from '../node-config.js';
 import type { Pod } from '../pods.js';
+import { agentVersion } from '../version.js';
 import {
   advertisedCount,
   planAnnouncements,
@@ -101,7 +100,7 @@ export class Routing {
   private live = false;
   private stopped = false;
   private readonly cleanups: (() => void)[] = [];
-  private readonly version = agentVersion();
+  private readonly version = statusVersion();
 
   constructor(private readonly deps: RoutingDeps) {
     const { logger, settings } = deps;
@@ -377,11 +376,10 @@ export class Routing {
   }
 }
 
-/** The agent's package version, for status.agentVersion (src/ and dist/ sit at the same depth). */
-function agentVersion(): string | undefined {
+/** The agent's version for status.agentVersion; a status without it beats no status. */
+function statusVersion(): string | undefined {
   try {
-    const pkg = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
-    return z.object({ version: z.string() }).parse(JSON.parse(pkg)).version;
+    return agentVersion();
   } catch {
     return undefined;
   }
