@@ -102,7 +102,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     const health = config.healthPort
       ? await startHealthServer({
           port: config.healthPort,
-          host: config.healthHost,
+          ...(config.healthHost === undefined ? {} : { host: config.healthHost }),
           registry,
           logger,
           checks: { started: () => ready, nodeconfig: () => nodeConfig.current() !== undefined },

@@ -35,7 +35,8 @@ export const AgentConfig = z.object({
    */
   watchdogMs: duration.refine((ms) => ms >= 1000, 'at least 1s').default(180_000),
   healthPort: z.coerce.number().int().min(0).max(65535).default(9901),
-  healthHost: z.string().default('0.0.0.0'),
+  /** Unset: every address of both families (the kubelet probes the node's primary IP). */
+  healthHost: z.string().min(1).optional(),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   /**
    * Run ip, nft and birdc from a small child process ("server", the default) or from the agent

@@ -18,6 +18,14 @@ async function get(path: string): Promise<{ status: number; body: string; type: 
 }
 
 describe('health server', () => {
+  it('answers on IPv6 and IPv4 when no host is given (an IPv6-first node probes its IPv6 address)', async () => {
+    server = await startHealthServer({ port: 0 });
+    for (const host of ['127.0.0.1', '[::1]']) {
+      const res = await fetch(`http://${host}:${server.port}/healthz`);
+      expect(res.status).toBe(200);
+    }
+  });
+
   it('serves /healthz, /readyz with named checks, and /metrics', async () => {
     let cacheSynced = false;
     const registry = new Registry();

@@ -12,7 +12,7 @@ export type HealthCheck = () => boolean | void | Promise<boolean | void>;
 
 export interface HealthServerOptions {
   port: number;
-  /** Default 0.0.0.0 (kubelet probes come from the node). */
+  /** Default: every address of both families (::, or 0.0.0.0 without IPv6); kubelet probes come from the node. */
   host?: string;
   /** Readiness checks by name, served on /readyz. */
   checks?: Record<string, HealthCheck>;
@@ -110,13 +110,23 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => {
-      server.off('error', reject);
-      resolve();
+  const listen = (host: string) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  if (options.host !== undefined) await listen(options.host);
+  else {
+    // Both families by default: on an IPv6-first cluster the kubelet probes the pod's (the
+    // node's) IPv6 address. A kernel without IPv6 gets IPv4 only.
+    await listen('::').catch(async (e: unknown) => {
+      if (!NO_IPV6.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
+      await listen('0.0.0.0');
+    });
+  }
   return {
     port: (server.address() as AddressInfo).port,
     close: () =>
@@ -126,6 +136,9 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       }),
   };
 }
+
+/** listen('::') on a kernel without IPv6. */
+const NO_IPV6 = new Set(['EAFNOSUPPORT', 'EADDRNOTAVAIL']);
 
 function send(res: ServerResponse, code: number, text: string): void {
   res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8' });

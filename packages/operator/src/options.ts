@@ -67,7 +67,7 @@ const CliOptions = z.object({
   renewDeadline: duration('--renew-deadline', 1_000),
   retryPeriod: duration('--retry-period', 100),
   healthPort: int('--health-port', 0, 65535),
-  healthHost: z.string().min(1),
+  healthHost: z.string(),
   logLevel: z.enum(LOG_LEVELS as [string, ...string[]]),
   prefixQuarantine: duration('--prefix-quarantine'),
   concurrency: int('--concurrency', 1, 256),
@@ -87,7 +87,8 @@ const FLAGS = {
   'renew-deadline': '10s',
   'retry-period': '2s',
   'health-port': '8080',
-  'health-host': '0.0.0.0',
+  // Empty: every address of both families (see @flock/kube's health server).
+  'health-host': '',
   'log-level': 'info',
   'prefix-quarantine': `${DEFAULT_PREFIX_QUARANTINE_MS / 3_600_000}h`,
   concurrency: '16',
@@ -106,7 +107,7 @@ export const USAGE = `usage: flock-operator [flags]
                              random suffix is added)
   --lease-duration D         --renew-deadline D  --retry-period D   (15s, 10s, 2s)
   --health-port N            /healthz, /readyz and /metrics (default 8080; 0 = off)
-  --health-host ADDR         address to serve them on (default 0.0.0.0)
+  --health-host ADDR         address to serve them on (default: all, IPv6 and IPv4)
   --log-level L              error, warn, info, debug (default info)
   --prefix-quarantine D      how long a freed node prefix is held back (default 24h)
   --concurrency N            API writes in flight at most (default 16)
