@@ -2,7 +2,8 @@
 # Install everything flock's build and tests need, idempotently:
 #   Debian packages (BIRD 2, nftables, iproute2, ...), Node.js 24 (scripts/env.sh),
 #   npm packages (npm ci), kubectl + helm, and the Go builds (cached by content hash): the test
-#   control plane, a lab node's kubelet, kube-proxy, containerd, pause and agnhost, cnitool.
+#   control plane, a lab node's kubelet, kube-proxy, containerd, pause and agnhost, cnitool;
+#   and flock's agent and operator images (buildah, cached by input hash).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/env.sh
@@ -55,4 +56,12 @@ command -v go >/dev/null 2>&1 || { echo "setup: Go >= 1.26 is needed to build th
 for script in scripts/build-controlplane.sh scripts/build-node.sh scripts/build-cnitool.sh; do
   [ -x "$script" ] && "$script"
 done
+
+# --- flock's images from images/*/Dockerfile (buildah, offline base; cached by input hash) -----
+# `./dev lab` installs them with helm onto the lab's nodes; the image tests run what is inside.
+if [ "$(id -u)" = 0 ]; then
+  scripts/build-images.sh
+else
+  echo "setup: not root: skipped scripts/build-images.sh (the lab and the image tests need it: sudo ./dev setup)" >&2
+fi
 step "toolchain ready: node $(node -v), $(kubectl version --client 2>/dev/null | head -1), helm $(helm version --short)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run lab [-- COMMAND]`: a whole flock cluster on one machine (see docs/lab.md).
-//   up [--nodes N] [--helm]  bring the lab up, print its status, stay until Ctrl-C (default);
-//                         --helm: flock from its images with `helm install` (docs/lab.md)
+//   up [--nodes N] [--processes]  bring the lab up, print its status, stay until Ctrl-C
+//                         (default): flock from its images with `helm install`, as users
+//                         install it; --processes: agents and operator as plain processes
 //   down                  clean up after a crash (processes, namespaces, state)
 //   status                nodes, NodeConfigs, pods, router routes, reachability
 //   kubectl ARGS...       kubectl with the lab's kubeconfig
@@ -45,7 +46,7 @@ async function up(args: string[]): Promise<void> {
     );
   const lab = new Lab({
     nodes,
-    install: args.includes('--helm') ? 'helm' : 'processes',
+    install: args.includes('--processes') ? 'processes' : 'helm',
     dir: LAB_DIR,
     log: createLogger('lab', 'warn'),
     progress: (l) => say(`starting: ${l}`),

@@ -87,18 +87,20 @@ function stampReady(lab: Lab): { ready: Map<string, number>; stop(): void } {
   let on = true;
   void (async () => {
     while (on) {
-      const raw = await lab.api!.request({
-        method: 'GET',
-        path: '/api/v1/namespaces/default/pods',
-        query: { labelSelector: 'app=bench' },
-      });
+      // A failed poll (the API server busy under the burst) is only a missed sample.
+      const raw = await lab
+        .api!.request({
+          method: 'GET',
+          path: '/api/v1/namespaces/default/pods',
+          query: { labelSelector: 'app=bench' },
+        })
+        .catch(() => undefined);
       const now = Date.now();
-      for (const p of PodList.parse(raw).items) {
-        const name = p.metadata.name;
+      for (const p of raw === undefined ? [] : PodList.parse(raw).items) {
         const isReady = p.status?.conditions?.some(
           (c) => c.type === 'Ready' && c.status === 'True',
         );
-        if (isReady && !ready.has(name)) ready.set(name, now);
+        if (isReady && !ready.has(p.metadata.name)) ready.set(p.metadata.name, now);
       }
       await delay(50);
     }

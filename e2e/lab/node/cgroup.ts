@@ -95,10 +95,11 @@ export class NodeCgroup {
       });
   }
 
-  /** Every process in the node's tree (any hierarchy). */
-  async pids(): Promise<number[]> {
+  /** Every process in the node's tree, or in its child `sub` (any hierarchy). */
+  async pids(sub?: string): Promise<number[]> {
     const found = new Set<number>();
-    for (const h of hierarchies()) await collect(join(h, this.path), found);
+    const path = sub === undefined ? this.path : join(this.path, sub);
+    for (const h of hierarchies()) await collect(join(h, path), found);
     return [...found];
   }
 
