@@ -3,6 +3,7 @@
 // is read as `ctr images import` reads it, opened in a throwaway buildah storage and run there
 // (fresh namespaces, no network). Cluster tier: root, buildah, mmdebstrap and npm are needed, and
 // a missing one fails with what to install.
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run } from '@flock/exec';
 import { requireRoot, requireTools } from '@flock/testkit';
@@ -28,9 +29,26 @@ const NODE_VERSION = /FLOCK_NODE_VERSION=(\S+)/.exec(readRepo('scripts', 'env.sh
 const archives = {} as Record<Image, OciArchive>;
 const images = {} as Record<Image, ImageSandbox>;
 
+/** What of the machine's own network namespace buildah could change (it must not). */
+async function hostNetwork(): Promise<{ links: string[]; forwarding: string[]; tables: string }> {
+  const links = (
+    JSON.parse((await run('ip', ['-j', 'link', 'show'])).stdout) as { ifname: string }[]
+  )
+    .map((l) => l.ifname)
+    .sort();
+  const forwarding = await Promise.all(
+    ['/proc/sys/net/ipv4/ip_forward', '/proc/sys/net/ipv6/conf/all/forwarding'].map((f) =>
+      readFile(f, 'utf8'),
+    ),
+  );
+  return { links, forwarding, tables: (await run('nft', ['list', 'tables'])).stdout };
+}
+let hostBefore: Awaited<ReturnType<typeof hostNetwork>>;
+
 beforeAll(async () => {
   requireRoot();
-  requireTools('buildah', 'mmdebstrap', 'npm', 'tar');
+  requireTools('buildah', 'mmdebstrap', 'npm', 'tar', 'nft');
+  hostBefore = await hostNetwork();
   // Cold: the base (≈ 1 min) and two builds (≈ 40 s each); cached: a second or two.
   const build = await run(join(REPO, 'scripts', 'build-images.sh'), [], {
     timeoutMs: 1_500_000,
@@ -45,6 +63,15 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const image of Object.values(images)) await image.close();
+});
+
+describe('the machine', () => {
+  // buildah's default network would add a bridge (cni-podman0), turn on ip_forward and write
+  // iptables rules in the machine's own namespace: builds run with --network host, image runs
+  // with --network none, and this checks that it stays so.
+  it('keeps its own network namespace as it was: no new link, forwarding or nftables table', async () => {
+    expect(await hostNetwork()).toEqual(hostBefore);
+  });
 });
 
 describe('the archives', () => {
