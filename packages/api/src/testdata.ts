@@ -18,6 +18,8 @@ export const validPoolSpec = () => ({
         keepaliveTime: 3,
         connectRetryTime: 5,
         errorWaitTime: { min: 5, max: 30 },
+        bfd: true,
+        bfdTimers: { minRxIntervalMs: 100, minTxIntervalMs: 100, multiplier: 3 },
       },
       { address: '203.0.113.1', asn: 65000, nodeSelector: { matchLabels: { rack: 'r1' } } },
     ],
@@ -151,6 +153,21 @@ export const invalidCases: InvalidCase[] = [
     'error wait time min above max',
     (s) => (s.bgp.peers[0]!.errorWaitTime = { min: 30, max: 10 }),
     'errorWaitTime.min must not exceed errorWaitTime.max',
+  ),
+  pool(
+    'BFD timers without BFD',
+    (s) => (s.bgp.peers[1] = { ...s.bgp.peers[1]!, bfdTimers: { multiplier: 3 } as never }),
+    'bfdTimers tune a BFD session: set bfd: true as well',
+  ),
+  pool(
+    'BFD interval below 10 ms',
+    (s) => (s.bgp.peers[0]!.bfdTimers = { minRxIntervalMs: 1 } as never),
+    'bfdTimers.minRxIntervalMs',
+  ),
+  pool(
+    'BFD multiplier zero',
+    (s) => (s.bgp.peers[0]!.bfdTimers = { multiplier: 0 } as never),
+    'bfdTimers.multiplier',
   ),
   pool(
     'anycast range not a CIDR',

@@ -46,6 +46,11 @@ function peer(family: 4 | 6): fc.Arbitrary<BirdPeer> {
         keepaliveTime: fc.integer({ min: 1, max: 21845 }),
         gracefulRestart: fc.boolean(),
         bfd: fc.boolean(),
+        bfdTimers: fc.record({
+          minRxIntervalMs: fc.integer({ min: 10, max: 60_000 }),
+          minTxIntervalMs: fc.integer({ min: 10, max: 60_000 }),
+          multiplier: fc.integer({ min: 1, max: 255 }),
+        }),
         multihop: fc.integer({ min: 1, max: 255 }),
         connectDelayTime: seconds,
         connectRetryTime: seconds,

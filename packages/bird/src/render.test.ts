@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { DEFAULT_BFD_TIMERS } from '@flock/api';
 import { describe, expect, it } from 'vitest';
 import { formatIp, type BirdModel, type BirdPeer } from './model.js';
 import { announcedPrefixes, renderBirdConfig } from './render.js';
@@ -48,7 +49,14 @@ const EXAMPLES: Record<string, BirdModel> = {
     ...base,
     aggregates: ['198.51.100.0/26'],
     peers: [
-      { address: '203.0.113.1', asn: 65000, bfd: true, multihop: 2, sourceAddress: '203.0.113.2' },
+      {
+        address: '203.0.113.1',
+        asn: 65000,
+        bfd: true,
+        bfdTimers: { minRxIntervalMs: 100, minTxIntervalMs: 150, multiplier: 4 },
+        multihop: 2,
+        sourceAddress: '203.0.113.2',
+      },
       {
         address: '198.51.100.254',
         asn: 65000,
@@ -106,6 +114,17 @@ describe('renderBirdConfig: details', () => {
       'protocol bfd flock_bfd {',
     );
     expect(renderBirdConfig(EXAMPLES['ipv6-peer'] as BirdModel)).not.toContain('protocol bfd');
+  });
+
+  it("writes each BFD session's timers, flock's defaults (300 ms × 3) when none are given", () => {
+    expect(renderBirdConfig(EXAMPLES['ipv4-peer'] as BirdModel)).toContain(
+      '  bfd { min rx interval 100 ms; min tx interval 150 ms; multiplier 4; };',
+    );
+    expect(renderBirdConfig(EXAMPLES['readme'] as BirdModel)).toContain(
+      '  bfd { min rx interval 300 ms; min tx interval 300 ms; multiplier 3; };',
+    );
+    const off = { ...base, peers: [{ ...ipv6Peer, bfdTimers: DEFAULT_BFD_TIMERS }] };
+    expect(renderBirdConfig(off)).not.toMatch(/bfd/);
   });
 
   it('refuses an invalid model instead of writing it into the file', () => {

@@ -1,7 +1,7 @@
 // BirdModel → bird.conf for BIRD 2.0. Deterministic: addresses are canonicalised, de-duplicated
 // and sorted, peers are sorted, nothing depends on time or input order, so the same model
 // always gives the same bytes (the manager reloads BIRD only when the bytes change).
-import { ipFamily, ipToBigInt, splitCidr, type Family } from '@flock/api';
+import { DEFAULT_BFD_TIMERS, ipFamily, ipToBigInt, splitCidr, type Family } from '@flock/api';
 import { BirdModel, canonicalIp, formatIp, peerProtocolName, type BirdPeer } from './model.js';
 
 /** Names of the protocols and filters the renderer writes (stable: the agent reads them back). */
@@ -129,7 +129,13 @@ function bgpProtocol(peer: BirdPeer, asn: number): string[] {
     lines.push(`  error wait time ${peer.errorWaitTime.min},${peer.errorWaitTime.max};`);
   }
   lines.push(`  graceful restart ${peer.gracefulRestart === false ? 'off' : 'on'};`);
-  if (peer.bfd) lines.push('  bfd on;');
+  if (peer.bfd) {
+    // Per-session timers (BIRD 2.0 `bfd { ... }` in the BGP protocol); flock's defaults, never BIRD's.
+    const t = { ...DEFAULT_BFD_TIMERS, ...peer.bfdTimers };
+    lines.push(
+      `  bfd { min rx interval ${t.minRxIntervalMs} ms; min tx interval ${t.minTxIntervalMs} ms; multiplier ${t.multiplier}; };`,
+    );
+  }
   if (peer.password !== undefined) lines.push(`  password "${peer.password}";`);
   const channels: Family[] = family === 6 ? [6, 4] : [4];
   for (const f of channels) {
