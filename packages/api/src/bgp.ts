@@ -1,5 +1,6 @@
 // BGP settings shared by Pool (what the operator distributes) and NodeConfig (what one node uses).
 import { z } from 'zod';
+import { ClassCommunities, Communities } from './communities.js';
 import { LabelSelector } from './meta.js';
 import { ipString } from './net.js';
 import { withRules } from './rules.js';
@@ -197,6 +198,24 @@ export const PoolBgpPeer = withRules(
 export type PoolBgpPeer = z.infer<typeof PoolBgpPeer>;
 
 export const MAX_PEERS = 32;
+
+/** What a pool's nodes attach to their announcements; the operator copies it to each NodeConfig. */
+export const BgpRouteSettings = {
+  localPreference: z
+    .int()
+    .min(0)
+    .max(4294967295)
+    .optional()
+    .describe(
+      "LOCAL_PREF of every route sent to an iBGP peer (a peer whose asn is the nodes' own); absent: BIRD's default 100. eBGP peers never receive LOCAL_PREF.",
+    ),
+  communities: ClassCommunities.optional().describe(
+    'BGP communities added to every announcement of a class (aggregates, pinned, anycast).',
+  ),
+  allowedPodCommunities: Communities.optional().describe(
+    'Communities a pod may add to its own announcements (its pinned and anycast addresses) with the annotation flock.fritzlab.net/bgp-communities; a pod asking for any other is refused at ADD (CNI error 101, Event FlockCommunityRefused).',
+  ),
+};
 
 /** Each peer address appears once in an object's `peers` list. */
 export function uniquePeersRule(what: string) {
