@@ -66,6 +66,30 @@ const EXAMPLES: Record<string, BirdModel> = {
       },
     ],
   },
+  // Communities per class and per address, and a local preference for the iBGP peer only.
+  communities: {
+    ...base,
+    aggregates: ['2001:db8:1::/64', '198.51.100.0/26'],
+    pinned: ['2001:db8:99::7', '2001:db8:99::8', '192.0.2.77'],
+    anycast: ['2001:db8:aa::1'],
+    peers: [
+      { address: '2001:db8:ffff::1', asn: 65000 },
+      { address: '203.0.113.1', asn: 65001 },
+    ],
+    localPreference: 200,
+    communities: {
+      aggregates: { standard: ['65000:100', '65000:0100'], large: ['4200000000:1:2'] },
+      pinned: { standard: ['65535:65281', '65000:200'] },
+      anycast: { large: ['65000:3:0'] },
+    },
+    addressCommunities: [
+      { address: '2001:db8:99::8', standard: ['65000:666'] },
+      { address: '2001:DB8:99::7', standard: ['65000:666'] },
+      { address: '2001:db8:aa::1', large: ['65000:9:9'] },
+      { address: '192.0.2.77', standard: ['65000:666'], large: ['65000:9:9'] },
+      { address: '2001:db8:dead::1', standard: ['65000:1'] }, // not announced: left out
+    ],
+  },
   // The README's example (the test below keeps the README in step).
   readme: {
     routerId: '192.0.2.10',
@@ -127,11 +151,32 @@ describe('renderBirdConfig: details', () => {
     expect(renderBirdConfig(off)).not.toMatch(/bfd/);
   });
 
+  it('sets the local preference through the iBGP filter, for iBGP peers only', () => {
+    const model = EXAMPLES['communities'] as BirdModel;
+    const text = renderBirdConfig(model);
+    const exportOf = (protocol: string) =>
+      [
+        ...(
+          new RegExp(`protocol bgp ${protocol} \\{[\\s\\S]*?\\n\\}`).exec(text)?.[0] ?? ''
+        ).matchAll(/export filter (\S+);/g),
+      ].map((m) => m[1]);
+    expect(exportOf('peer_203_0_113_1')).toEqual(['flock_export4_ibgp']); // asn 65001 = ours
+    expect(exportOf('peer_2001_db8_ffff__1')).toEqual(['flock_export6', 'flock_export4']);
+    expect(text).not.toContain('flock_export6_ibgp'); // no iBGP session carries IPv6
+    expect(text.match(/bgp_local_pref = 200;/g)).toHaveLength(1);
+    const noPref = renderBirdConfig({ ...model, localPreference: undefined });
+    expect(noPref).not.toMatch(/_ibgp|bgp_local_pref/);
+  });
+
   it('refuses an invalid model instead of writing it into the file', () => {
     const bad = { ...base, peers: [{ ...ipv6Peer, password: 'a"; } protocol kernel {' }] };
     expect(() => renderBirdConfig(bad)).toThrow(/double quote or backslash/);
     expect(() => renderBirdConfig({ ...base, aggregates: ['2001:db8:1::1/64'] })).toThrow(
       /host bits/,
+    );
+    const badCommunity = [{ address: '2001:db8::1', standard: ['65000:100)); reject; ((1:1'] }];
+    expect(() => renderBirdConfig({ ...base, addressCommunities: badCommunity })).toThrow(
+      /standard community/,
     );
   });
 });
