@@ -1,5 +1,6 @@
 // BGP settings shared by Pool (what the operator distributes) and NodeConfig (what one node uses).
 import { z } from 'zod';
+import { ClassCommunities, Communities } from './communities.js';
 import { LabelSelector } from './meta.js';
 import { ipString } from './net.js';
 import { withRules } from './rules.js';
@@ -39,6 +40,46 @@ export const SecretKeyRef = z
 /** A BGP session timer in seconds. */
 const sessionSeconds = z.int().min(1).max(65535);
 
+/**
+ * BFD timers flock writes for a peer with `bfd: true` and no `bfdTimers` (also what the API
+ * server fills into a partial `bfdTimers`): 300 ms × 3, a failure detected within 0.9 s, as
+ * FRR and most routers default to. BIRD's own defaults (10 ms receive, 100 ms transmit, × 5)
+ * are never relied on.
+ */
+export const DEFAULT_BFD_TIMERS = { minRxIntervalMs: 300, minTxIntervalMs: 300, multiplier: 3 };
+
+const bfdInterval = (what: string, fallback: number) =>
+  z
+    .int()
+    .min(10)
+    .max(60_000)
+    .default(fallback)
+    .describe(`${what}, in milliseconds (10..60000, default ${fallback}).`);
+
+export const BfdTimers = z
+  .object({
+    minRxIntervalMs: bfdInterval(
+      'Shortest interval between BFD packets this node is willing to receive',
+      DEFAULT_BFD_TIMERS.minRxIntervalMs,
+    ),
+    minTxIntervalMs: bfdInterval(
+      'Shortest interval at which this node wants to send BFD packets',
+      DEFAULT_BFD_TIMERS.minTxIntervalMs,
+    ),
+    multiplier: z
+      .int()
+      .min(1)
+      .max(255)
+      .default(DEFAULT_BFD_TIMERS.multiplier)
+      .describe(
+        `Packets missed in a row before the session is declared down (1..255, default ${DEFAULT_BFD_TIMERS.multiplier}); the router detects a failure after this many of the negotiated intervals.`,
+      ),
+  })
+  .describe(
+    'BFD timers of this session; the negotiated interval is the slower of what each side offers.',
+  );
+export type BfdTimers = z.infer<typeof BfdTimers>;
+
 /** Session settings of one BGP peer, as a node uses them. */
 export const BgpPeerSettings = {
   address: ipString('peer address').describe("The peer's IP address (the top-of-rack router)."),
@@ -71,6 +112,9 @@ export const BgpPeerSettings = {
     .boolean()
     .optional()
     .describe('Run BFD on the session for sub-second failure detection (default false).'),
+  bfdTimers: BfdTimers.optional().describe(
+    `BFD timers (with bfd: true); absent: ${DEFAULT_BFD_TIMERS.minRxIntervalMs} ms × ${DEFAULT_BFD_TIMERS.multiplier}.`,
+  ),
   multihop: z
     .int()
     .min(1)
@@ -104,11 +148,18 @@ export const BgpPeerSettings = {
 /** BIRD's hold time when none is configured. */
 export const DEFAULT_HOLD_TIME = 240;
 
+interface PeerTimes {
+  holdTime?: number | undefined;
+  keepaliveTime?: number | undefined;
+  bfd?: boolean | undefined;
+  bfdTimers?: unknown;
+}
+
 const peerRules = [
   {
     cel: `has(self.holdTime) || !has(self.keepaliveTime) || self.keepaliveTime < ${DEFAULT_HOLD_TIME}`,
     message: `keepaliveTime must be shorter than the default holdTime of ${DEFAULT_HOLD_TIME} seconds (or set holdTime)`,
-    check: (p: { holdTime?: number | undefined; keepaliveTime?: number | undefined }) =>
+    check: (p: PeerTimes) =>
       p.holdTime !== undefined ||
       p.keepaliveTime === undefined ||
       p.keepaliveTime < DEFAULT_HOLD_TIME,
@@ -116,11 +167,17 @@ const peerRules = [
   {
     cel: '!has(self.holdTime) || !has(self.keepaliveTime) || self.holdTime == 0 || self.keepaliveTime < self.holdTime',
     message: 'keepaliveTime must be shorter than holdTime',
-    check: (p: { holdTime?: number | undefined; keepaliveTime?: number | undefined }) =>
+    check: (p: PeerTimes) =>
       p.holdTime === undefined ||
       p.keepaliveTime === undefined ||
       p.holdTime === 0 ||
       p.keepaliveTime < p.holdTime,
+  },
+  {
+    cel: '!has(self.bfdTimers) || (has(self.bfd) && self.bfd)',
+    message: 'bfdTimers tune a BFD session: set bfd: true as well (or remove bfdTimers)',
+    field: 'bfdTimers',
+    check: (p: PeerTimes) => p.bfdTimers === undefined || p.bfd === true,
   },
 ];
 
@@ -141,6 +198,24 @@ export const PoolBgpPeer = withRules(
 export type PoolBgpPeer = z.infer<typeof PoolBgpPeer>;
 
 export const MAX_PEERS = 32;
+
+/** What a pool's nodes attach to their announcements; the operator copies it to each NodeConfig. */
+export const BgpRouteSettings = {
+  localPreference: z
+    .int()
+    .min(0)
+    .max(4294967295)
+    .optional()
+    .describe(
+      "LOCAL_PREF of every route sent to an iBGP peer (a peer whose asn is the nodes' own); absent: BIRD's default 100. eBGP peers never receive LOCAL_PREF.",
+    ),
+  communities: ClassCommunities.optional().describe(
+    'BGP communities added to every announcement of a class (aggregates, pinned, anycast).',
+  ),
+  allowedPodCommunities: Communities.optional().describe(
+    'Communities a pod may add to its own announcements (its pinned and anycast addresses) with the annotation flock.fritzlab.net/bgp-communities; a pod asking for any other is refused at ADD (CNI error 101, Event FlockCommunityRefused).',
+  ),
+};
 
 /** Each peer address appears once in an object's `peers` list. */
 export function uniquePeersRule(what: string) {

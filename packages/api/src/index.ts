@@ -3,6 +3,7 @@ export * from './net.js';
 export * from './rules.js';
 export * from './meta.js';
 export * from './annotations.js';
+export * from './communities.js';
 export * from './bgp.js';
 export * from './pool.js';
 export * from './nodeconfig.js';

@@ -18,6 +18,8 @@ export const IP_ALGO_ANNOTATION = `${GROUP}/ip-algo`;
 export const PINNED_IP_ANNOTATION = `${GROUP}/pinned-ip`;
 /** Pod annotation: comma-separated anycast addresses the pod serves (put on its `lo`, announced while Ready). */
 export const ANYCAST_ANNOTATION = `${GROUP}/anycast`;
+/** Pod annotation: comma-separated BGP communities ("A:B", "A:B:C") added to the pod's own announcements, from the Pool's allowedPodCommunities. */
+export const BGP_COMMUNITIES_ANNOTATION = `${GROUP}/bgp-communities`;
 /** Field manager names used for server-side apply. */
 export const OPERATOR_FIELD_MANAGER = 'flock-operator';
 export const AGENT_FIELD_MANAGER = 'flock-agent';

@@ -1,7 +1,7 @@
 // NodeConfig: one node's share of a Pool. Cluster-scoped, named after its Node, written by the
 // operator (spec) and by the node's agent (status).
 import { z } from 'zod';
-import { Asn, MAX_PEERS, NodeBgpPeer, uniquePeersRule } from './bgp.js';
+import { Asn, BgpRouteSettings, MAX_PEERS, NodeBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, ObjectMeta } from './meta.js';
 import { cidrString, ipString } from './net.js';
 import { MAX_RANGES } from './pool.js';
@@ -17,6 +17,7 @@ export const NodeBgp = withRules(
         "BGP router ID; default: the node's IPv4 address, else a stable value derived from the node name.",
       ),
     peers: z.array(NodeBgpPeer).max(MAX_PEERS).default([]).describe('The BGP peers of this node.'),
+    ...BgpRouteSettings,
   }),
   [uniquePeersRule('bgp.peers')],
 ).describe("This node's BGP settings.");

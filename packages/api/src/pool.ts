@@ -1,7 +1,7 @@
 // Pool: address ranges, BGP settings and the nodes they apply to. Cluster-scoped, written by users.
 import { z } from 'zod';
 import { IpAlgo } from './annotations.js';
-import { Asn, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
+import { Asn, BgpRouteSettings, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, LabelSelector, ObjectMeta } from './meta.js';
 import { MAX_ADDRESS_LENGTH, cidrString, splitCidr } from './net.js';
 import { withRules } from './rules.js';
@@ -82,6 +82,7 @@ export const PoolBgp = withRules(
   z.object({
     asn: Asn.describe('The ASN every node of this pool speaks as.'),
     peers: z.array(PoolBgpPeer).max(MAX_PEERS).default([]).describe('Routers the nodes peer with.'),
+    ...BgpRouteSettings,
   }),
   [uniquePeersRule('bgp.peers')],
 ).describe('BGP: the nodes announce their prefixes to these peers.');

@@ -28,6 +28,18 @@ describe('Pool and NodeConfig schemas', () => {
     expect(spec.bgp.peers).toEqual([]);
     const v4 = PoolSpec.parse({ ...validPoolSpec(), ipv4: { cidr: '10.0.0.0/16' } });
     expect(v4.ipv4?.nodePrefixLength).toBe(28);
+    const bfd = PoolSpec.parse({
+      ...validPoolSpec(),
+      bgp: {
+        asn: 64512,
+        peers: [{ address: '2001:db8::1', asn: 65000, bfd: true, bfdTimers: { multiplier: 5 } }],
+      },
+    });
+    expect(bfd.bgp.peers[0]?.bfdTimers).toEqual({
+      minRxIntervalMs: 300,
+      minTxIntervalMs: 300,
+      multiplier: 5,
+    });
   });
 
   it('accept a minimal NodeConfig without IPv4', () => {

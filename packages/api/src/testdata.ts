@@ -18,9 +18,18 @@ export const validPoolSpec = () => ({
         keepaliveTime: 3,
         connectRetryTime: 5,
         errorWaitTime: { min: 5, max: 30 },
+        bfd: true,
+        bfdTimers: { minRxIntervalMs: 100, minTxIntervalMs: 100, multiplier: 3 },
       },
       { address: '203.0.113.1', asn: 65000, nodeSelector: { matchLabels: { rack: 'r1' } } },
     ],
+    localPreference: 200,
+    communities: {
+      aggregates: { standard: ['65000:100'], large: ['4200000000:1:2'] },
+      pinned: { standard: ['65000:200', '65535:65281'] },
+      anycast: { large: ['65000:3:0'] },
+    },
+    allowedPodCommunities: { standard: ['65000:666'], large: ['65000:9:9'] },
   },
   ipAlgo: 'stable',
 });
@@ -31,7 +40,14 @@ export const validNodeConfigSpec = () => ({
   cidr4: '192.0.2.16/28',
   pinnedCIDRs: ['2001:db8:200::/64'],
   anycastCIDRs: ['2001:db8:300::/120'],
-  bgp: { asn: 64512, routerID: '192.0.2.17', peers: [{ address: '2001:db8:ffff::1', asn: 65000 }] },
+  bgp: {
+    asn: 64512,
+    routerID: '192.0.2.17',
+    peers: [{ address: '2001:db8:ffff::1', asn: 65000 }],
+    localPreference: 200,
+    communities: { aggregates: { standard: ['65000:100'] } },
+    allowedPodCommunities: { large: ['65000:9:9'] },
+  },
 });
 
 export const poolObject = (name: string, spec: unknown) => ({
@@ -153,6 +169,42 @@ export const invalidCases: InvalidCase[] = [
     'errorWaitTime.min must not exceed errorWaitTime.max',
   ),
   pool(
+    'BFD timers without BFD',
+    (s) => (s.bgp.peers[1] = { ...s.bgp.peers[1]!, bfdTimers: { multiplier: 3 } as never }),
+    'bfdTimers tune a BFD session: set bfd: true as well',
+  ),
+  pool(
+    'BFD interval below 10 ms',
+    (s) => (s.bgp.peers[0]!.bfdTimers = { minRxIntervalMs: 1 } as never),
+    'bfdTimers.minRxIntervalMs',
+  ),
+  pool(
+    'BFD multiplier zero',
+    (s) => (s.bgp.peers[0]!.bfdTimers = { multiplier: 0 } as never),
+    'bfdTimers.multiplier',
+  ),
+  pool(
+    'standard community with a half above 16 bits',
+    (s) => (s.bgp.communities.aggregates.standard = ['65536:100']),
+    'a standard community is two 16-bit numbers A:B, each 0..65535',
+  ),
+  pool(
+    'standard community that is not A:B',
+    (s) => (s.bgp.communities.pinned.standard = ['no-export']),
+    'a standard community is two',
+  ),
+  pool(
+    'large community with a part above 32 bits',
+    (s) => (s.bgp.communities.anycast.large = ['4294967296:1:2']),
+    'a large community is three 32-bit numbers A:B:C',
+  ),
+  pool(
+    'a standard community among the allowed large ones',
+    (s) => (s.bgp.allowedPodCommunities.large = ['65000:9']),
+    'a large community is three 32-bit numbers A:B:C',
+  ),
+  pool('local preference negative', (s) => (s.bgp.localPreference = -1), 'bgp.localPreference'),
+  pool(
     'anycast range not a CIDR',
     (s) => (s.anycast.cidrs = ['2001:db8:300::']),
     'anycast.cidrs[] must be an IPv4 or IPv6 CIDR',
@@ -178,6 +230,11 @@ export const invalidCases: InvalidCase[] = [
     'router ID not IPv4',
     (s) => (s.bgp.routerID = '2001:db8::1'),
     'bgp.routerID must be an IPv4 address such as 192.0.2.1',
+  ),
+  nodeConfig(
+    'NodeConfig standard community with a half above 16 bits',
+    (s) => (s.bgp.communities.aggregates.standard = ['1:70000']),
+    'a standard community is two 16-bit numbers A:B, each 0..65535',
   ),
   nodeConfig('cidr4 host bits', (s) => (s.cidr4 = '192.0.2.17/28'), 'cidr4 has host bits set'),
 ];

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Netns, requireKernelTier, vethBetween } from '@flock/testkit';
+import { Netns, addAddresses, requireKernelTier, vethBetween } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BirdProcess, type BirdPaths } from './bird-process.js';
@@ -118,13 +118,8 @@ describe('BIRD announcing the model to a router over BGP (kernel)', () => {
     node = await Netns.create('brdn');
     router = await Netns.create('brdr');
     await vethBetween(node, 'vnode', router, 'vrtr');
-    for (const [ns, dev, v6, v4] of [
-      [node, 'vnode', '2001:db8:ffff::2/64', '203.0.113.2/24'],
-      [router, 'vrtr', '2001:db8:ffff::1/64', '203.0.113.1/24'],
-    ] as const) {
-      await ns.exec('ip', ['-6', 'addr', 'add', v6, 'dev', dev, 'nodad']);
-      await ns.exec('ip', ['addr', 'add', v4, 'dev', dev]);
-    }
+    await addAddresses(node, 'vnode', ['2001:db8:ffff::2/64', '203.0.113.2/24']);
+    await addAddresses(router, 'vrtr', ['2001:db8:ffff::1/64', '203.0.113.1/24']);
     dir = mkdtempSync(join(tmpdir(), 'flock-bird-bgp-'));
     const routerPaths = {
       configPath: join(dir, 'router.conf'),

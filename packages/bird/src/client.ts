@@ -13,8 +13,10 @@ import {
   type BirdReply,
 } from './reply.js';
 import {
+  parseBfdSessions,
   parseProtocols,
   parseProtocolsAll,
+  type BfdSession,
   type ProtocolDetail,
   type ProtocolSummary,
 } from './status.js';
@@ -214,6 +216,11 @@ export class BirdClient implements BirdControl {
       if (e instanceof BirdCommandError && e.code === REPLY_CODES.noProtocolsMatch) return [];
       throw e;
     }
+  }
+
+  /** The sessions of every BFD protocol, with their state and timers. */
+  async showBfdSessions(): Promise<BfdSession[]> {
+    return parseBfdSessions(await this.command('show bfd sessions'));
   }
 
   private async connect(): Promise<Socket> {

@@ -5,6 +5,8 @@ import { z } from 'zod';
 import {
   Asn,
   BgpPeerSettings,
+  BgpRouteSettings,
+  Communities,
   DEFAULT_HOLD_TIME,
   MAX_PEERS,
   cidrString,
@@ -83,6 +85,12 @@ export const BirdPeer = z
   });
 export type BirdPeer = z.infer<typeof BirdPeer>;
 
+/** Communities one announced address carries beyond its class's (a pod's own, by annotation). */
+export const AddressCommunities = Communities.extend({
+  address: ipString('addressCommunities[].address'),
+});
+export type AddressCommunities = z.infer<typeof AddressCommunities>;
+
 export const BirdModel = z
   .object({
     routerId: ipString('routerId', 4).describe('BGP router ID (an IPv4 address).'),
@@ -100,6 +108,15 @@ export const BirdModel = z
       .array(ipString('anycast[]'))
       .max(MAX_HOST_ROUTES)
       .describe('Anycast addresses of Ready pods here, announced as /128 or /32.'),
+    localPreference: BgpRouteSettings.localPreference,
+    communities: BgpRouteSettings.communities,
+    addressCommunities: z
+      .array(AddressCommunities)
+      .max(MAX_HOST_ROUTES)
+      .optional()
+      .describe(
+        "Extra communities of single pinned or anycast addresses (their pods'); an address the model does not announce is ignored.",
+      ),
   })
   .superRefine((model, ctx) => {
     const seen = new Map<string, number>();

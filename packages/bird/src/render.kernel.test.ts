@@ -46,6 +46,11 @@ function peer(family: 4 | 6): fc.Arbitrary<BirdPeer> {
         keepaliveTime: fc.integer({ min: 1, max: 21845 }),
         gracefulRestart: fc.boolean(),
         bfd: fc.boolean(),
+        bfdTimers: fc.record({
+          minRxIntervalMs: fc.integer({ min: 10, max: 60_000 }),
+          minTxIntervalMs: fc.integer({ min: 10, max: 60_000 }),
+          multiplier: fc.integer({ min: 1, max: 255 }),
+        }),
         multihop: fc.integer({ min: 1, max: 255 }),
         connectDelayTime: seconds,
         connectRetryTime: seconds,
@@ -71,15 +76,55 @@ function peer(family: 4 | 6): fc.Arbitrary<BirdPeer> {
     });
 }
 
+const u16 = fc.integer({ min: 0, max: 65535 });
+const u32 = fc.integer({ min: 0, max: 4294967295 });
+const communities = fc.record(
+  {
+    standard: fc.array(
+      fc.tuple(u16, u16).map((p) => p.join(':')),
+      { maxLength: 3 },
+    ),
+    large: fc.array(
+      fc.tuple(u32, u32, u32).map((p) => p.join(':')),
+      { maxLength: 3 },
+    ),
+  },
+  { requiredKeys: [] },
+);
+
 const model: fc.Arbitrary<BirdModel> = fc
-  .record({
-    routerId: v4,
-    asn,
-    peers: fc.uniqueArray(fc.oneof(peer(6), peer(4)), { maxLength: 4, selector: (p) => p.address }),
-    aggregates: fc.array(fc.oneof(cidr(6), cidr(4)), { maxLength: 4 }),
-    pinned: fc.array(fc.oneof(v6, v4), { maxLength: 20 }),
-    anycast: fc.array(fc.oneof(v6, v4), { maxLength: 8 }),
-  })
+  .record(
+    {
+      routerId: v4,
+      asn,
+      peers: fc.uniqueArray(fc.oneof(peer(6), peer(4)), {
+        maxLength: 4,
+        selector: (p) => p.address,
+      }),
+      aggregates: fc.array(fc.oneof(cidr(6), cidr(4)), { maxLength: 4 }),
+      pinned: fc.array(fc.oneof(v6, v4), { maxLength: 20 }),
+      anycast: fc.array(fc.oneof(v6, v4), { maxLength: 8 }),
+      localPreference: u32,
+      communities: fc.record(
+        { aggregates: communities, pinned: communities, anycast: communities },
+        { requiredKeys: [] },
+      ),
+      addressCommunities: fc.array(
+        fc.tuple(fc.oneof(v6, v4), communities).map(([address, c]) => ({ address, ...c })),
+        { maxLength: 6 },
+      ),
+    },
+    { requiredKeys: ['routerId', 'asn', 'peers', 'aggregates', 'pinned', 'anycast'] },
+  )
+  // Some peers share the node's ASN (iBGP), and some pods' addresses carry communities.
+  .map((m) => ({
+    ...m,
+    peers: m.peers.map((p, i) => (i % 2 ? { ...p, asn: m.asn } : p)),
+    addressCommunities: [
+      ...(m.addressCommunities ?? []),
+      ...m.pinned.slice(0, 3).map((address) => ({ address, standard: ['65000:1'] })),
+    ],
+  }))
   .filter((m) => BirdModel.safeParse(m).success);
 
 describe('renderBirdConfig against bird -p (kernel)', () => {

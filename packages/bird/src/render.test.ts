@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { DEFAULT_BFD_TIMERS } from '@flock/api';
 import { describe, expect, it } from 'vitest';
 import { formatIp, type BirdModel, type BirdPeer } from './model.js';
 import { announcedPrefixes, renderBirdConfig } from './render.js';
@@ -48,7 +49,14 @@ const EXAMPLES: Record<string, BirdModel> = {
     ...base,
     aggregates: ['198.51.100.0/26'],
     peers: [
-      { address: '203.0.113.1', asn: 65000, bfd: true, multihop: 2, sourceAddress: '203.0.113.2' },
+      {
+        address: '203.0.113.1',
+        asn: 65000,
+        bfd: true,
+        bfdTimers: { minRxIntervalMs: 100, minTxIntervalMs: 150, multiplier: 4 },
+        multihop: 2,
+        sourceAddress: '203.0.113.2',
+      },
       {
         address: '198.51.100.254',
         asn: 65000,
@@ -56,6 +64,30 @@ const EXAMPLES: Record<string, BirdModel> = {
         holdTime: 0,
         keepaliveTime: 10,
       },
+    ],
+  },
+  // Communities per class and per address, and a local preference for the iBGP peer only.
+  communities: {
+    ...base,
+    aggregates: ['2001:db8:1::/64', '198.51.100.0/26'],
+    pinned: ['2001:db8:99::7', '2001:db8:99::8', '192.0.2.77'],
+    anycast: ['2001:db8:aa::1'],
+    peers: [
+      { address: '2001:db8:ffff::1', asn: 65000 },
+      { address: '203.0.113.1', asn: 65001 },
+    ],
+    localPreference: 200,
+    communities: {
+      aggregates: { standard: ['65000:100', '65000:0100'], large: ['4200000000:1:2'] },
+      pinned: { standard: ['65535:65281', '65000:200'] },
+      anycast: { large: ['65000:3:0'] },
+    },
+    addressCommunities: [
+      { address: '2001:db8:99::8', standard: ['65000:666'] },
+      { address: '2001:DB8:99::7', standard: ['65000:666'] },
+      { address: '2001:db8:aa::1', large: ['65000:9:9'] },
+      { address: '192.0.2.77', standard: ['65000:666'], large: ['65000:9:9'] },
+      { address: '2001:db8:dead::1', standard: ['65000:1'] }, // not announced: left out
     ],
   },
   // The README's example (the test below keeps the README in step).
@@ -108,11 +140,43 @@ describe('renderBirdConfig: details', () => {
     expect(renderBirdConfig(EXAMPLES['ipv6-peer'] as BirdModel)).not.toContain('protocol bfd');
   });
 
+  it("writes each BFD session's timers, flock's defaults (300 ms × 3) when none are given", () => {
+    expect(renderBirdConfig(EXAMPLES['ipv4-peer'] as BirdModel)).toContain(
+      '  bfd { min rx interval 100 ms; min tx interval 150 ms; multiplier 4; };',
+    );
+    expect(renderBirdConfig(EXAMPLES['readme'] as BirdModel)).toContain(
+      '  bfd { min rx interval 300 ms; min tx interval 300 ms; multiplier 3; };',
+    );
+    const off = { ...base, peers: [{ ...ipv6Peer, bfdTimers: DEFAULT_BFD_TIMERS }] };
+    expect(renderBirdConfig(off)).not.toMatch(/bfd/);
+  });
+
+  it('sets the local preference through the iBGP filter, for iBGP peers only', () => {
+    const model = EXAMPLES['communities'] as BirdModel;
+    const text = renderBirdConfig(model);
+    const exportOf = (protocol: string) =>
+      [
+        ...(
+          new RegExp(`protocol bgp ${protocol} \\{[\\s\\S]*?\\n\\}`).exec(text)?.[0] ?? ''
+        ).matchAll(/export filter (\S+);/g),
+      ].map((m) => m[1]);
+    expect(exportOf('peer_203_0_113_1')).toEqual(['flock_export4_ibgp']); // asn 65001 = ours
+    expect(exportOf('peer_2001_db8_ffff__1')).toEqual(['flock_export6', 'flock_export4']);
+    expect(text).not.toContain('flock_export6_ibgp'); // no iBGP session carries IPv6
+    expect(text.match(/bgp_local_pref = 200;/g)).toHaveLength(1);
+    const noPref = renderBirdConfig({ ...model, localPreference: undefined });
+    expect(noPref).not.toMatch(/_ibgp|bgp_local_pref/);
+  });
+
   it('refuses an invalid model instead of writing it into the file', () => {
     const bad = { ...base, peers: [{ ...ipv6Peer, password: 'a"; } protocol kernel {' }] };
     expect(() => renderBirdConfig(bad)).toThrow(/double quote or backslash/);
     expect(() => renderBirdConfig({ ...base, aggregates: ['2001:db8:1::1/64'] })).toThrow(
       /host bits/,
+    );
+    const badCommunity = [{ address: '2001:db8::1', standard: ['65000:100)); reject; ((1:1'] }];
+    expect(() => renderBirdConfig({ ...base, addressCommunities: badCommunity })).toThrow(
+      /standard community/,
     );
   });
 });

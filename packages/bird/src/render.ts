@@ -1,14 +1,24 @@
 // BirdModel → bird.conf for BIRD 2.0. Deterministic: addresses are canonicalised, de-duplicated
 // and sorted, peers are sorted, nothing depends on time or input order, so the same model
 // always gives the same bytes (the manager reloads BIRD only when the bytes change).
-import { ipFamily, ipToBigInt, splitCidr, type Family } from '@flock/api';
+import {
+  DEFAULT_BFD_TIMERS,
+  ipFamily,
+  ipToBigInt,
+  splitCidr,
+  type Communities,
+  type Family,
+} from '@flock/api';
 import { BirdModel, canonicalIp, formatIp, peerProtocolName, type BirdPeer } from './model.js';
+import { CLASSES, tagStatements } from './render-communities.js';
 
 /** Names of the protocols and filters the renderer writes (stable: the agent reads them back). */
 export const BIRD_NAMES = {
   device: 'flock_device',
   bfd: 'flock_bfd',
   exportFilter: { 6: 'flock_export6', 4: 'flock_export4' },
+  /** Only with a localPreference and iBGP peers: the export filters plus bgp_local_pref. */
+  exportFilterIbgp: { 6: 'flock_export6_ibgp', 4: 'flock_export4_ibgp' },
   aggregates: { 6: 'flock_aggregates6', 4: 'flock_aggregates4' },
   pinned: { 6: 'flock_pinned6', 4: 'flock_pinned4' },
   anycast: { 6: 'flock_anycast6', 4: 'flock_anycast4' },
@@ -73,13 +83,18 @@ function modelPrefixes(
   };
 }
 
+type ModelPrefixes = ReturnType<typeof modelPrefixes>;
+
 /** The exact prefixes the model announces, per family, in render order. */
 export function announcedPrefixes(model: BirdModel): PerFamily {
   return modelPrefixes(model).announced;
 }
 
-function exportFilter(family: Family, prefixes: string[]): string[] {
-  const name = BIRD_NAMES.exportFilter[family];
+/**
+ * Accept exactly `prefixes`, from static protocols only; `tags` run on what is accepted
+ * (communities, local preference), indented for the `then { ... }` block.
+ */
+function exportFilter(name: string, family: Family, prefixes: string[], tags: string[]): string[] {
   if (prefixes.length === 0) {
     return [`filter ${name} {`, `  # Nothing to announce in IPv${family}.`, '  reject;', '}'];
   }
@@ -87,10 +102,52 @@ function exportFilter(family: Family, prefixes: string[]): string[] {
     `filter ${name} {`,
     '  if source = RTS_STATIC && net ~ [',
     ...prefixes.map((p, i) => `    ${p}${i < prefixes.length - 1 ? ',' : ''}`),
-    '  ] then accept;',
+    ...(tags.length ? ['  ] then {', ...tags, '    accept;', '  }'] : ['  ] then accept;']),
     '  reject;',
     '}',
   ];
+}
+
+/** A pod's own communities by host prefix, for the host prefixes the model announces, sorted. */
+function hostCommunities(
+  model: BirdModel,
+  hostPrefixes: readonly string[],
+): Map<string, Communities> {
+  const wanted = new Map<string, Communities>();
+  for (const { address, standard, large } of model.addressCommunities ?? []) {
+    const p = hostPrefix(address).text;
+    const had = wanted.get(p);
+    wanted.set(p, {
+      standard: [...(had?.standard ?? []), ...(standard ?? [])],
+      large: [...(had?.large ?? []), ...(large ?? [])],
+    });
+  }
+  return new Map(hostPrefixes.flatMap((p) => (wanted.has(p) ? [[p, wanted.get(p)!]] : [])));
+}
+
+/** The export filters of one family: one for every peer, and one for iBGP peers when needed. */
+function exportFilters(
+  model: BirdModel,
+  family: Family,
+  prefixes: ModelPrefixes,
+  ibgp: ReadonlySet<Family>,
+): string[][] {
+  const host = new Set([...prefixes.pinned[family], ...prefixes.anycast[family]]);
+  const hostPrefixes = prefixes.announced[family].filter((p) => host.has(p));
+  const tags = tagStatements({
+    family,
+    classes: BIRD_NAMES,
+    communities: model.communities,
+    present: new Set(CLASSES.filter((c) => prefixes[c][family].length > 0)),
+    hostCommunities: hostCommunities(model, hostPrefixes),
+  });
+  const announced = prefixes.announced[family];
+  const filters = [exportFilter(BIRD_NAMES.exportFilter[family], family, announced, tags)];
+  if (ibgp.has(family) && model.localPreference !== undefined) {
+    const local = [...tags, `    bgp_local_pref = ${model.localPreference};`];
+    filters.push(exportFilter(BIRD_NAMES.exportFilterIbgp[family], family, announced, local));
+  }
+  return filters;
 }
 
 function staticProtocol(name: string, family: Family, prefixes: string[]): string[] {
@@ -103,7 +160,7 @@ function staticProtocol(name: string, family: Family, prefixes: string[]): strin
 }
 
 /** One BGP protocol: IPv6 peers carry both families (IPv4 with extended next hop), IPv4 peers IPv4. */
-function bgpProtocol(peer: BirdPeer, asn: number): string[] {
+function bgpProtocol(peer: BirdPeer, asn: number, localPreference: boolean): string[] {
   const address = canonicalIp(peer.address);
   const family = ipFamily(address) === 6 ? 6 : 4;
   const local = peer.sourceAddress
@@ -129,14 +186,22 @@ function bgpProtocol(peer: BirdPeer, asn: number): string[] {
     lines.push(`  error wait time ${peer.errorWaitTime.min},${peer.errorWaitTime.max};`);
   }
   lines.push(`  graceful restart ${peer.gracefulRestart === false ? 'off' : 'on'};`);
-  if (peer.bfd) lines.push('  bfd on;');
+  if (peer.bfd) {
+    // Per-session timers (BIRD 2.0 `bfd { ... }` in the BGP protocol); flock's defaults, never BIRD's.
+    const t = { ...DEFAULT_BFD_TIMERS, ...peer.bfdTimers };
+    lines.push(
+      `  bfd { min rx interval ${t.minRxIntervalMs} ms; min tx interval ${t.minTxIntervalMs} ms; multiplier ${t.multiplier}; };`,
+    );
+  }
   if (peer.password !== undefined) lines.push(`  password "${peer.password}";`);
-  const channels: Family[] = family === 6 ? [6, 4] : [4];
+  const channels = channelsOf(peer);
+  // iBGP peers get the local preference (eBGP ones would drop it anyway: RFC 4271 5.1.5).
+  const useIbgpFilter = localPreference && peer.asn === asn;
   for (const f of channels) {
     lines.push(
       `  ${CHANNEL[f]} {`,
       '    import none;',
-      `    export filter ${BIRD_NAMES.exportFilter[f]};`,
+      `    export filter ${(useIbgpFilter ? BIRD_NAMES.exportFilterIbgp : BIRD_NAMES.exportFilter)[f]};`,
       '    next hop self;',
     );
     if (f === 4 && family === 6) lines.push('    extended next hop on;');
@@ -144,6 +209,11 @@ function bgpProtocol(peer: BirdPeer, asn: number): string[] {
   }
   lines.push('}');
   return lines;
+}
+
+/** The channels of a peer's session: IPv6 peers carry both families, IPv4 peers IPv4. */
+function channelsOf(peer: BirdPeer): Family[] {
+  return ipFamily(peer.address) === 6 ? [6, 4] : [4];
 }
 
 function comparePeers(a: BirdPeer, b: BirdPeer): number {
@@ -155,7 +225,14 @@ export function renderBirdConfig(input: BirdModel): string {
   const model = BirdModel.parse(input);
   const prefixes = modelPrefixes(model);
   const peers = [...model.peers].sort(comparePeers);
-  const [filter6, filter4] = FAMILIES.map((f) => exportFilter(f, prefixes.announced[f]));
+  // Families carried by iBGP sessions (an IPv6 session carries both): they get a filter of
+  // their own when there is a local preference to set.
+  const ibgp = new Set(peers.filter((p) => p.asn === model.asn).flatMap((p) => channelsOf(p)));
+  const [filters6 = [], filters4 = []] = FAMILIES.map((f) =>
+    exportFilters(model, f, prefixes, ibgp),
+  );
+  const [filter6 = [], ...ibgp6] = filters6;
+  const [filter4 = [], ...ibgp4] = filters4;
   const sections: string[][] = [
     [
       '# bird.conf for BIRD 2.0, generated by @flock/bird. Do not edit: the flock agent rewrites',
@@ -175,9 +252,11 @@ export function renderBirdConfig(input: BirdModel): string {
     [
       '# Export filters: only these exact prefixes (no longer or shorter ones), and only from',
       "# flock's static protocols below. Every other route is rejected, whatever its source.",
-      ...(filter6 ?? []),
+      ...filter6,
     ],
-    filter4 ?? [],
+    filter4,
+    ...ibgp6,
+    ...ibgp4,
     [
       "# The node's aggregates, pinned addresses of its live pods, anycast addresses of its Ready",
       '# pods. Blackhole routes inside BIRD only: they are never written to a kernel table.',
@@ -193,7 +272,10 @@ export function renderBirdConfig(input: BirdModel): string {
       i === 0
         ? ['# One session per peer: it announces through the export filters, imports nothing.']
         : [];
-    sections.push([...comment, ...bgpProtocol(peer, model.asn)]);
+    sections.push([
+      ...comment,
+      ...bgpProtocol(peer, model.asn, model.localPreference !== undefined),
+    ]);
   });
   return sections.map((lines) => lines.join('\n')).join('\n\n') + '\n';
 }

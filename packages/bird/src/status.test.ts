@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseReplies, type BirdReply } from './reply.js';
 import {
+  parseBfdSessions,
   parseProtocolRow,
   parseProtocols,
   parseProtocolsAll,
@@ -102,6 +103,28 @@ describe('show protocols all', () => {
       lastError: 'Socket: Connection refused',
     });
     expect(node6?.channels.map((c) => c.state)).toEqual(['DOWN', 'DOWN']);
+  });
+});
+
+describe('show bfd sessions', () => {
+  it('reads a session that is up with the timers in force', () => {
+    expect(parseBfdSessions(recordedReply('show-bfd-sessions-up'))).toEqual([
+      {
+        protocol: 'flock_bfd',
+        address: '203.0.113.1',
+        interface: 'vnode',
+        state: 'Up',
+        since: '2026-12-01 20:42:04',
+        intervalMs: 100,
+        timeoutMs: 300,
+      },
+    ]);
+  });
+
+  it('reads a session that went down (no packets from the peer)', () => {
+    expect(parseBfdSessions(recordedReply('show-bfd-sessions-down'))).toEqual([
+      expect.objectContaining({ address: '203.0.113.1', state: 'Down', intervalMs: 1000 }),
+    ]);
   });
 });
 

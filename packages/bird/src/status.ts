@@ -1,5 +1,5 @@
-// Reading BIRD's answers to `show protocols` and `show protocols all`, and mapping BGP
-// protocols back to the model's peers for NodeConfig status.
+// Reading BIRD's answers to `show protocols`, `show protocols all` and `show bfd sessions`,
+// and mapping BGP protocols back to the model's peers for NodeConfig status.
 import type { z } from 'zod';
 import type { BgpPeerStatus as BgpPeerStatusSchema } from '@flock/api';
 import type { BirdPeer } from './model.js';
@@ -74,6 +74,54 @@ export function parseProtocols(reply: BirdReply): ProtocolSummary[] {
   return reply.lines
     .filter((l) => l.code === CODE_PROTOCOL_ROW)
     .map((l) => parseProtocolRow(l.text));
+}
+
+/** One session of `show bfd sessions`. */
+export interface BfdSession {
+  /** The BFD protocol that runs it (flock_bfd on a node). */
+  protocol: string;
+  address: string;
+  /** Interface name; "---" for a multihop session. */
+  interface: string;
+  /** Up, Down, Init or AdminDown. */
+  state: string;
+  since: string;
+  /** Transmit interval in force, in ms (1000 while the session is down). */
+  intervalMs: number;
+  /** Detection time in ms: no packet from the peer for this long takes the session down. */
+  timeoutMs: number;
+}
+
+export const CODE_BFD_SESSIONS = 1020;
+const BFD_ROW = new RegExp(
+  String.raw`^(\S+)\s+(\S+)\s+(Up|Down|Init|AdminDown)\s+(${SINCE})\s+(\d+\.\d+)\s+(\d+\.\d+)$`,
+);
+
+/** The sessions of a `show bfd sessions` reply (a heading per BFD protocol, then its rows). */
+export function parseBfdSessions(reply: BirdReply): BfdSession[] {
+  const out: BfdSession[] = [];
+  let protocol = '';
+  for (const line of reply.lines) {
+    if (line.code !== CODE_BFD_SESSIONS) continue;
+    const text = line.text.trim();
+    const heading = /^(\S+):$/.exec(text);
+    if (heading?.[1]) {
+      protocol = heading[1];
+      continue;
+    }
+    const m = BFD_ROW.exec(text);
+    if (!m?.[1] || !m[2] || !m[3] || !m[4] || !m[5] || !m[6]) continue; // the column heading
+    out.push({
+      protocol,
+      address: m[1],
+      interface: m[2],
+      state: m[3],
+      since: m[4],
+      intervalMs: Math.round(Number(m[5]) * 1000),
+      timeoutMs: Math.round(Number(m[6]) * 1000),
+    });
+  }
+  return out;
 }
 
 const int = (s: string | undefined) => (s === undefined ? undefined : Number(s));

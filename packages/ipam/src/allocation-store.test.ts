@@ -238,6 +238,9 @@ describe('AllocationStore', () => {
       { podUID: '' },
       { anycast: ['2001:db8::a', '2001:db8::a'] },
       { anycast: ['2001:0db8::a'] },
+      { communities: ['65000:0100'] },
+      { communities: ['65000:100', '65000:100'] },
+      { communities: ['70000:1'] },
     ];
     for (const bad of invalid) {
       expect(await codeOf(store.putPending(entry('a', bad))), JSON.stringify(bad)).toBe('Invalid');
@@ -369,9 +372,16 @@ describe('AllocationStore', () => {
 
   it('returns copies: callers cannot change the store by mutating results', async () => {
     const store = await loaded();
-    const put = await store.putPending(entry('a', { anycast: ['2001:db8:ac::1'] }));
+    const put = await store.putPending(
+      entry('a', { anycast: ['2001:db8:ac::1'], communities: ['65000:1:2'] }),
+    );
     put.anycast.push('2001:db8:ac::2');
+    put.communities?.push('65000:1');
     store.entries()[0]?.anycast.push('2001:db8:ac::3');
-    expect(store.get('a', 'eth0')?.anycast).toEqual(['2001:db8:ac::1']);
+    store.entries()[0]?.communities?.push('65000:2');
+    expect(store.get('a', 'eth0')).toMatchObject({
+      anycast: ['2001:db8:ac::1'],
+      communities: ['65000:1:2'],
+    });
   });
 });

@@ -310,7 +310,11 @@ export function parseStoreFile(path: string, text: string): StoreFile {
 }
 
 function copyEntry(entry: AllocationEntry): AllocationEntry {
-  return { ...entry, anycast: [...entry.anycast] };
+  return {
+    ...entry,
+    anycast: [...entry.anycast],
+    ...(entry.communities ? { communities: [...entry.communities] } : {}),
+  };
 }
 
 function describe(error: unknown): string {

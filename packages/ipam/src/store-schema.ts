@@ -1,10 +1,21 @@
 // The allocation store's file format, checked on every load and every write.
 //   { "version": 1, "entries": [ { containerID, ifname, namespace, pod, podUID, ip6, ip4?,
-//     pinned, anycast: [], state: "pending" | "committed", createdAt } ],
+//     pinned, anycast: [], communities?: [], state: "pending" | "committed", createdAt } ],
 //     "released": [ { ip, identity, pinned, until } ] }
 // `released` (added later, optional in the file) keeps released addresses' quarantine across
-// a restart of the agent.
-import { ContainerId, DnsLabel, DnsSubdomain, IfName, MAX_ANYCAST_PER_POD } from '@flock/api';
+// a restart of the agent; `communities` (added later, optional) are the pod's own BGP
+// communities, read from its annotation at ADD.
+import {
+  ContainerId,
+  DnsLabel,
+  DnsSubdomain,
+  IfName,
+  MAX_ANYCAST_PER_POD,
+  MAX_COMMUNITIES,
+  canonicalCommunity,
+  isLargeCommunity,
+  isStandardCommunity,
+} from '@flock/api';
 import { z } from 'zod';
 import { isCanonicalAddress } from './address.js';
 import { holderIdentity } from './allocation.js';
@@ -33,6 +44,18 @@ export const AllocationEntry = z.object({
     .array(canonicalIp())
     .max(MAX_ANYCAST_PER_POD)
     .refine((list) => new Set(list).size === list.length, 'anycast addresses must be unique'),
+  communities: z
+    .array(
+      z
+        .string()
+        .refine(
+          (c) => (isStandardCommunity(c) || isLargeCommunity(c)) && canonicalCommunity(c) === c,
+          'communities must be BGP communities A:B or A:B:C in canonical form',
+        ),
+    )
+    .max(2 * MAX_COMMUNITIES)
+    .refine((list) => new Set(list).size === list.length, 'communities must be unique')
+    .optional(),
   state: z.enum(['pending', 'committed']),
   createdAt: z.iso.datetime(),
 });

@@ -51,4 +51,25 @@ describe('needsApply', () => {
       ),
     ).toBe(true);
   });
+
+  it('copies the local preference and communities to every node, and wants them changed or gone with the pool', () => {
+    const routes = {
+      localPreference: 300,
+      communities: { aggregates: { standard: ['65000:100'] }, anycast: { large: ['65000:1:2'] } },
+      allowedPodCommunities: { standard: ['65000:666'] },
+    };
+    const pool = makePool('a', { ...baseSpec(), bgp: { ...baseSpec().bgp, ...routes } });
+    const want = desiredNodeConfig(pool, node, prefixes);
+    expect(want.spec.bgp).toMatchObject(routes);
+    const nc = stored(want);
+    expect(needsApply(nc, want)).toBe(false);
+    const changed = makePool('a', {
+      ...baseSpec(),
+      bgp: { ...baseSpec().bgp, ...routes, localPreference: 50 },
+    });
+    expect(needsApply(nc, desiredNodeConfig(changed, node, prefixes))).toBe(true);
+    const dropped = desiredNodeConfig(makePool('a'), node, prefixes);
+    expect(dropped.spec.bgp).not.toHaveProperty('communities');
+    expect(needsApply(nc, dropped)).toBe(true);
+  });
 });

@@ -48,6 +48,19 @@ export function peersFor(pool: Pool, node: Node): NodeBgpPeer[] {
     .map(({ nodeSelector: _selector, ...peer }) => peer);
 }
 
+/** Keys of spec.bgp the operator copies from the Pool as they are, when the Pool sets them. */
+const ROUTE_SETTINGS = ['localPreference', 'communities', 'allowedPodCommunities'] as const;
+
+/** The Pool's route settings (local preference, communities) that every node of it uses. */
+function routeSettings(
+  pool: Pool,
+): Partial<Pick<NodeConfigSpec['bgp'], (typeof ROUTE_SETTINGS)[number]>> {
+  const bgp = pool.spec.bgp;
+  return Object.fromEntries(
+    ROUTE_SETTINGS.flatMap((k) => (bgp[k] === undefined ? [] : [[k, bgp[k]]])),
+  );
+}
+
 export function desiredNodeConfig(pool: Pool, node: Node, prefixes: NodePrefixes): NodeConfigApply {
   const { spec } = pool;
   return {
@@ -75,7 +88,7 @@ export function desiredNodeConfig(pool: Pool, node: Node, prefixes: NodePrefixes
       ...(prefixes.cidr4 ? { cidr4: prefixes.cidr4 } : {}),
       ...(spec.pinned ? { pinnedCIDRs: [...spec.pinned.cidrs] } : {}),
       ...(spec.anycast ? { anycastCIDRs: [...spec.anycast.cidrs] } : {}),
-      bgp: { asn: spec.bgp.asn, peers: peersFor(pool, node) },
+      bgp: { asn: spec.bgp.asn, peers: peersFor(pool, node), ...routeSettings(pool) },
     },
   };
 }
@@ -108,6 +121,15 @@ export function appliedByOperator(obj: NodeConfig, path: string[]): boolean {
   });
 }
 
+/**
+ * An optional field the operator copies from the Pool: set and different, or dropped by the
+ * Pool while the operator had applied it (a value another manager wrote there is left alone).
+ */
+function differs(current: NodeConfig, path: string[], cur: unknown, want: unknown): boolean {
+  if (want !== undefined) return !deepEqual(cur, want);
+  return cur !== undefined && appliedByOperator(current, path);
+}
+
 /** Does the stored NodeConfig differ from what the operator would apply? */
 export function needsApply(current: NodeConfig, desired: NodeConfigApply): boolean {
   const cur = current.spec;
@@ -115,11 +137,10 @@ export function needsApply(current: NodeConfig, desired: NodeConfigApply): boole
   if (cur.pool !== want.pool || cur.cidr6 !== want.cidr6 || cur.cidr4 !== want.cidr4) return true;
   if (cur.bgp.asn !== want.bgp.asn || !deepEqual(cur.bgp.peers, want.bgp.peers)) return true;
   for (const key of ['pinnedCIDRs', 'anycastCIDRs'] as const) {
-    if (want[key] !== undefined && !deepEqual(cur[key], want[key])) return true;
-    // A range the pool dropped: remove it, unless someone else wrote it there.
-    if (want[key] === undefined && cur[key] !== undefined) {
-      if (appliedByOperator(current, ['spec', key])) return true;
-    }
+    if (differs(current, ['spec', key], cur[key], want[key])) return true;
+  }
+  for (const key of ROUTE_SETTINGS) {
+    if (differs(current, ['spec', 'bgp', key], cur.bgp[key], want.bgp[key])) return true;
   }
   const algo = desired.metadata.annotations?.[IP_ALGO_ANNOTATION];
   const curAlgo = current.metadata.annotations?.[IP_ALGO_ANNOTATION];

@@ -132,6 +132,28 @@ describe('operator on a real cluster', () => {
     expect(after.get('move-1')!.spec.cidr6).toBe(before.get('move-1')!.spec.cidr6);
   });
 
+  it("hands the Pool's local preference and communities to its NodeConfigs, and takes them back", async () => {
+    const routes = {
+      localPreference: 300,
+      communities: { aggregates: { standard: ['64512:100'] }, anycast: { large: ['64512:3:3'] } },
+      allowedPodCommunities: { standard: ['64512:666'] },
+    };
+    const bgp = baseSpec().bgp;
+    await applyPool(c, 'routes', spec('routes', '2001:db8:a::/60', { bgp: { ...bgp, ...routes } }));
+    await createNode(c.api, 'routes-0', { test: 'routes' });
+    const [nc] = (await waitForConfigs('routes', 1)).values();
+    expect(nc!.spec.bgp).toMatchObject(routes);
+    await applyPool(c, 'routes', spec('routes', '2001:db8:a::/60', { bgp }));
+    await eventually(
+      'the settings gone',
+      async () => {
+        const now = (await configsOf(c.api, 'routes')).get('routes-0')?.spec.bgp;
+        return now && !('communities' in now) && now.localPreference === undefined;
+      },
+      LONG,
+    );
+  });
+
   it("a deleted Node's NodeConfig is garbage-collected by the controller-manager and its prefix quarantined", async () => {
     await applyPool(c, 'gc', spec('gc', '2001:db8:3::/60'));
     await createNode(c.api, 'gc-0', { test: 'gc' });

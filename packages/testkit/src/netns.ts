@@ -114,6 +114,29 @@ export async function vethBetween(a: Netns, aIf: string, b: Netns, bIf: string):
   await b.exec('ip', ['link', 'set', bIf, 'up']);
 }
 
+/**
+ * Put addresses ("2001:db8::1/64", "192.0.2.1/24") on an interface inside a namespace; IPv6
+ * ones without duplicate address detection, so that they are usable at once.
+ */
+export async function addAddresses(
+  ns: Netns,
+  dev: string,
+  cidrs: readonly string[],
+): Promise<void> {
+  for (const cidr of cidrs) {
+    const v6 = cidr.includes(':');
+    await ns.exec('ip', [
+      v6 ? '-6' : '-4',
+      'addr',
+      'add',
+      cidr,
+      'dev',
+      dev,
+      ...(v6 ? ['nodad'] : []),
+    ]);
+  }
+}
+
 /** Names of namespaces this process created and has not removed yet (for leak checks). */
 export function liveNamespaces(): string[] {
   return [...live];

@@ -7,7 +7,7 @@ import { AllocationStoreError, entryKey, type AllocationEntry } from '@flock/ipa
 import type { CniHandlerDeps, NodeState } from './deps.js';
 import { CniCommandError } from './errors.js';
 import { PhaseTimer, timed } from './phases.js';
-import { addressRequest, pinnedConflict, podIdentity } from './pod-request.js';
+import { addressRequest, communityRequest, pinnedConflict, podIdentity } from './pod-request.js';
 import { cniResult, setupPod, type PodSetup } from './pod-spec.js';
 
 /** Removes an entry's kernel state, the entry and its addresses (CniHandlers.undo). */
@@ -44,20 +44,26 @@ export async function add(
       `pod ${who.namespace}/${who.name} has UID ${pod.metadata.uid}, the runtime asked for ${who.uid}`,
     );
   }
-  let wanted;
-  try {
-    wanted = addressRequest(
+  // A refusal of what the pod asks for is also told to its owner: an Event on the pod.
+  const refusing = <T>(reason: string, check: () => T): T => {
+    try {
+      return check();
+    } catch (error) {
+      if (error instanceof CniCommandError) deps.warn?.(pod, reason, error.message);
+      throw error;
+    }
+  };
+  const { spec } = node.nodeConfig;
+  const wanted = refusing('FlockAddressRefused', () =>
+    addressRequest(
       pod,
-      {
-        annotations: node.nodeConfig.metadata.annotations,
-        anycastCIDRs: node.nodeConfig.spec.anycastCIDRs,
-      },
+      { annotations: node.nodeConfig.metadata.annotations, anycastCIDRs: spec.anycastCIDRs },
       deps.logger,
-    );
-  } catch (error) {
-    if (error instanceof CniCommandError) deps.warn?.(pod, 'FlockAddressRefused', error.message);
-    throw error;
-  }
+    ),
+  );
+  const communities = refusing('FlockCommunityRefused', () =>
+    communityRequest(pod, spec.bgp.allowedPodCommunities),
+  );
   const pinned = [wanted.pinned?.ipv6, wanted.pinned?.ipv4].filter((ip) => ip !== undefined);
   if (pinned.length && deps.pods.holdersOf) {
     const conflict = pinnedConflict(pod, pinned, await deps.pods.holdersOf(pinned));
@@ -94,6 +100,7 @@ export async function add(
       ...(a.ip4 ? { ip4: a.ip4 } : {}),
       pinned: a.pinned,
       anycast: wanted.anycast,
+      ...(communities.length ? { communities } : {}),
     });
   } catch (error) {
     node.allocator.release(owner);

@@ -28,7 +28,7 @@ const nodeConfig: NodeConfig = {
     cidr4: '192.0.2.16/28',
     pinnedCIDRs: ['2001:db8:200::/64', '198.51.100.0/24'],
     anycastCIDRs: ['2001:db8:300::/120'],
-    bgp: { asn: 64512, peers: [] },
+    bgp: { asn: 64512, peers: [], allowedPodCommunities: { standard: ['65000:666'] } },
   },
 };
 
@@ -243,22 +243,34 @@ describe('CNI ADD', () => {
     expect((await add('198.51.100.9')).ok).toBe(true);
   });
 
-  it('puts allowed anycast addresses on the pod and refuses others with an event', async () => {
-    pods.set('default/web', pod('web', { 'flock.fritzlab.net/anycast': '2001:db8:300:0::10' }));
-    await handlers.handle(request('ADD'));
-    expect(store.get('c1', 'eth0')?.anycast).toEqual(['2001:db8:300::10']);
-    pods.set('default/evil', pod('evil', { 'flock.fritzlab.net/anycast': '2001:db8:400::1' }));
-    const r = await handlers.handle(
-      request('ADD', {
-        containerID: 'c2',
-        args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'evil' },
+  it('keeps allowed anycast addresses and communities, refuses others with an event', async () => {
+    pods.set(
+      'default/web',
+      pod('web', {
+        'flock.fritzlab.net/anycast': '2001:db8:300:0::10',
+        'flock.fritzlab.net/bgp-communities': '65000:0666',
       }),
     );
-    expect(r).toMatchObject({
-      ok: false,
-      error: { code: CniErrorCode.NotAllowed, msg: expect.stringContaining('outside this node') },
+    await handlers.handle(request('ADD'));
+    expect(store.get('c1', 'eth0')).toMatchObject({
+      anycast: ['2001:db8:300::10'],
+      communities: ['65000:666'],
     });
-    expect(warnings.join()).toContain('FlockAddressRefused');
+    const refused = async (name: string, annotations: Record<string, string>, why: RegExp) => {
+      pods.set(`default/${name}`, pod(name, annotations));
+      const args = { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: name };
+      const r = await handlers.handle(request('ADD', { containerID: name, args }));
+      expect(r).toMatchObject({ ok: false, error: { code: CniErrorCode.NotAllowed } });
+      expect(!r.ok && r.error.msg).toMatch(why);
+      expect(store.get(name, 'eth0')).toBeUndefined();
+    };
+    await refused('evil', { 'flock.fritzlab.net/anycast': '2001:db8:400::1' }, /outside this node/);
+    expect(warnings.pop()).toMatch(/^FlockAddressRefused: /);
+    const tag = (c: string) => ({ 'flock.fritzlab.net/bgp-communities': c });
+    await refused('nox', tag('65000:666,65535:65281'), /65535:65281 are not allowed/);
+    expect(warnings.pop()).toMatch(/^FlockCommunityRefused: .*allowedPodCommunities: 65000:666/);
+    await refused('typo', tag('65000:66666'), /neither a standard community/);
+    expect(warnings.pop()).toMatch(/^FlockCommunityRefused: /);
   });
 
   it('reports exhaustion with its own code and keeps nothing of the failed ADD', async () => {

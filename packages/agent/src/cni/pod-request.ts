@@ -1,12 +1,17 @@
 // What an ADD asks for, read from the CNI request and the Pod object: who the pod is, which
-// interface-ID algorithm, which pinned and anycast addresses. Bad annotations are the user's
-// input: they become CNI errors that say what is wrong, never exceptions.
+// interface-ID algorithm, which pinned and anycast addresses, which BGP communities. Bad
+// annotations are the user's input: they become CNI errors that say what is wrong, never
+// exceptions.
 import {
   ANYCAST_ANNOTATION,
+  BGP_COMMUNITIES_ANNOTATION,
   CniErrorCode,
   PINNED_IP_ANNOTATION,
+  communitiesOutside,
   parseAnycast,
+  parseCommunities,
   parsePinnedIp,
+  type Communities,
   type IpAlgo,
   type Logger,
   type PinnedAddresses,
@@ -76,6 +81,31 @@ export function addressRequest(
     );
   }
   return { algo, ...(pinned?.value ? { pinned: pinned.value } : {}), anycast: anycastIps };
+}
+
+/**
+ * The pod's own BGP communities (bgp-communities annotation), canonical; every one must be in
+ * the node's allowedPodCommunities (the Pool's), else the ADD is refused.
+ */
+export function communityRequest(pod: V1Pod, allowed: Communities | undefined): string[] {
+  const who = `pod ${pod.metadata?.namespace}/${pod.metadata?.name}`;
+  const parsed = parseCommunities(pod.metadata?.annotations?.[BGP_COMMUNITIES_ANNOTATION]);
+  if (!parsed) return [];
+  if (!parsed.ok) {
+    throw new CniCommandError(
+      CniErrorCode.NotAllowed,
+      `${who}: annotation ${BGP_COMMUNITIES_ANNOTATION}: ${parsed.error}`,
+    );
+  }
+  const refused = communitiesOutside(parsed.value, allowed);
+  if (refused.length) {
+    const list = [...(allowed?.standard ?? []), ...(allowed?.large ?? [])].join(', ') || 'none';
+    throw new CniCommandError(
+      CniErrorCode.NotAllowed,
+      `${who}: BGP communities ${refused.join(', ')} are not allowed on this node (the Pool's allowedPodCommunities: ${list})`,
+    );
+  }
+  return parsed.value;
 }
 
 /** Every address of a pod (status.podIPs, else status.podIP), canonical. */

@@ -129,4 +129,44 @@ describe('announcement plan', () => {
     });
     expect(advertisedCount(model)).toBe(4);
   });
+
+  it("puts each pod's own communities on its host routes and anycast addresses, while the NodeConfig allows them", () => {
+    const bgp = {
+      ...spec.bgp,
+      localPreference: 300,
+      communities: { aggregates: { standard: ['65000:100'] } },
+      allowedPodCommunities: { standard: ['65000:1', '65000:2'], large: ['65000:9:9'] },
+    };
+    const any = ['2001:db8:300::1'];
+    const entries = [
+      entry('a', { ip6: '2001:db8:200::7', pinned: true, anycast: any, communities: ['65000:1'] }),
+      entry('b', { ip6: '2001:db8:100::2', anycast: any, communities: ['65000:2', '65000:9:9'] }),
+      entry('old', { ip6: '2001:db8:200::8', pinned: true, communities: ['65000:1', '65000:3'] }),
+      entry('plain', { ip6: '2001:db8:200::9', pinned: true }),
+    ];
+    const plan = planAnnouncements({
+      spec: { ...spec, bgp },
+      entries,
+      podOf: podsOf(pod('a'), pod('b'), pod('old'), pod('plain')),
+    });
+    // b's own address lies in the aggregate: not announced alone, so nothing to tag there.
+    expect([...plan.communities]).toEqual([
+      ['2001:db8:200::7', ['65000:1']],
+      ['2001:db8:200::8', ['65000:1']],
+      ['2001:db8:300::1', ['65000:1', '65000:2', '65000:9:9']],
+    ]);
+    expect(plan.warnings).toEqual([
+      "community 65000:3 of pod default/old is no longer in this node's allowedPodCommunities",
+    ]);
+    const model = toBirdModel({ plan, spec: { ...spec, bgp }, routerId: '192.0.2.1', peers: [] });
+    expect(model).toMatchObject({
+      localPreference: 300,
+      communities: bgp.communities,
+      addressCommunities: [
+        { address: '2001:db8:200::7', standard: ['65000:1'], large: [] },
+        { address: '2001:db8:200::8', standard: ['65000:1'], large: [] },
+        { address: '2001:db8:300::1', standard: ['65000:1', '65000:2'], large: ['65000:9:9'] },
+      ],
+    });
+  });
 });

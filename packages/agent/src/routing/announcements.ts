@@ -6,11 +6,13 @@
 //     pinned ones only until the pod is being deleted (its replacement may hold the address
 //     on another node already: the 2026-08-16 blackhole);
 //   - anycast: an address while at least one live owning pod is Ready and not being deleted,
-//     inside the NodeConfig's
-//     anycast ranges, and of a family the pod has (an IPv4 anycast address on a pod without
-//     IPv4 has no way back out: warned and left out).
+//     inside the NodeConfig's anycast ranges, and of a family the pod has (an IPv4 anycast
+//     address on a pod without IPv4 has no way back out: warned and left out);
+//   - communities: a pod's own (its annotation, kept in its allocation at ADD) ride on its
+//     host routes and anycast addresses while the NodeConfig still allows them; the classes'
+//     communities and the local preference come from the NodeConfig.
 // The same plan feeds BIRD (what is announced) and the anycast reconciler (what is routed).
-import type { NodeConfigSpec } from '@flock/api';
+import { communitiesOutside, splitCommunities, type NodeConfigSpec } from '@flock/api';
 import { announcedPrefixes, type BirdModel, type BirdPeer } from '@flock/bird';
 import {
   parseAddress,
@@ -29,6 +31,8 @@ export interface AnnouncementPlan {
   hostRoutes: string[];
   /** Anycast address → host veths of its Ready local pods, both sorted. */
   anycast: Map<string, string[]>;
+  /** Host route or anycast address → its pods' own communities, both sorted. */
+  communities: Map<string, string[]>;
   /** Committed allocations whose pod is live here. */
   livePods: number;
   /** Why an address was left out (outside the ranges, family mismatch); one line each. */
@@ -81,6 +85,21 @@ function hostRouteTest(spec: NodeConfigSpec, entries: number): (ip: string) => H
   };
 }
 
+/** The pod's own communities that the NodeConfig still allows (the others are warned about). */
+function podCommunities(
+  entry: AllocationEntry,
+  spec: NodeConfigSpec,
+  who: string,
+  warnings: string[],
+): string[] {
+  const own = entry.communities ?? [];
+  if (!own.length) return own;
+  const refused = new Set(communitiesOutside(own, spec.bgp.allowedPodCommunities));
+  for (const c of refused)
+    warnings.push(`community ${c} of ${who} is no longer in this node's allowedPodCommunities`);
+  return own.filter((c) => !refused.has(c));
+}
+
 export function planAnnouncements(input: {
   spec: NodeConfigSpec;
   entries: readonly AllocationEntry[];
@@ -92,6 +111,7 @@ export function planAnnouncements(input: {
   const anycastPrefixes = prefixes(spec.anycastCIDRs ?? []);
   const hostRoutes = new Set<string>();
   const anycast = new Map<string, string[]>();
+  const communities = new Map<string, Set<string>>();
   const warnings: string[] = [];
   let livePods = 0;
 
@@ -100,12 +120,19 @@ export function planAnnouncements(input: {
     const liveness = entryLiveness(entry, input.podOf(entry.namespace, entry.pod));
     if (!liveness.live) continue;
     livePods++;
+    const who = `pod ${entry.namespace}/${entry.pod}`;
+    const tags = podCommunities(entry, spec, who, warnings);
+    const tag = (ip: string) => {
+      if (tags.length) communities.set(ip, new Set([...(communities.get(ip) ?? []), ...tags]));
+    };
     for (const ip of [entry.ip6, ...(entry.ip4 ? [entry.ip4] : [])]) {
       const kind = isHostRoute(ip);
-      if (kind === 'foreign' || (kind === 'pinned' && !liveness.terminating)) hostRoutes.add(ip);
+      if (kind === 'foreign' || (kind === 'pinned' && !liveness.terminating)) {
+        hostRoutes.add(ip);
+        tag(ip);
+      }
     }
     if (!liveness.ready || liveness.terminating) continue;
-    const who = `pod ${entry.namespace}/${entry.pod}`;
     for (const ip of entry.anycast) {
       if (!inAny(anycastPrefixes, ip)) {
         warnings.push(`anycast ${ip} of ${who} is outside this node's anycast ranges`);
@@ -118,6 +145,7 @@ export function planAnnouncements(input: {
       const veths = anycast.get(ip) ?? [];
       veths.push(hostVethName(entry.containerID, entry.ifname));
       anycast.set(ip, veths);
+      tag(ip);
     }
   }
   const sortedAnycast = new Map(
@@ -127,6 +155,9 @@ export function planAnnouncements(input: {
     aggregates,
     hostRoutes: [...hostRoutes].sort(),
     anycast: sortedAnycast,
+    communities: new Map(
+      [...communities.keys()].sort().map((ip) => [ip, [...communities.get(ip)!].sort()]),
+    ),
     livePods,
     warnings: warnings.sort(),
   };
@@ -146,6 +177,18 @@ export function toBirdModel(input: {
     aggregates: input.plan.aggregates,
     pinned: input.plan.hostRoutes,
     anycast: [...input.plan.anycast.keys()],
+    ...(input.spec.bgp.localPreference === undefined
+      ? {}
+      : { localPreference: input.spec.bgp.localPreference }),
+    ...(input.spec.bgp.communities ? { communities: input.spec.bgp.communities } : {}),
+    ...(input.plan.communities.size
+      ? {
+          addressCommunities: [...input.plan.communities].map(([address, list]) => ({
+            address,
+            ...splitCommunities(list),
+          })),
+        }
+      : {}),
   };
 }
 

@@ -50,6 +50,16 @@ const setReady = (name: string, ready: boolean) =>
     },
   });
 
+/** The Event the agent wrote about a pod. */
+const eventFor = (pod: string) =>
+  eventually('the Event', async () => {
+    const list = (await api.request({
+      method: 'GET',
+      path: '/apis/events.k8s.io/v1/namespaces/default/events',
+    })) as { items: { reason?: string; regarding?: { name?: string }; note?: string }[] };
+    return list.items.find((e) => e.regarding?.name === pod);
+  });
+
 const forceDelete = (name: string) =>
   api.request({
     method: 'DELETE',
@@ -265,15 +275,19 @@ describe('announcements, anycast and the orphan sweep on a real node, router and
     await expect(node.cnitool('add', ns.path, who)).rejects.toThrow(
       /101|outside this node's anycast ranges/,
     );
-    const event = await eventually('the Event', async () => {
-      const list = (await api.request({
-        method: 'GET',
-        path: '/apis/events.k8s.io/v1/namespaces/default/events',
-      })) as { items: { reason?: string; regarding?: { name?: string }; note?: string }[] };
-      return list.items.find((e) => e.regarding?.name === 'bad-any');
-    });
+    const event = await eventFor('bad-any');
     expect(event).toMatchObject({ reason: 'FlockAddressRefused' });
     expect(event.note).toMatch(/2001:db8:999::1/);
+  });
+
+  it('BGP communities the Pool does not allow are refused with a CNI error and an Event', async () => {
+    const { ns, who } = await createPod('bad-tag', {
+      'flock.fritzlab.net/bgp-communities': '64512:666',
+    });
+    await expect(node.cnitool('add', ns.path, who)).rejects.toThrow(/101|not allowed/);
+    const event = await eventFor('bad-tag');
+    expect(event).toMatchObject({ reason: 'FlockCommunityRefused' });
+    expect(event.note).toMatch(/64512:666 are not allowed/);
   });
 
   it('a pod deleted while the agent is down is torn down and withdrawn right after the agent starts, not at a periodic sweep', async () => {

@@ -5,7 +5,7 @@
 // announces. Used by the agent's kernel and cluster tests and the lab.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BirdProcess, canonicalCidr, canonicalIp, type BirdPaths } from '@flock/bird';
+import { BirdClient, BirdProcess, canonicalCidr, canonicalIp, type BirdPaths } from '@flock/bird';
 import { Netns, vethBetween } from '@flock/testkit';
 import { z } from 'zod';
 
@@ -23,6 +23,16 @@ export interface TestRouterOptions {
   routerIf?: string;
   nodeIf?: string;
   password?: string;
+  /** Appended to the router's bird.conf (more sessions, BFD, ...). */
+  extraConfig?: string;
+}
+
+/** One route of the router's `show route all`: its prefix, protocol and attributes. */
+export interface RouterRoute {
+  prefix: string;
+  protocol: string;
+  /** "BGP.community" → "(64512,100) (64512,200)", as BIRD prints them. */
+  attributes: Record<string, string>;
 }
 
 const SAFE_PASSWORD = /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,80}$/;
@@ -34,6 +44,7 @@ export function routerBirdConfig(o: {
   nodeAs: number;
   node6: string;
   password?: string;
+  extraConfig?: string;
 }): string {
   if (o.password !== undefined && !SAFE_PASSWORD.test(o.password))
     throw new Error('router password: printable ASCII without " or \\, at most 80 bytes');
@@ -50,7 +61,30 @@ protocol bgp node {
 ${o.password === undefined ? '' : `  password "${o.password}";\n`}  ipv6 { import all; export none; };
   ipv4 { import all; export none; extended next hop on; };
 }
-`;
+${o.extraConfig ?? ''}`;
+}
+
+// "2001:db8::/64        unicast [node 12:00:00.000] * (100) [AS64512i]"; a further route of
+// the same prefix starts with blanks instead of the prefix.
+const ROUTE_LINE = /^(\S+)?\s+(?:unicast|blackhole|unreachable|prohibited)\s+\[(\S+)/;
+const ATTRIBUTE_LINE = /^\s*([A-Za-z][\w.]*):\s*(.*)$/;
+
+/** The routes of a `show route all` reply, with their attributes. */
+export function parseRoutesAll(lines: readonly { text: string }[]): RouterRoute[] {
+  const routes: RouterRoute[] = [];
+  let prefix = '';
+  for (const { text } of lines) {
+    const route = ROUTE_LINE.exec(text);
+    if (route?.[2]) {
+      prefix = route[1] ?? prefix;
+      routes.push({ prefix, protocol: route[2], attributes: {} });
+      continue;
+    }
+    const attribute = ATTRIBUTE_LINE.exec(text);
+    const current = routes.at(-1);
+    if (attribute?.[1] && current) current.attributes[attribute[1]] = attribute[2] ?? '';
+  }
+  return routes;
 }
 
 export class TestRouter {
@@ -93,6 +127,7 @@ export class TestRouter {
           nodeAs: options.nodeAs,
           node6: router.node6,
           ...(options.password === undefined ? {} : { password: options.password }),
+          ...(options.extraConfig === undefined ? {} : { extraConfig: options.extraConfig }),
         }),
       );
     } catch (e) {
@@ -131,6 +166,12 @@ export class TestRouter {
         found.push(canonicalCidr(dst.includes('/') ? dst : `${dst}/${hostLength}`));
     }
     return found.sort();
+  }
+
+  /** Every route the router's BIRD holds, with its BGP attributes (`show route all`). */
+  async routesAll(): Promise<RouterRoute[]> {
+    const client = new BirdClient({ socketPath: this.paths.socketPath, attempts: 1 });
+    return parseRoutesAll((await client.command('show route all')).lines);
   }
 
   /** Poll until `predicate(learned)` holds; returns the last table (check it in the test). */
