@@ -146,6 +146,9 @@ async function main(): Promise<void> {
       });
     }
     say(`creating ${pods.length} pods on ${NODES} nodes`);
+    // Watching for Ready from before the first pod: one made Ready during the creation loop
+    // would otherwise be stamped late (a negative Ready → route).
+    const stamps = stampReady(lab);
     for (const p of pods) {
       const ip = p.prefix.replace('/128', '');
       const annotations: Record<string, string> = p.name.startsWith('pinned')
@@ -158,7 +161,6 @@ async function main(): Promise<void> {
       });
       if (PACE_MS) await delay(PACE_MS);
     }
-    const stamps = stampReady(lab);
     let answered = new Map<string, number>();
     const added = (p: { name: string }) => answered.get(p.name);
     await eventually(
