@@ -29,10 +29,11 @@ export const NODE_MOUNTS: readonly { dir: string; at: string }[] = [
 ];
 /**
  * Volatile on a real node (lost on reboot): the runtime's state, the pods' network namespace
- * files and flock's sockets. Shared within the node, so that a container mounting one with
+ * files, flock's sockets and containerd's NRI socket (/run/nri/nri.sock, a fixed path: two
+ * nodes' containerds starting at once raced for one host-wide socket). Shared within the node, so that a container mounting one with
  * HostToContainer propagation (the agent: /run/netns) sees what is mounted there later.
  */
-const TMPFS_AT = ['/run/containerd', '/run/netns', '/run/flock'];
+const TMPFS_AT = ['/run/containerd', '/run/netns', '/run/flock', '/run/nri'];
 
 async function ensureNsFilesDir(): Promise<void> {
   await mkdir(NS_FILES_DIR, { recursive: true });
