@@ -57,7 +57,9 @@ export class LabNode {
       pidPath: join(dir, 'bird.pid'),
     };
     this.socketPath = join(dir, 'run', 'cni.sock');
-    this.cgroup = new NodeCgroup(plan.name);
+    // Named after the node's network namespace (unique), so two labs on one machine never share
+    // a cgroup tree.
+    this.cgroup = new NodeCgroup(ns.netns.name);
   }
 
   /** The node's namespaces, cgroups, directories and configuration files. */
