@@ -64,7 +64,10 @@ export const CHECKS: Check[] = [
   { verb: 'create', resource: 'events.events.k8s.io', namespace: '*', expect: both(true, true) },
   { verb: 'get', resource: 'secrets', namespace: '*', expect: both(false, false) },
   { verb: 'get', resource: 'secrets', namespace: 'kube-system', expect: both(false, false) },
-  { verb: 'get', resource: 'secrets', namespace: NS, expect: both(false, true) },
+  // Only the Secret the values name (testdata/cluster-values.yaml: agent.bgpPasswordSecrets).
+  { verb: 'get', resource: 'secrets', namespace: NS, expect: both(false, false) },
+  { verb: 'get', resource: 'secrets/bgp-tor', namespace: NS, expect: both(false, true) },
+  { verb: 'get', resource: 'secrets/other', namespace: NS, expect: both(false, false) },
   { verb: 'list', resource: 'secrets', namespace: NS, expect: both(false, false) },
   {
     verb: 'create',

@@ -64,9 +64,8 @@ describe('helm lint and template', () => {
       'DaemonSet/flock-agent',
       'Deployment/flock-operator',
       'PodDisruptionBudget/flock-operator',
-      'Role/flock-agent-bgp-secrets',
+      // No BGP password Secrets named: no Role on Secrets at all.
       'Role/flock-operator-leader-election',
-      'RoleBinding/flock-agent-bgp-secrets',
       'RoleBinding/flock-operator-leader-election',
       'ServiceAccount/flock-agent',
       'ServiceAccount/flock-operator',

@@ -2,19 +2,21 @@
 // images built from images/*/Dockerfile, imported into each node's containerd, and
 // `helm install flock charts/flock`. The agents (and BIRD) run as the chart's DaemonSet, the
 // operator as its Deployment; no flock process runs outside a container.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeConfig } from '@flock/api';
-import { NODECONFIGS, objectPath, silentLogger } from '@flock/kube';
+import { NODECONFIGS, POOLS, objectPath, silentLogger } from '@flock/kube';
 import { eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLOCK_NAMESPACE } from './helm.js';
+import { FLOCK_NAMESPACE, helmUninstall, helmUpgrade } from './helm.js';
 import { Lab } from './lab.js';
+import { containerProcesses, processPrivileges } from './node/processes.js';
 import { sampleDeployment } from './plan.js';
+import { RouterWatch } from './router-watch.js';
 import { readState } from './state.js';
 import { probeFromRouter } from './status.js';
-import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
+import { DEPLOYMENTS, labKubectl, listPods, waitForPods, type LabPod } from './workloads.js';
 
 let lab: Lab;
 let dir: string;
@@ -90,11 +92,252 @@ describe('helm install onto real nodes', () => {
       for (const prefix of [nc.spec.cidr6, nc.spec.cidr4])
         expect(routes.find((r) => r.prefix === prefix)?.via).toEqual([plan.node6]);
     }
-    await lab.apply(DEPLOYMENTS, sampleDeployment(2));
-    const pods = await waitForPods(lab, 'default', 'app=web', 2);
+    await lab.apply(DEPLOYMENTS, sampleDeployment(4));
+    const pods = await waitForPods(lab, 'default', 'app=web', 4);
+    const state = (await readState(dir))!;
+    for (const pod of pods)
+      for (const { ip } of pod.status!.podIPs!)
+        expect(await probeFromRouter(state, ip)).toEqual({ ok: true, reply: pod.metadata.name });
+  });
+
+  it('runs with least privilege: the capabilities, user, root file system and mounts the running containers have', async () => {
+    const expectedAgentMounts = ['/etc/flock', '/run/bird', '/run/flock', '/run/netns', '/tmp'];
+    for (const node of lab.nodes) {
+      const [agent] = await containerProcesses(node, (a) =>
+        a.some((x) => x.endsWith('agent/dist/main.js')),
+      );
+      const [bird] = await containerProcesses(node, (a) => a[0] === '/usr/sbin/bird');
+      expect(agent && bird, `agent and BIRD on ${node.plan.name}`).toBeTruthy();
+      const a = await processPrivileges(agent!.pid);
+      expect(a).toMatchObject({
+        capabilities: ['NET_ADMIN', 'SYS_ADMIN'],
+        uid: 0,
+        readOnlyRoot: true,
+      });
+      // What the agent container sees of the node: its volumes, nothing else (the runtime's own
+      // /proc, /dev, /sys, /etc/hosts... and the ServiceAccount token aside; /run/netns holds
+      // the pods' namespace files, propagated from the node).
+      const own = a.mountPoints.filter(
+        (m) =>
+          m !== '/' &&
+          !/^\/(proc|dev|sys)(\/|$)/.test(m) &&
+          !['/etc/hosts', '/etc/hostname', '/etc/resolv.conf'].includes(m) &&
+          !/^(\/var)?\/run\/secrets\/kubernetes\.io\//.test(m) &&
+          !m.startsWith('/run/netns/'),
+      );
+      expect([...new Set(own)].sort()).toEqual([...expectedAgentMounts, '/var/lib/flock'].sort());
+      expect(await processPrivileges(bird!.pid)).toMatchObject({
+        capabilities: ['NET_ADMIN', 'NET_BIND_SERVICE'],
+        readOnlyRoot: true,
+      });
+    }
+    const operators = (
+      await Promise.all(
+        lab.nodes.map((n) =>
+          containerProcesses(n, (a) => a.some((x) => x.endsWith('operator/dist/main.js'))),
+        ),
+      )
+    ).flat();
+    expect(operators).toHaveLength(2);
+    for (const op of operators)
+      expect(await processPrivileges(op.pid)).toMatchObject({
+        capabilities: [],
+        uid: 65532,
+        readOnlyRoot: true,
+      });
+    // Secrets: with no bgpPasswordSecrets named (the default), the agent may read none.
+    expect(await agentMay('get', 'secrets')).toBe(false);
+    expect(await agentMay('get', 'secrets/bgp-tor')).toBe(false);
+  });
+
+  it('helm upgrade rolls the agents while the workloads serve: no failed probe, no address re-allocated, no route withdrawn', async () => {
+    const before = await waitForPods(lab, 'default', 'app=web', 4);
+    const oldAgents = new Set((await agentPods()).map((p) => p.metadata.uid));
+    const ips = before.flatMap((p) => p.status!.podIPs!.map((i) => i.ip));
+    const watch = RouterWatch.start(lab.router!, ips);
+    let result;
+    try {
+      await eventually('the prober running', async () => watch.probed() || undefined, {
+        timeoutMs: 10_000,
+      });
+      await helmUpgrade(lab.cp!.kubeconfigPath, [
+        'agent.logLevel=debug',
+        'agent.bgpPasswordSecrets={bgp-tor}',
+      ]);
+      await eventually(
+        'every agent pod replaced and Ready, and every node session Established again',
+        async () => {
+          const pods = await agentPods();
+          const fresh = pods.filter((p) => !oldAgents.has(p.metadata.uid) && allReady(p));
+          const sessions = await lab.router!.sessions();
+          if (fresh.length !== lab.nodes.length || pods.length !== lab.nodes.length)
+            throw new Error(
+              `${fresh.length} of ${pods.length} agent pods new and Ready: ${pods
+                .map(
+                  (p) =>
+                    `${p.metadata.name} ${JSON.stringify(p.status?.containerStatuses?.map((c) => [c.name, c.ready]))}`,
+                )
+                .join('; ')}`,
+            );
+          if (![...sessions.values()].every((s) => s === 'Established'))
+            throw new Error(`router sessions ${JSON.stringify([...sessions])}`);
+          return true;
+        },
+        { timeoutMs: 240_000, intervalMs: 1_000 },
+      );
+      // Past the new BIRDs' graceful-restart recovery (their End-of-RIB): routes they did not
+      // send again would be removed now.
+      await new Promise((r) => setTimeout(r, 5_000));
+    } finally {
+      result = await watch.stop();
+    }
+    console.log(
+      `probes during the roll: ${Object.entries(result.summary)
+        .map(([t, c]) => `${t} ${c.ok} ok/${c.failed} failed`)
+        .join(', ')}`,
+    );
+    expect(result.failures).toEqual([]);
+    for (const c of Object.values(result.summary)) expect(c.ok).toBeGreaterThan(20);
+    expect(result.deleted).toEqual([]);
+    const after = await waitForPods(lab, 'default', 'app=web', 4);
+    const addresses = (pods: LabPod[]) =>
+      Object.fromEntries(pods.map((p) => [p.metadata.name, p.status!.podIPs!.map((i) => i.ip)]));
+    expect(addresses(after)).toEqual(addresses(before));
+    // The upgrade's other value: the agent may now read that one Secret, and no other.
+    expect(await agentMay('get', 'secrets/bgp-tor')).toBe(true);
+    expect(await agentMay('get', 'secrets/other')).toBe(false);
+  }, 420_000);
+
+  it('the operator with 2 replicas: the leader killed, the other takes over and reconciles a new Pool', async () => {
+    const holder = await leaseHolder();
+    const operators = await listPods(lab, FLOCK_NAMESPACE, OPERATOR_SELECTOR);
+    const leader = operators.find((p) => holder.startsWith(`${p.metadata.name}_`));
+    const standby = operators.find((p) => p !== leader);
+    expect(leader && standby, `leader ${holder} among ${operators.length} operators`).toBeTruthy();
+    const node = lab.nodes.find((n) => n.plan.name === leader!.spec.nodeName)!;
+    const [proc] = await containerProcesses(node, (a) =>
+      a.some((x) => x.endsWith('operator/dist/main.js')),
+    );
+    process.kill(proc!.pid, 'SIGKILL');
+    const killedAt = Date.now();
+    await eventually(
+      'the standby holding the Lease',
+      async () => (await leaseHolder()).startsWith(`${standby!.metadata.name}_`) || undefined,
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    console.log(`operator takeover ${Date.now() - killedAt} ms after the leader was killed`);
+    await lab.apply(POOLS, {
+      apiVersion: 'flock.fritzlab.net/v1alpha1',
+      kind: 'Pool',
+      metadata: { name: 'after-failover' },
+      spec: {
+        nodeSelector: { matchLabels: { 'flock.test/none': 'true' } },
+        ipv6: { cidr: '2001:db8:900::/56', nodePrefixLength: 64 },
+        bgp: { asn: 64512, peers: [{ address: '2001:db8:ffff::1', asn: 65000 }] },
+      },
+    });
+    await eventually(
+      'the new Pool reconciled by the new leader',
+      async () => {
+        const pool = (await lab.api!.request({
+          method: 'GET',
+          path: objectPath(POOLS, 'after-failover'),
+        })) as {
+          metadata: { generation: number };
+          status?: { conditions?: { type: string; status: string; observedGeneration?: number }[] };
+        };
+        const ready = pool.status?.conditions?.find((c) => c.type === 'Ready');
+        return ready?.status === 'True' && ready.observedGeneration === pool.metadata.generation
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+  });
+
+  it('helm uninstall removes what docs/install.md says and leaves the rest, pods still served', async () => {
+    const pods = await waitForPods(lab, 'default', 'app=web', 4);
+    await helmUninstall(lab.cp!.kubeconfigPath);
+    // Gone: the workloads, the accounts and their RBAC.
+    for (const [kind, name] of [
+      ['daemonset', 'flock-agent'],
+      ['deployment', 'flock-operator'],
+      ['serviceaccount', 'flock-agent'],
+      ['serviceaccount', 'flock-operator'],
+      ['clusterrole', 'flock-agent'],
+      ['clusterrole', 'flock-operator'],
+      ['role', 'flock-agent-bgp-secrets'],
+    ] as const) {
+      const r = await labKubectl(lab, [
+        ...['get', kind, name, '-n', FLOCK_NAMESPACE, '--ignore-not-found', '-o', 'name'],
+      ]);
+      expect(r.stdout.trim(), `${kind}/${name} left behind`).toBe('');
+    }
+    await eventually(
+      'the release’s pods gone',
+      async () =>
+        (await listPods(lab, FLOCK_NAMESPACE, 'app.kubernetes.io/instance=flock')).length === 0 ||
+        undefined,
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    // Kept: the CRDs, the Pools and the NodeConfigs.
+    await labKubectl(lab, [
+      'get',
+      'crd',
+      'pools.flock.fritzlab.net',
+      'nodeconfigs.flock.fritzlab.net',
+    ]);
+    await lab.api!.request({ method: 'GET', path: objectPath(POOLS, 'lab') });
+    for (const plan of lab.plans)
+      await lab.api!.request({ method: 'GET', path: objectPath(NODECONFIGS, plan.name) });
+    // Kept on every node: the plugin, its configuration, Node.js, the allocation store and
+    // the nftables table.
+    for (const node of lab.nodes) {
+      for (const f of [
+        'cni-conf/10-flock.conflist',
+        'cni-bin/flock',
+        'cni-bin/flock.mjs',
+        'opt-flock/bin/node',
+        'var-lib-flock/allocations.json',
+      ])
+        await access(join(node.dir, f));
+      const tables = await node.ns.enter('nft', ['list', 'tables']);
+      expect(tables.stdout).toContain('table inet flock');
+    }
+    // The pods keep their addresses and routes, and the routers keep the node's routes as
+    // stale (BIRD left without a Cease): they are still served.
     const state = (await readState(dir))!;
     for (const pod of pods)
       for (const { ip } of pod.status!.podIPs!)
         expect(await probeFromRouter(state, ip)).toEqual({ ok: true, reply: pod.metadata.name });
   });
 });
+
+const OPERATOR_SELECTOR = 'app.kubernetes.io/name=flock-operator';
+
+const agentPods = () => listPods(lab, FLOCK_NAMESPACE, 'app.kubernetes.io/name=flock-agent');
+
+const allReady = (p: LabPod) =>
+  (p.status?.containerStatuses ?? []).length > 0 &&
+  (p.status?.containerStatuses ?? []).every((c) => c.ready === true);
+
+async function leaseHolder(): Promise<string> {
+  const lease = (await lab.api!.request({
+    method: 'GET',
+    path: `/apis/coordination.k8s.io/v1/namespaces/${FLOCK_NAMESPACE}/leases/flock-operator`,
+  })) as { spec: { holderIdentity?: string } };
+  return lease.spec.holderIdentity ?? '';
+}
+
+/** `kubectl auth can-i` as the agent's ServiceAccount. */
+async function agentMay(verb: string, resource: string): Promise<boolean> {
+  const r = await labKubectl(
+    lab,
+    [
+      ...['auth', 'can-i', verb, resource, '-n', FLOCK_NAMESPACE],
+      `--as=system:serviceaccount:${FLOCK_NAMESPACE}:flock-agent`,
+    ],
+    { okCodes: [0, 1] },
+  );
+  return r.code === 0;
+}

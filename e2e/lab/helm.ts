@@ -49,3 +49,30 @@ export async function helmInstall(kubeconfig: string, values: string[] = []): Pr
     { timeoutMs: 120_000 },
   );
 }
+
+/** `helm upgrade` of the installed release, keeping its values and changing `values`. */
+export async function helmUpgrade(kubeconfig: string, values: string[]): Promise<void> {
+  requireTools('helm');
+  await run(
+    'helm',
+    [
+      ...['upgrade', RELEASE, CHART, '--namespace', FLOCK_NAMESPACE, '--kubeconfig', kubeconfig],
+      '--reuse-values',
+      ...values.flatMap((v) => ['--set', v]),
+    ],
+    { timeoutMs: 120_000 },
+  );
+}
+
+/** `helm uninstall`, waiting for the release's pods to be gone. */
+export async function helmUninstall(kubeconfig: string): Promise<void> {
+  requireTools('helm');
+  await run(
+    'helm',
+    [
+      ...['uninstall', RELEASE, '--namespace', FLOCK_NAMESPACE, '--kubeconfig', kubeconfig],
+      ...['--wait', '--timeout', '120s'],
+    ],
+    { timeoutMs: 180_000 },
+  );
+}

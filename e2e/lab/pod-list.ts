@@ -4,7 +4,11 @@ import { z } from 'zod';
 export const PodList = z.object({
   items: z.array(
     z.looseObject({
-      metadata: z.looseObject({ name: z.string(), namespace: z.string() }),
+      metadata: z.looseObject({
+        name: z.string(),
+        namespace: z.string(),
+        uid: z.string().optional(),
+      }),
       spec: z.looseObject({
         nodeName: z.string().optional(),
         hostNetwork: z.boolean().optional(),
@@ -14,7 +18,13 @@ export const PodList = z.object({
           phase: z.string().optional(),
           podIPs: z.array(z.object({ ip: z.string() })).optional(),
           containerStatuses: z
-            .array(z.looseObject({ containerID: z.string().optional() }))
+            .array(
+              z.looseObject({
+                name: z.string().optional(),
+                containerID: z.string().optional(),
+                ready: z.boolean().optional(),
+              }),
+            )
             .optional(),
         })
         .optional(),

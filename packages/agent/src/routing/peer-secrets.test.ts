@@ -5,7 +5,7 @@ import type { NodeBgpPeer } from '@flock/api';
 import { createMemoryLogger } from '@flock/kube/testing';
 import { FakeApiServer } from '@flock/kube/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SECRETS } from '@flock/kube';
+import { KubeApiError, SECRETS } from '@flock/kube';
 import { passwordFile } from './password-file.js';
 import { PeerPasswords, apiSecretReader, type SecretReader } from './peer-secrets.js';
 
@@ -113,6 +113,18 @@ describe('BGP peer passwords', () => {
     const r = await p.resolve(peers);
     expect(r.peers).toEqual([]);
     expect(r.problems[0]?.message).toMatch(/cannot read Secret flock-system\/bgp/);
+  });
+
+  it('names the chart value to set when RBAC forbids the Secret (the chart grants only the Secrets it lists)', async () => {
+    const forbidden: SecretReader = () =>
+      Promise.reject(new KubeApiError(403, 'Forbidden', 'secrets "bgp" is forbidden'));
+    const r = await new PeerPasswords(forbidden, 'flock-system', createMemoryLogger()).resolve([
+      peer('2001:db8:ffff::1', ref('bgp')),
+    ]);
+    expect(r.peers).toEqual([]);
+    expect(r.problems[0]?.message).toMatch(
+      /cannot read Secret flock-system\/bgp: .*forbidden.*agent\.bgpPasswordSecrets.*no password was ever read/,
+    );
   });
 
   it('keeps the last password read across a restart, in a 0600 file, and forgets Secrets no peer names', async () => {

@@ -8,7 +8,7 @@
 // session; the peer is reported as running on a password that could not be re-read.
 import type { Logger, NodeBgpPeer } from '@flock/api';
 import { BirdPeer } from '@flock/bird';
-import { SECRETS, isNotFound, objectPath, type KubeTransport } from '@flock/kube';
+import { SECRETS, apiErrorCode, isNotFound, objectPath, type KubeTransport } from '@flock/kube';
 import { z } from 'zod';
 import type { PasswordMemory } from './password-file.js';
 
@@ -156,7 +156,16 @@ export class PeerPasswords {
     try {
       data = await pending;
     } catch (error) {
-      return { ok: false, message: `cannot read ${where}: ${String(error)}`, transient: true };
+      // The chart grants `get` on the Secrets its values name, and on no other.
+      const hint =
+        apiErrorCode(error) === 403
+          ? ' (the agent may read only the Secrets listed in the chart value agent.bgpPasswordSecrets)'
+          : '';
+      return {
+        ok: false,
+        message: `cannot read ${where}: ${String(error)}${hint}`,
+        transient: true,
+      };
     }
     if (!data) return { ok: false, message: `password ${where} not found`, transient: false };
     const encoded = data[key];

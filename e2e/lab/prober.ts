@@ -1,0 +1,73 @@
+// A continuous prober, run inside a namespace (the router's) while something disruptive happens
+// (a rolling upgrade): every INTERVAL_MS it asks each target GET /hostname over a new TCP
+// connection, TIMEOUT_MS per attempt. Each failure is printed at once as a JSON line
+// {"failure": {...}}, the end of the first round as {"started": true}; on SIGTERM it prints {"summary": {target: {ok, failed}}}
+// and exits. One process for the whole run, so the probe rate does not depend on process starts.
+//   node prober.js INTERVAL_MS TIMEOUT_MS ADDRESS:PORT|[ADDRESS]:PORT ...
+import { connect, isIP } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+
+interface Target {
+  key: string;
+  host: string;
+  port: number;
+}
+
+function parseTarget(text: string): Target {
+  const m = /^\[([0-9a-f:]+)\]:(\d{1,5})$/i.exec(text) ?? /^([0-9.]+):(\d{1,5})$/.exec(text);
+  if (!m || isIP(m[1]!) === 0) throw new Error(`bad target ${JSON.stringify(text)}`);
+  return { key: text, host: m[1]!, port: Number(m[2]) };
+}
+
+const [intervalText, timeoutText, ...targetTexts] = process.argv.slice(2);
+if (!/^\d+$/.test(intervalText ?? '') || !/^\d+$/.test(timeoutText ?? '') || !targetTexts.length)
+  throw new Error('usage: prober.js INTERVAL_MS TIMEOUT_MS TARGET...');
+const intervalMs = Number(intervalText);
+const timeoutMs = Number(timeoutText);
+const targets = targetTexts.map(parseTarget);
+const counts = new Map(targets.map((t) => [t.key, { ok: 0, failed: 0 }]));
+
+function probe(t: Target): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: t.host, port: t.port });
+    let reply = '';
+    const done = (error?: string) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(error);
+    };
+    const timer = setTimeout(() => done(`no answer within ${timeoutMs} ms`), timeoutMs);
+    socket.on('connect', () => socket.write('GET /hostname HTTP/1.0\r\n\r\n'));
+    socket.on('data', (d: Buffer) => (reply += d.toString()));
+    socket.on('error', (e) => done(e.message));
+    socket.on('end', () => done(reply ? undefined : 'empty reply'));
+  });
+}
+
+let running = true;
+const stop = () => {
+  running = false;
+};
+process.on('SIGTERM', stop);
+
+let rounds = 0;
+while (running) {
+  const started = Date.now();
+  await Promise.all(
+    targets.map(async (t) => {
+      const error = await probe(t);
+      const c = counts.get(t.key)!;
+      if (error === undefined) c.ok++;
+      else {
+        c.failed++;
+        process.stdout.write(
+          `${JSON.stringify({ failure: { target: t.key, at: new Date().toISOString(), error } })}\n`,
+        );
+      }
+    }),
+  );
+  if (++rounds === 1) process.stdout.write(`${JSON.stringify({ started: true })}\n`);
+  await delay(Math.max(0, intervalMs - (Date.now() - started)));
+}
+process.stdout.write(`${JSON.stringify({ summary: Object.fromEntries(counts) })}\n`);
+process.exit(0);
