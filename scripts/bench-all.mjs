@@ -38,6 +38,12 @@ const benches = [
     ['npx', ['nx', 'run', 'e2e:build', '--outputStyle=static']],
     ['node', ['e2e/dist/lab/bench/announcements.js']],
   ],
+  // The same lab installed by the chart: 60 pods through kubelet + containerd, flock vs ptp.
+  [
+    'lab: pod start-up vs ptp + host-local, agent container start (root, cluster)',
+    ['npx', ['nx', 'run', 'e2e:build', '--outputStyle=static']],
+    ['node', ['e2e/dist/lab/bench/pod-startup.js']],
+  ],
 ].filter(([name]) => only.length === 0 || only.some((o) => name.includes(o)));
 
 const results = [];

@@ -5,3 +5,4 @@ export * from './kubectl.js';
 export * from './tcp-proxy.js';
 export * from './eventually.js';
 export * from './unix-bridge.js';
+export * from './stats.js';

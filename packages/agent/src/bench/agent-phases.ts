@@ -1,6 +1,6 @@
 // The agent's own share of each flock ADD and DEL, phase by phase, from its log lines
 // ('pod added' / 'pod deleted' carry `ms` per phase): p50 and p99 per phase and round.
-import { summarize } from './stats.js';
+import { summarize } from '@flock/testkit';
 
 interface PhaseLine {
   message: string;

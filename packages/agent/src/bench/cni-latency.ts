@@ -12,12 +12,11 @@ import { access, constants, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { run } from '@flock/exec';
-import { Netns, requireKernelTier } from '@flock/testkit';
+import { Netns, requireKernelTier, summarize, table } from '@flock/testkit';
 import { floorCandidate, flockCandidate, ptpCandidate, type Candidate } from './candidates.js';
 import { AGENT_IMAGE_NODE_FLAGS, startFlockNode, type FlockNode } from './flock-node.js';
 import { phaseTable } from './agent-phases.js';
 import { readRss, type Rss } from './rss.js';
-import { summarize, table } from './stats.js';
 
 const PODS = Number(process.argv[2] ?? 250);
 const PARALLEL = Number(process.argv[3] ?? 10);

@@ -4,11 +4,10 @@
 //   npm run bench:cni -w @flock/agent   (or: node dist/bench/footprint.js [pods=250])
 // Figures, not assertions.
 import { cpus, release, totalmem } from 'node:os';
-import { Netns, requireKernelTier } from '@flock/testkit';
+import { Netns, requireKernelTier, summarize } from '@flock/testkit';
 import { flockCandidate } from './candidates.js';
 import { AGENT_IMAGE_NODE_FLAGS, startFlockNode, type FlockNode } from './flock-node.js';
 import { readRss, type Rss } from './rss.js';
-import { summarize } from './stats.js';
 
 const PODS = Number(process.argv[2] ?? 250);
 const SETTLE_MS = 5_000;

@@ -1,4 +1,5 @@
-// Percentiles and the table the CNI latency bench prints. Figures, never assertions.
+// Percentiles and the markdown table the benchmarks print (the CNI latency bench, the lab's
+// benches). Figures, never assertions.
 
 export interface Summary {
   n: number;
