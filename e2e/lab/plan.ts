@@ -62,7 +62,8 @@ export const ROUTER_UPLINKS4 = '10.250.0.0/16';
 export const E2E_ROOT = dirname(createRequire(import.meta.url).resolve('@flock/e2e/package.json'));
 export const REPO_ROOT = dirname(E2E_ROOT);
 /** Scripts the lab runs as processes inside namespaces (always the built ones). */
-export const labScript = (name: 'probe' | 'prober' | 'reach') => join(E2E_ROOT, 'dist', 'lab', `${name}.js`);
+export const labScript = (name: 'probe' | 'prober' | 'reach') =>
+  join(E2E_ROOT, 'dist', 'lab', `${name}.js`);
 export const LAB_DIR = join(REPO_ROOT, '.cache', 'lab');
 
 export interface NodePlan {
