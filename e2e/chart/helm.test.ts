@@ -73,6 +73,28 @@ describe('helm lint and template', () => {
     expect(find(objects, 'Deployment', 'flock-operator')).toMatchObject({
       spec: { replicas: 2 },
     });
+    // The Node label flock documents: "false" keeps the agent (and flock's CNI) off a node.
+    expect(find(objects, 'DaemonSet', 'flock-agent')).toMatchObject({
+      spec: {
+        template: {
+          spec: {
+            affinity: {
+              nodeAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: {
+                  nodeSelectorTerms: [
+                    {
+                      matchExpressions: [
+                        { key: 'flock.fritzlab.net/agent', operator: 'NotIn', values: ['false'] },
+                      ],
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        },
+      },
+    });
   });
 
   it('renders non-trivial values as in the golden file, and they take effect', async () => {
