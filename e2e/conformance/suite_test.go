@@ -1,7 +1,7 @@
 // Kubernetes' own networking e2e specs, unmodified, compiled into one test binary at the control
 // plane's version: the NetworkPolicy suite (test/e2e/network/netpol), the rest of sig-network
 // (test/e2e/network) and the granular pod networking checks (test/e2e/common/network). Only these
-// packages are linked, so the binary holds no other SIG's specs.
+// packages are imported (what they import brings some other SIGs' specs along: focus picks).
 //
 // What this file does is what test/e2e/e2e.go does for the full suite, kept to what a lab needs:
 // flags, the per-process cluster IP family, waiting for schedulable nodes, the suite's ginkgo

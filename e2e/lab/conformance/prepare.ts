@@ -1,12 +1,14 @@
-// What Kubernetes' e2e specs need from a lab beyond the lab itself: agnhost under the registry
-// name the e2e framework is told to use (KUBE_TEST_REPO_LIST), and the kernel's SCTP support.
-import { readFile } from 'node:fs/promises';
+// What Kubernetes' e2e specs need from a lab beyond the lab itself: agnhost and busybox under the
+// registry name the e2e framework is told to use (KUBE_TEST_REPO_LIST), and the kernel's SCTP
+// support.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { run } from '@flock/exec';
-import { which } from '@flock/testkit';
+import { requireTools, which } from '@flock/testkit';
 import type { Lab } from '../lab.js';
-import { agnhostImage } from '../node/images.js';
-import { E2E_REGISTRY } from './ginkgo.js';
+import { agnhostImage, busyboxImage } from '../node/images.js';
+import { E2E_BINARY, E2E_REGISTRY, repoList } from './ginkgo.js';
 
 /** agnhost as the e2e framework names it: E2E_REGISTRY/agnhost:<the version built>. */
 export function e2eAgnhostImage(): string {
@@ -14,15 +16,41 @@ export function e2eAgnhostImage(): string {
   return `${E2E_REGISTRY}/agnhost:${tag}`;
 }
 
-/** Tag every node's agnhost (imported from the lab's archive) under the e2e framework's name. */
-export async function preloadE2eImages(lab: Lab): Promise<string[]> {
-  const image = e2eAgnhostImage();
+/** The images the e2e binary names (`--list-images`, after KUBE_TEST_REPO_LIST). */
+export async function e2eImages(repoListFile: string): Promise<string[]> {
+  requireTools(E2E_BINARY);
+  const { stdout } = await run(E2E_BINARY, ['--list-images'], {
+    env: { KUBE_TEST_REPO_LIST: repoListFile },
+  });
+  return stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+}
+
+/**
+ * Preload, on every node, what the specs run under the e2e registry name: agnhost (the lab's
+ * own archive, tagged) and busybox (node/images.ts busyboxImage). The agnhost built must be the
+ * version the specs name.
+ */
+export async function preloadE2eImages(lab: Lab, workDir: string): Promise<string[]> {
+  const repoListFile = join(workDir, 'repo-list.yaml');
+  await writeFile(repoListFile, repoList());
+  const named = await e2eImages(repoListFile);
+  const agnhost = e2eAgnhostImage();
+  if (!named.includes(agnhost))
+    throw new Error(
+      `the e2e specs name no ${agnhost} (they name: ${named.filter((n) => n.includes('/agnhost:')).join(', ')}): scripts/build-node.sh and e2e/conformance must build the same k8s.io/kubernetes`,
+    );
+  const busyboxes = named.filter((n) => n.startsWith(`${E2E_REGISTRY}/busybox:`));
+  const archives = await Promise.all(busyboxes.map((n) => busyboxImage(n)));
   await Promise.all(
     lab.nodes.map(async (node) => {
-      await node.ctr(['images', 'tag', '--force', agnhostImage(), image]);
+      await node.ctr(['images', 'tag', '--force', agnhostImage(), agnhost]);
+      await node.importImages(archives);
     }),
   );
-  return [image];
+  return [agnhost, ...busyboxes];
 }
 
 export interface SctpSupport {

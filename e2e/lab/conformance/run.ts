@@ -27,7 +27,7 @@ export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
   });
   await lab.up();
   try {
-    const images = await preloadE2eImages(lab);
+    const images = await preloadE2eImages(lab, o.dir);
     o.progress?.(`preloaded ${images.join(', ')} on every node`);
   } catch (e) {
     await lab.down();
@@ -45,14 +45,16 @@ export interface SuiteRunOptions {
 }
 
 export async function runSuite(lab: Lab, suite: Suite, o: SuiteRunOptions): Promise<SuiteReport> {
-  const skipped =
-    !o.sctp || o.sctp.available
+  const skipped = [
+    ...suite.skip,
+    ...(!o.sctp || o.sctp.available
       ? []
-      : [{ pattern: SCTP_SPECS, reason: 'this kernel has no SCTP (see the evidence below)' }];
+      : [{ pattern: SCTP_SPECS, reason: 'this kernel has no SCTP (see the evidence below)' }]),
+  ];
   const result = await runGinkgo({
     kubeconfig: lab.cp!.kubeconfigPath,
     focus: suite.focus,
-    skip: [...suite.skip, ...skipped.map((s) => s.pattern)],
+    skip: skipped.map((s) => s.pattern),
     procs: o.procs,
     reportDir: o.reportDir,
     name: suite.name,
