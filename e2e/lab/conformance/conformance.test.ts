@@ -17,6 +17,9 @@ const JUNIT = `<?xml version="1.0" encoding="UTF-8"?>
     <testcase name="[It] [sig-network] DNS should provide DNS for the cluster [Conformance]" classname="flock conformance" status="skipped" time="0">
       <skipped message="skipped"></skipped>
     </testcase>
+    <testcase name="[It] [sig-network] Networking Granular Checks: Services should function for pod-Service: http" classname="flock conformance" status="skipped" time="27">
+      <skipped message="skipped - Requires at least 2 nodes (not -1)"></skipped>
+    </testcase>
     <testcase name="[ReportAfterSuite] Kubernetes e2e suite report" classname="flock conformance" status="passed" time="0"></testcase>
   </testsuite>
 </testsuites>`;
@@ -29,6 +32,7 @@ describe('parseJUnit', () => {
       ['spec', 'passed'],
       ['spec', 'failed'],
       ['spec', 'skipped'],
+      ['spec', 'skipped'],
       ['suite', 'passed'],
     ]);
     expect(cases[1]!.name).toBe(
@@ -36,7 +40,12 @@ describe('parseJUnit', () => {
     );
     expect(cases[2]!.seconds).toBe(30.25);
     expect(cases[2]!.message).toBe('[FAILED] 2 of 81 probes were wrong\nx/a -> y/b');
-    expect(tally(ran(cases.filter((c) => c.kind === 'spec')))).toEqual({ passed: 1, failed: 1 });
+    // Filtered out: not run; skipped at run time: run, and not passed.
+    expect(tally(ran(cases.filter((c) => c.kind === 'spec')))).toEqual({
+      passed: 1,
+      failed: 1,
+      skipped: 1,
+    });
   });
 
   it('unescapes XML entities', () => {
@@ -66,7 +75,10 @@ describe('renderResults', () => {
     expect(md.startsWith(BEGIN)).toBe(true);
     expect(md.endsWith(END)).toBe(true);
     expect(md).toContain('Run of 2026-12-01T22:49:01Z on a lab of 3 real nodes.');
-    expect(md).toContain('| netpol | 2 | 1 | 1 | `SCTP`: no SCTP | 4 min 41 s | 3 |');
+    expect(md).toContain('| netpol | 3 | 1 | 2 | `SCTP`: no SCTP | 4 min 41 s | 3 |');
+    expect(md).toContain(
+      'pod-Service: http | skipped - Requires at least 2 nodes (not -1) | 27.0 s |',
+    );
     expect(md).toContain(
       'should enforce policy based on Ports [Feature:NetworkPolicy] | failed | 30.3 s |',
     );

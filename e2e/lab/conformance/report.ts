@@ -30,9 +30,16 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const secs = (s: number) =>
   s >= 60 ? `${Math.floor(s / 60)} min ${Math.round(s % 60)} s` : `${s.toFixed(1)} s`;
 
-/** Specs that ran (not those filtered out by focus or skip). */
+/**
+ * Specs that were selected to run (not those filtered out by focus or skip, which ginkgo reports
+ * as skipped with the bare message "skipped"). A spec that skipped itself at run time ("skipped -
+ * Requires at least 2 nodes") counts as run and not passed: no skip goes unseen.
+ */
 export function ran(specs: readonly SpecResult[]): SpecResult[] {
-  return specs.filter((s) => s.status !== 'skipped' && s.status !== 'pending');
+  return specs.filter(
+    (s) =>
+      s.status !== 'pending' && !(s.status === 'skipped' && (s.message ?? 'skipped') === 'skipped'),
+  );
 }
 
 export function renderResults(r: RunReport): string {
@@ -68,7 +75,9 @@ export function renderResults(r: RunReport): string {
       '| --- | --- | ---: |',
     );
     for (const spec of ran(s.specs).sort((a, b) => a.name.localeCompare(b.name)))
-      out.push(`| ${cell(spec.name)} | ${spec.status} | ${spec.seconds.toFixed(1)} s |`);
+      out.push(
+        `| ${cell(spec.name)} | ${spec.status === 'skipped' ? cell(spec.message ?? 'skipped') : spec.status} | ${spec.seconds.toFixed(1)} s |`,
+      );
   }
   out.push('', END);
   return out.join('\n');

@@ -45,6 +45,11 @@ export const CNI: Suite = {
       reason: 'slow, serial or disruptive (they restart or reconfigure cluster components)',
     },
     {
+      pattern: String.raw`Services should allow pods to hairpin back to themselves through services`,
+      reason:
+        'reaches the Service by its DNS name first: needs cluster DNS, and the lab has no CoreDNS (hairpin itself runs in every Netpol spec: each pod probes its own ClusterIP Service)',
+    },
+    {
       pattern: String.raw`invalid conntrack state bug`,
       reason:
         'its server image (regression-issue-74839) is not built here; it tests kube-proxy, not the CNI',
