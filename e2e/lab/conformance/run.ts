@@ -23,6 +23,7 @@ export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
     nodes: o.nodes,
     dir: o.dir,
     log: o.log,
+    nodeFailureDetection: 'default',
     ...(o.progress ? { progress: o.progress } : {}),
   });
   await lab.up();
