@@ -2,7 +2,8 @@
 # Install everything flock's build and tests need, idempotently:
 #   Debian packages (BIRD 2, nftables, iproute2, ...), Node.js 24 (scripts/env.sh),
 #   npm packages (npm ci), kubectl + helm, and the Go builds (cached by content hash): the test
-#   control plane, a lab node's kubelet, kube-proxy, containerd, pause and agnhost, cnitool;
+#   control plane, a lab node's kubelet, kube-proxy, containerd, pause and agnhost, cnitool,
+#   Kubernetes' sig-network e2e specs and ginkgo (docs/conformance.md);
 #   and flock's agent and operator images (buildah, cached by input hash).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ declare -A APT=(
   [bird]=bird2 [nft]=nftables [ip]=iproute2 [ping]=iputils-ping [socat]=socat
   [tcpdump]=tcpdump [/usr/lib/cni/ptp]=containernetworking-plugins
   [runc]=runc [gcc]=gcc [/usr/lib/x86_64-linux-gnu/libc.a]=libc6-dev [/bin/busybox]=busybox-static
-  [conntrack]=conntrack [buildah]=buildah [mmdebstrap]=mmdebstrap
+  [conntrack]=conntrack [buildah]=buildah [mmdebstrap]=mmdebstrap [modprobe]=kmod [curl]=curl [nc.openbsd]=netcat-openbsd [dash]=dash
 )
 missing=()
 for cmd in "${!APT[@]}"; do
@@ -51,9 +52,9 @@ fi
 # --- kubectl and helm ------------------------------------------------------------------------
 node scripts/install-k8s-tools.mjs
 
-# --- Go builds: control plane, node binaries, cnitool (cached by content hash) ----------------
+# --- Go builds: control plane, node binaries, cnitool, e2e specs (cached by content hash) -------
 command -v go >/dev/null 2>&1 || { echo "setup: Go >= 1.26 is needed to build the test control plane (install golang)" >&2; exit 1; }
-for script in scripts/build-controlplane.sh scripts/build-node.sh scripts/build-cnitool.sh; do
+for script in scripts/build-controlplane.sh scripts/build-node.sh scripts/build-cnitool.sh scripts/build-conformance.sh; do
   [ -x "$script" ] && "$script"
 done
 

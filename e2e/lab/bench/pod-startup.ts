@@ -291,7 +291,7 @@ const lab = new Lab({
   log: createLogger('lab', 'warn'),
   install: 'helm',
   // A busy machine can delay heartbeats: no node is declared dead (and its pods evicted) mid-run.
-  fastNodeFailure: false,
+  nodeFailureDetection: 'default',
   progress: (l) => console.error(`lab: ${l}`),
 });
 // Ctrl-C or a kill: take the lab down (its namespaces, cgroups and processes) before leaving.

@@ -1,12 +1,17 @@
 // The images every lab node's containerd holds, built offline from what scripts/build-node.sh
 // built: the pause sandbox and agnhost (the workloads; also what Kubernetes' e2e suites run,
-// under the same reference). agnhost gets busybox as /bin/sh & co., as the upstream image has a
-// shell, for `kubectl exec` and exec probes. Archives are cached by content hash.
+// under the same reference). agnhost gets a shell (the host's dash as /bin/sh) and busybox's
+// core tools, as the upstream image has a shell, for `kubectl exec` and exec probes, and the
+// host's curl and OpenBSD netcat, all with their shared libraries, as the upstream image has them
+// (Alpine's curl and netcat-openbsd): Kubernetes'
+// networking e2e specs probe with `curl -g -q -s http://POD:9080/dial?...` and `nc -u -w 5 -p
+// PORT HOST PORT` (busybox's nc has no UDP). Archives are cached by content hash.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { run } from '@flock/exec';
 import { requireTools, which } from '@flock/testkit';
 import { writeOciArchive, type ImageSpec } from './oci.js';
 
@@ -18,7 +23,6 @@ export interface LabImage {
 const BUSYBOX = '/bin/busybox';
 /** Applets linked into agnhost's /bin (what probes, tests and a person typing need). */
 const APPLETS = [
-  'sh',
   'ls',
   'cat',
   'echo',
@@ -29,8 +33,39 @@ const APPLETS = [
   'sleep',
   'ps',
   'wget',
-  'nc',
+  // What the e2e specs' shell loops use (conntrack.go: date, seq, nc -u -w -p).
+  'date',
+  'seq',
+  'hostname',
+  'grep',
+  'head',
+  'tail',
+  'tr',
+  'wc',
+  'cut',
+  'timeout',
 ];
+
+/** The host's programs agnhost's image carries: where they go in the image, their Debian package. */
+const HOST_TOOLS = [
+  // dash, not busybox, as /bin/sh: Debian's static busybox shell runs its own applet for a
+  // command even when PATH has the real program first (its nc has no -u).
+  { tool: 'dash', at: '/bin/sh', pkg: 'dash' },
+  { tool: 'curl', at: '/usr/bin/curl', pkg: 'curl' },
+  { tool: 'nc.openbsd', at: '/usr/bin/nc', pkg: 'netcat-openbsd' },
+] as const;
+
+/** A dynamically linked binary's shared libraries and loader, as ldd resolves them. */
+export async function sharedLibraries(binary: string): Promise<string[]> {
+  const { stdout } = await run('ldd', [binary]);
+  const libs = new Set<string>();
+  for (const line of stdout.split('\n')) {
+    const m = /(?:=>\s*)?(\/\S+)\s+\(0x/.exec(line);
+    if (m) libs.add(m[1]!);
+  }
+  if (!libs.size) throw new Error(`ldd ${binary} named no library: ${stdout.trim()}`);
+  return [...libs].sort();
+}
 
 /** The version scripts/build-node.sh wrote beside a binary it built (NAME.version). */
 function version(name: 'pause' | 'agnhost'): string {
@@ -55,14 +90,20 @@ function hashOf(files: string[], extra: string): string {
 
 /** Build (or reuse) the lab's image archives. */
 export async function labImages(): Promise<LabImage[]> {
-  requireTools('pause', 'agnhost', 'tar');
+  requireTools('pause', 'agnhost', 'tar', 'ldd');
+  const tools = HOST_TOOLS.map((t) => {
+    const path = which(t.tool);
+    if (!path) throw new Error(`${t.tool} is missing: apt-get install ${t.pkg} (./dev setup does)`);
+    return { ...t, path };
+  });
+  const libs = [...new Set((await Promise.all(tools.map((t) => sharedLibraries(t.path)))).flat())];
   if (!existsSync(BUSYBOX))
     throw new Error(`${BUSYBOX} is missing: apt-get install busybox-static (./dev setup does)`);
   const pause = which('pause')!;
   const agnhost = which('agnhost')!;
   // Beside the binaries' own cache: .cache/node/<hash>/ → .cache/images/.
   const cache = join(dirname(dirname(dirname(realpathSync(agnhost)))), 'images');
-  const images: { spec: (root: string) => Promise<ImageSpec>; inputs: string[]; name: string }[] = [
+  const images: ImageRecipe[] = [
     {
       name: pauseImage(),
       inputs: [pause],
@@ -73,7 +114,7 @@ export async function labImages(): Promise<LabImage[]> {
     },
     {
       name: agnhostImage(),
-      inputs: [agnhost, BUSYBOX],
+      inputs: [agnhost, BUSYBOX, ...tools.map((t) => t.path), ...libs],
       spec: async (root) => {
         await copyFile(agnhost, join(root, 'agnhost'));
         await mkdir(join(root, 'bin'));
@@ -81,6 +122,13 @@ export async function labImages(): Promise<LabImage[]> {
         await mkdir(join(root, 'tmp'), { mode: 0o1777 });
         await copyFile(BUSYBOX, join(root, 'bin', 'busybox'));
         for (const a of APPLETS) await symlink('busybox', join(root, 'bin', a));
+        await mkdir(join(root, 'usr', 'bin'), { recursive: true });
+        for (const t of tools) await copyFile(t.path, join(root, t.at));
+        // Each library at the path ldd found it (the loader's default search path covers them).
+        for (const lib of libs) {
+          await mkdir(join(root, dirname(lib)), { recursive: true });
+          await copyFile(lib, join(root, lib));
+        }
         await writeFile(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
         await writeFile(join(root, 'etc', 'group'), 'root:x:0:\n');
         // The upstream image's entry point: `agnhost SUBCOMMAND ...` from the pod's args.
@@ -89,17 +137,58 @@ export async function labImages(): Promise<LabImage[]> {
     },
   ];
   const out: LabImage[] = [];
-  for (const image of images) {
-    const archive = join(cache, `${hashOf(image.inputs, image.name + APPLETS.join())}.tar`);
-    if (!existsSync(archive)) {
-      const root = await mkdtemp(join(tmpdir(), 'flock-image-'));
-      try {
-        await writeOciArchive(await image.spec(root), archive);
-      } finally {
-        await rm(root, { recursive: true, force: true });
-      }
-    }
-    out.push({ name: image.name, archive });
-  }
+  for (const image of images) out.push(await archiveOf(cache, image));
   return out;
+}
+
+interface ImageRecipe {
+  name: string;
+  /** Files whose contents the archive depends on (its cache key, with the name). */
+  inputs: string[];
+  spec: (root: string) => Promise<ImageSpec>;
+}
+
+async function archiveOf(cache: string, image: ImageRecipe): Promise<LabImage> {
+  const archive = join(
+    cache,
+    `${hashOf(image.inputs, image.name + APPLETS.join() + JSON.stringify(HOST_TOOLS))}.tar`,
+  );
+  if (!existsSync(archive)) {
+    const root = await mkdtemp(join(tmpdir(), 'flock-image-'));
+    try {
+      await writeOciArchive(await image.spec(root), archive);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  }
+  return { name: image.name, archive };
+}
+
+/**
+ * A busybox image under `name` (what Kubernetes' e2e specs call busybox, e.g. an init container
+ * that sleeps): the host's static busybox as /bin/busybox with every applet it lists linked
+ * into /bin, entry point `sh`, as the upstream image.
+ */
+export async function busyboxImage(name: string): Promise<LabImage> {
+  requireTools('agnhost');
+  if (!existsSync(BUSYBOX))
+    throw new Error(`${BUSYBOX} is missing: apt-get install busybox-static (./dev setup does)`);
+  const cache = join(dirname(dirname(dirname(realpathSync(which('agnhost')!)))), 'images');
+  const applets = (await run(BUSYBOX, ['--list'])).stdout
+    .split('\n')
+    .filter((a) => a && a !== 'busybox');
+  return archiveOf(cache, {
+    name,
+    inputs: [BUSYBOX],
+    spec: async (root) => {
+      await mkdir(join(root, 'bin'));
+      await mkdir(join(root, 'etc'));
+      await mkdir(join(root, 'tmp'), { mode: 0o1777 });
+      await copyFile(BUSYBOX, join(root, 'bin', 'busybox'));
+      for (const a of applets) await symlink('busybox', join(root, 'bin', a));
+      await writeFile(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
+      await writeFile(join(root, 'etc', 'group'), 'root:x:0:\n');
+      return { name, layers: [root], cmd: ['sh'] };
+    },
+  });
 }

@@ -1,0 +1,47 @@
+// `./dev test`'s share of Kubernetes' own NetworkPolicy e2e suite (docs/conformance.md): one
+// upstream Netpol spec per policy feature (conformance/suites.ts POLICY_SUBSET), unmodified, run
+// by ginkgo against a lab of two real nodes. The whole suite and the CNI specs are
+// `npm run test:conformance`.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '@flock/kube';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ran } from './conformance/report.js';
+import { conformanceLab, runSuite } from './conformance/run.js';
+import { POLICY_SUBSET, SUBSET } from './conformance/suites.js';
+import type { Lab } from './lab.js';
+
+let lab: Lab;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'flock-conformance-it-'));
+  lab = await conformanceLab({ dir: join(dir, 'lab'), nodes: 2, log: silentLogger });
+}, 600_000);
+
+afterAll(async () => {
+  await lab?.down();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("Kubernetes' Netpol e2e specs, one per NetworkPolicy feature", () => {
+  it('every spec of the subset passes on the lab', async () => {
+    const reportDir = process.env['FLOCK_TEST_RESULTS']
+      ? join(process.env['FLOCK_TEST_RESULTS'], 'conformance')
+      : join(dir, 'report');
+    const report = await runSuite(lab, SUBSET, { procs: 2, reportDir });
+    const specs = ran(report.specs);
+    // Each feature's spec ran, exactly once (a renamed upstream spec must not drop silently).
+    for (const { feature, spec } of POLICY_SUBSET)
+      expect(
+        specs.filter((s) => s.name.includes(spec)).map((s) => s.name),
+        feature,
+      ).toHaveLength(1);
+    expect(specs).toHaveLength(POLICY_SUBSET.length);
+    const failed = specs
+      .filter((s) => s.status !== 'passed')
+      .map((s) => `${s.name}: ${s.status}: ${s.message ?? ''}`);
+    expect(failed, `see ${reportDir}`).toEqual([]);
+  }, 1_800_000);
+});

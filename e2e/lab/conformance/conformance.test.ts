@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { parseJUnit, tally, unescapeXml } from './junit.js';
+import { BEGIN, END, ran, renderResults } from './report.js';
+import { POLICY_SUBSET, SUBSET } from './suites.js';
+
+// The shape ginkgo 2.28 writes (--junit-report), trimmed.
+const JUNIT = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="942" disabled="895" errors="0" failures="1" time="280.8">
+  <testsuite name="flock conformance" package="/bin" tests="942" disabled="895" skipped="0" errors="0" failures="1" time="280.8" timestamp="2026-12-01T22:49:01">
+    <testcase name="[SynchronizedBeforeSuite]" classname="flock conformance" status="passed" time="0.05"></testcase>
+    <testcase name="[It] [sig-network] Netpol NetworkPolicy between server and client should support a &#39;default-deny-ingress&#39; policy [Feature:NetworkPolicy]" classname="flock conformance" status="passed" time="12.5">
+      <system-err>&gt; Enter [It] ...</system-err>
+    </testcase>
+    <testcase name="[It] [sig-network] Netpol NetworkPolicy between server and client should enforce policy based on Ports [Feature:NetworkPolicy]" classname="flock conformance" status="failed" time="30.25">
+      <failure message="[FAILED] 2 of 81 probes were wrong&#xA;x/a -&gt; y/b" type="failed">[FAILED] ...</failure>
+    </testcase>
+    <testcase name="[It] [sig-network] DNS should provide DNS for the cluster [Conformance]" classname="flock conformance" status="skipped" time="0">
+      <skipped message="skipped"></skipped>
+    </testcase>
+    <testcase name="[It] [sig-network] Networking Granular Checks: Services should function for pod-Service: http" classname="flock conformance" status="skipped" time="27">
+      <skipped message="skipped - Requires at least 2 nodes (not -1)"></skipped>
+    </testcase>
+    <testcase name="[ReportAfterSuite] Kubernetes e2e suite report" classname="flock conformance" status="passed" time="0"></testcase>
+  </testsuite>
+</testsuites>`;
+
+describe('parseJUnit', () => {
+  it('reads every case: specs without the [It] prefix, suite nodes as suite', () => {
+    const cases = parseJUnit(JUNIT);
+    expect(cases.map((c) => [c.kind, c.status])).toEqual([
+      ['suite', 'passed'],
+      ['spec', 'passed'],
+      ['spec', 'failed'],
+      ['spec', 'skipped'],
+      ['spec', 'skipped'],
+      ['suite', 'passed'],
+    ]);
+    expect(cases[1]!.name).toBe(
+      "[sig-network] Netpol NetworkPolicy between server and client should support a 'default-deny-ingress' policy [Feature:NetworkPolicy]",
+    );
+    expect(cases[2]!.seconds).toBe(30.25);
+    expect(cases[2]!.message).toBe('[FAILED] 2 of 81 probes were wrong\nx/a -> y/b');
+    // Filtered out: not run; skipped at run time: run, and not passed.
+    expect(tally(ran(cases.filter((c) => c.kind === 'spec')))).toEqual({
+      passed: 1,
+      failed: 1,
+      skipped: 1,
+    });
+  });
+
+  it('unescapes XML entities', () => {
+    expect(unescapeXml('&lt;a&gt; &amp;&quot;&apos;&#39;&#x41;')).toBe(`<a> &"''A`);
+  });
+});
+
+describe('renderResults', () => {
+  it('writes the summary, the evidence and one row per spec that ran, between the markers', () => {
+    const specs = parseJUnit(JUNIT).filter((c) => c.kind === 'spec');
+    const md = renderResults({
+      date: new Date('2026-12-01T22:49:01.123Z'),
+      versions: { kernel: '6.18' },
+      nodes: 3,
+      sctpEvidence: '$ modprobe sctp\nnot found',
+      suites: [
+        {
+          name: 'netpol',
+          about: 'the suite',
+          seconds: 281,
+          procs: 3,
+          specs,
+          skipped: [{ pattern: 'SCTP', reason: 'no SCTP' }],
+        },
+      ],
+    });
+    expect(md.startsWith(BEGIN)).toBe(true);
+    expect(md.endsWith(END)).toBe(true);
+    expect(md).toContain('Run of 2026-12-01T22:49:01Z on a lab of 3 real nodes.');
+    expect(md).toContain('| netpol | 3 | 1 | 2 | `SCTP`: no SCTP | 4 min 41 s | 3 |');
+    expect(md).toContain(
+      'pod-Service: http | skipped - Requires at least 2 nodes (not -1) | 27.0 s |',
+    );
+    expect(md).toContain(
+      'should enforce policy based on Ports [Feature:NetworkPolicy] | failed | 30.3 s |',
+    );
+    expect(md).not.toContain('DNS');
+  });
+});
+
+describe('the ./dev test subset', () => {
+  it('has one focus per feature, each matching its spec name and no UDP/SCTP variant', () => {
+    expect(SUBSET.focus).toHaveLength(POLICY_SUBSET.length);
+    for (const [i, { spec }] of POLICY_SUBSET.entries()) {
+      const re = new RegExp(SUBSET.focus[i]!);
+      expect(
+        re.test(
+          `[sig-network] Netpol NetworkPolicy between server and client ${spec} [Feature:NetworkPolicy]`,
+        ) || re.test(`[sig-network] Netpol API ${spec}`),
+      ).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,97 @@
+// The results section of docs/conformance.md: a summary per suite and one row per spec (result,
+// duration), with the date, the versions and the SCTP evidence of the run. Written between two
+// markers so that the prose around it stays as written.
+import { readFile, writeFile } from 'node:fs/promises';
+import type { SpecResult } from './junit.js';
+import { tally } from './junit.js';
+
+export const BEGIN = '<!-- BEGIN conformance results (npm run test:conformance writes this) -->';
+export const END = '<!-- END conformance results -->';
+
+export interface SuiteReport {
+  name: string;
+  about: string;
+  seconds: number;
+  procs: number;
+  specs: SpecResult[];
+  /** Specs not run on purpose, with why (e.g. no SCTP in the kernel). */
+  skipped: { pattern: string; reason: string }[];
+}
+
+export interface RunReport {
+  date: Date;
+  versions: Record<string, string>;
+  nodes: number;
+  sctpEvidence: string;
+  suites: SuiteReport[];
+}
+
+const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const secs = (s: number) =>
+  s >= 60 ? `${Math.floor(s / 60)} min ${Math.round(s % 60)} s` : `${s.toFixed(1)} s`;
+
+/**
+ * Specs that were selected to run (not those filtered out by focus or skip, which ginkgo reports
+ * as skipped with the bare message "skipped"). A spec that skipped itself at run time ("skipped -
+ * Requires at least 2 nodes") counts as run and not passed: no skip goes unseen.
+ */
+export function ran(specs: readonly SpecResult[]): SpecResult[] {
+  return specs.filter(
+    (s) =>
+      s.status !== 'pending' && !(s.status === 'skipped' && (s.message ?? 'skipped') === 'skipped'),
+  );
+}
+
+export function renderResults(r: RunReport): string {
+  const out: string[] = [BEGIN, ''];
+  out.push(
+    `Run of ${r.date.toISOString().replace(/\.\d+Z$/, 'Z')} on a lab of ${r.nodes} real nodes.`,
+    '',
+    '| component | version |',
+    '| --- | --- |',
+    ...Object.entries(r.versions).map(([k, v]) => `| ${cell(k)} | ${cell(v)} |`),
+    '',
+    '| suite | specs run | passed | failed | not run (why) | wall time | ginkgo processes |',
+    '| --- | ---: | ---: | ---: | --- | ---: | ---: |',
+  );
+  for (const s of r.suites) {
+    const t = tally(ran(s.specs));
+    const failed = ran(s.specs).length - (t['passed'] ?? 0);
+    const notRun = s.skipped.length
+      ? s.skipped.map((k) => `\`${k.pattern}\`: ${k.reason}`).join('; ')
+      : '—';
+    out.push(
+      `| ${s.name} | ${ran(s.specs).length} | ${t['passed'] ?? 0} | ${failed} | ${cell(notRun)} | ${secs(s.seconds)} | ${s.procs} |`,
+    );
+  }
+  out.push('', 'SCTP on this kernel (commands run by the runner, and their output):', '', '```');
+  out.push(r.sctpEvidence, '```');
+  for (const s of r.suites) {
+    out.push(
+      '',
+      `### ${s.name}: ${s.about}`,
+      '',
+      '| spec | result | duration |',
+      '| --- | --- | ---: |',
+    );
+    for (const spec of ran(s.specs).sort((a, b) => a.name.localeCompare(b.name)))
+      out.push(
+        `| ${cell(spec.name)} | ${spec.status === 'skipped' ? cell(spec.message ?? 'skipped') : spec.status} | ${spec.seconds.toFixed(1)} s |`,
+      );
+  }
+  out.push('', END);
+  return out.join('\n');
+}
+
+/** Replace the results section of the file (or append one). */
+export async function writeResults(file: string, r: RunReport): Promise<void> {
+  const doc = await readFile(file, 'utf8');
+  const section = renderResults(r);
+  const a = doc.indexOf(BEGIN);
+  const b = doc.indexOf(END);
+  const next =
+    a >= 0 && b > a
+      ? doc.slice(0, a) + section + doc.slice(b + END.length)
+      : `${doc.trimEnd()}\n\n${section}\n`;
+  await writeFile(file, next);
+}

@@ -1,0 +1,102 @@
+// A lab ready for Kubernetes' e2e specs, and one suite run on it (see cli.ts, and
+// ../conformance.cluster.test.ts for the subset `./dev test` runs).
+import { run } from '@flock/exec';
+import type { Logger } from '@flock/kube';
+import { requireKernelTier } from '@flock/testkit';
+import { Lab } from '../lab.js';
+import { E2E_BINARY, GINKGO, runGinkgo } from './ginkgo.js';
+import { preloadE2eImages, type SctpSupport } from './prepare.js';
+import type { SuiteReport } from './report.js';
+import { SCTP_SPECS, type Suite } from './suites.js';
+
+export interface ConformanceLabOptions {
+  dir: string;
+  nodes: number;
+  log: Logger;
+  progress?: (line: string) => void;
+}
+
+/** A lab of real nodes (flock as processes) with agnhost preloaded under the e2e registry name. */
+export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
+  requireKernelTier('bird', 'nsenter', 'unshare', 'flock-controlplane', GINKGO, E2E_BINARY);
+  const lab = new Lab({
+    nodes: o.nodes,
+    dir: o.dir,
+    log: o.log,
+    nodeFailureDetection: 'default',
+    ...(o.progress ? { progress: o.progress } : {}),
+  });
+  await lab.up();
+  try {
+    const images = await preloadE2eImages(lab, o.dir);
+    o.progress?.(`preloaded ${images.join(', ')} on every node`);
+  } catch (e) {
+    await lab.down();
+    throw e;
+  }
+  return lab;
+}
+
+export interface SuiteRunOptions {
+  procs: number;
+  reportDir: string;
+  /** The kernel's SCTP support (loadSctp): without it the SCTP specs are skipped, with the reason. */
+  sctp?: SctpSupport;
+  onLine?: (line: string) => void;
+}
+
+export async function runSuite(lab: Lab, suite: Suite, o: SuiteRunOptions): Promise<SuiteReport> {
+  const skipped = [
+    ...suite.skip,
+    ...(!o.sctp || o.sctp.available
+      ? []
+      : [{ pattern: SCTP_SPECS, reason: 'this kernel has no SCTP (see the evidence below)' }]),
+  ];
+  const result = await runGinkgo({
+    kubeconfig: lab.cp!.kubeconfigPath,
+    focus: suite.focus,
+    skip: skipped.map((s) => s.pattern),
+    procs: o.procs,
+    reportDir: o.reportDir,
+    name: suite.name,
+    ...(o.onLine ? { onLine: o.onLine } : {}),
+  });
+  if (result.suiteFailures.length)
+    throw new Error(
+      `${suite.name}: suite setup failed (${result.suiteFailures.map((f) => `${f.name}: ${f.message ?? f.status}`).join('; ')}); see ${result.log}`,
+    );
+  return {
+    name: suite.name,
+    about: suite.about,
+    seconds: result.seconds,
+    procs: o.procs,
+    specs: result.specs,
+    skipped,
+  };
+}
+
+async function firstLine(file: string, args: string[]): Promise<string> {
+  const r = await run(file, args).catch((e: unknown) => ({ stdout: String(e) }));
+  return r.stdout.trim().split('\n')[0] ?? '';
+}
+
+/** The versions a report names. */
+export async function versions(lab: Lab): Promise<Record<string, string>> {
+  const server = (await lab.api!.request({ method: 'GET', path: '/version' })) as {
+    gitVersion?: string;
+  };
+  const flock = await run('git', ['rev-parse', '--short', 'HEAD']).then(
+    (r) => r.stdout.trim(),
+    () => 'unknown',
+  );
+  return {
+    'Kubernetes e2e specs (k8s.io/kubernetes/test/e2e)': await firstLine(E2E_BINARY, ['--version']),
+    ginkgo: await firstLine(GINKGO, ['version']),
+    'kube-apiserver': server.gitVersion ?? 'unknown',
+    'kubelet, kube-proxy (nftables mode)': await firstLine('kubelet', ['--version']),
+    containerd: await firstLine('containerd', ['--version']),
+    runc: await firstLine('runc', ['--version']),
+    kernel: await firstLine('uname', ['-r']),
+    flock: `git ${flock}`,
+  };
+}

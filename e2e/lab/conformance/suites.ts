@@ -1,0 +1,110 @@
+// Which of Kubernetes' own sig-network specs flock runs (docs/conformance.md): ginkgo focus and
+// skip regular expressions on the specs' full text, as upstream names them.
+
+export interface Suite {
+  name: string;
+  /** What it proves, for docs/conformance.md. */
+  about: string;
+  focus: string[];
+  /** Specs the focus matches that are not run, each with why (docs/conformance.md shows it). */
+  skip: { pattern: string; reason: string }[];
+}
+
+/** Specs that need the kernel's SCTP: skipped only when the kernel has none (loadSctp). */
+export const SCTP_SPECS = String.raw`\[Feature:SCTPConnectivity\]`;
+
+/** The whole NetworkPolicy suite: test/e2e/network/netpol (Netpol, Netpol [LinuxOnly], Netpol API). */
+export const NETPOL: Suite = {
+  name: 'netpol',
+  about: 'the whole `[sig-network] Netpol` suite (test/e2e/network/netpol), unmodified',
+  focus: [String.raw`\[sig-network\] Netpol`],
+  skip: [],
+};
+
+/**
+ * The sig-network specs that test what a CNI plugin does and need nothing but pods, Services
+ * (kube-proxy) and the CNI: the [Conformance] granular pod checks, the Service data paths over
+ * both families, dual-stack pods and Services, hairpin, UDP conntrack. Not: [Slow], [Serial] and
+ * [Disruptive] specs (they restart or reconfigure cluster components), DNS (no CoreDNS in the
+ * lab), LoadBalancer/Ingress (no cloud) and the Internet-connectivity specs (no Internet).
+ */
+export const CNI: Suite = {
+  name: 'cni',
+  about:
+    'sig-network specs that need only pods, Services and the CNI: granular pod and Service checks, dual stack, hairpin, conntrack',
+  focus: [
+    String.raw`\[sig-network\] Networking Granular Checks: Pods`,
+    String.raw`\[sig-network\] Networking Granular Checks: Services`,
+    String.raw`\[sig-network\] \[Feature:IPv6DualStack\]`,
+    String.raw`\[sig-network\] Services should allow pods to hairpin back to themselves through services`,
+    String.raw`\[sig-network\] Conntrack`,
+  ],
+  skip: [
+    {
+      pattern: String.raw`\[Slow\]|\[Serial\]|\[Disruptive\]`,
+      reason: 'slow, serial or disruptive (they restart or reconfigure cluster components)',
+    },
+    {
+      pattern: String.raw`Services should allow pods to hairpin back to themselves through services`,
+      reason:
+        'reaches the Service by its DNS name first: needs cluster DNS, and the lab has no CoreDNS (hairpin itself runs in every Netpol spec: each pod probes its own ClusterIP Service)',
+    },
+    {
+      pattern: String.raw`invalid conntrack state bug`,
+      reason:
+        'its server image (regression-issue-74839) is not built here; it tests kube-proxy, not the CNI',
+    },
+  ],
+};
+
+export const ALL_SUITES: readonly Suite[] = [NETPOL, CNI];
+
+/**
+ * `./dev test`'s focused subset (e2e/lab/conformance.cluster.test.ts): one upstream spec per
+ * NetworkPolicy feature. endPort has no connectivity spec upstream since it went GA (only the
+ * API validation spec); flock's own tests probe it (packages/netpol kernel tier).
+ */
+export const POLICY_SUBSET: { feature: string; spec: string }[] = [
+  { feature: 'default deny (ingress)', spec: "should support a 'default-deny-ingress' policy" },
+  {
+    feature: 'default deny (ingress and egress)',
+    spec: "should support a 'default-deny-all' policy",
+  },
+  {
+    feature: 'pod and namespace selectors',
+    spec: 'should enforce policy based on PodSelector and NamespaceSelector',
+  },
+  { feature: 'egress', spec: 'should deny egress from pods based on PodSelector' },
+  {
+    feature: 'ipBlock with except',
+    spec: 'should enforce except clause while egress access to server in CIDR block',
+  },
+  { feature: 'ports', spec: 'should enforce policy based on Ports' },
+  { feature: 'named ports', spec: 'should allow ingress access on one named port' },
+  {
+    feature: 'endPort (API)',
+    spec: 'should support creating NetworkPolicy API with endport field',
+  },
+  { feature: 'policy updates', spec: 'should enforce updated policy' },
+];
+
+export function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The subset as one ginkgo suite (TCP only: the UDP and SCTP variants are the full run's). */
+export const SUBSET: Suite = {
+  name: 'netpol-subset',
+  about: 'one Netpol spec per NetworkPolicy feature (what `./dev test` runs)',
+  focus: POLICY_SUBSET.map(
+    (s) =>
+      String.raw`\[sig-network\] Netpol (API |NetworkPolicy between server and client ).*` +
+      escapeRegExp(s.spec),
+  ),
+  skip: [
+    {
+      pattern: String.raw`\[LinuxOnly\]`,
+      reason: 'the UDP and SCTP variants run in the full suite',
+    },
+  ],
+};
