@@ -1,3 +1,4 @@
-import base from '../../eslint.config.mjs';
+import base, { testRules } from '../../eslint.config.mjs';
 
-export default base;
+// All of testkit is test infrastructure.
+export default [...base, { files: ['**/*.ts'], rules: testRules }];

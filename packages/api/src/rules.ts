@@ -46,6 +46,6 @@ export function withRules<S extends z.ZodType>(
       if (!r.check(value))
         ctx.addIssue({ code: 'custom', message: r.message, path: r.field ? [r.field] : [] });
     }
-  }) as S;
-  return refined.meta({ [VALIDATIONS_KEY]: [...rules.map(toCel), ...transitions.map(toCel)] }) as S;
+  });
+  return refined.meta({ [VALIDATIONS_KEY]: [...rules.map(toCel), ...transitions.map(toCel)] });
 }

@@ -18,7 +18,7 @@ export interface WatchSession {
   /** Settles exactly once, after the watch was aborted. */
   ended: Promise<WatchEnd>;
   /** End it now (kind 'stopped'). */
-  stop(): void;
+  stop: () => void;
 }
 
 export function startWatch(
