@@ -3,6 +3,18 @@
 // async callback where a void one is expected, awaiting a non-promise — is an error everywhere.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import flock from './tools/eslint-rules/module-boundaries.mjs';
+
+/**
+ * What a project may import, by its `nx.tags` (package.json): api ← libraries ← apps, and
+ * apps never import each other. Test code may also import projects tagged type:test.
+ */
+export const depConstraints = {
+  'type:api': ['type:api'],
+  'type:lib': ['type:api', 'type:lib'],
+  'type:app': ['type:api', 'type:lib'],
+  'type:test': ['type:api', 'type:lib', 'type:app', 'type:test'],
+};
 
 /** Not shipped: tests, their harness and benchmarks beside the production code. */
 export const testFiles = ['**/*.test.ts', '**/testing/**', '**/test-support.ts', '**/bench/**'];
@@ -49,7 +61,9 @@ export default tseslint.config(
   },
   {
     files: ['**/*.ts'],
+    plugins: { flock },
     rules: {
+      'flock/module-boundaries': ['error', { depConstraints }],
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
@@ -59,5 +73,9 @@ export default tseslint.config(
     },
   },
   { files: [...testFiles, ...testDoubles], rules: testRules },
+  {
+    files: testFiles,
+    rules: { 'flock/module-boundaries': ['error', { depConstraints, test: true }] },
+  },
   { files: ['scripts/**', '**/cli.ts', '**/bin/**'], rules: { 'no-console': 'off' } },
 );

@@ -1,4 +1,10 @@
-import base, { testRules } from '../../eslint.config.mjs';
+import base, { depConstraints, testRules } from '../../eslint.config.mjs';
 
 // All of testkit is test infrastructure.
-export default [...base, { files: ['**/*.ts'], rules: testRules }];
+export default [
+  ...base,
+  {
+    files: ['**/*.ts'],
+    rules: { ...testRules, 'flock/module-boundaries': ['error', { depConstraints, test: true }] },
+  },
+];
