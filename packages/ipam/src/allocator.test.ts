@@ -135,6 +135,16 @@ describe('stable', () => {
   });
 });
 
+describe('an unknown algorithm', () => {
+  it('is refused before anything is taken (never treated as sequential)', () => {
+    const { alloc } = setup();
+    expect(() => alloc.allocate(req('a', { algo: 'lowest' as never }))).toThrow(
+      /unknown ip-algo "lowest"/,
+    );
+    expect(alloc.counts()).toMatchObject({ owners: 0, ipv6: { allocated: 0 } });
+  });
+});
+
 describe('IPv4', () => {
   it('never uses the first or last address of the slice and reports exhaustion clearly', () => {
     const { alloc, clock } = setup({ cidr4: '192.0.2.8/29' });
