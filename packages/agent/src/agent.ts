@@ -26,7 +26,7 @@ import { Routing, birdControls, routingSettings } from './routing/index.js';
 /** How long start-up waits for the NetworkPolicy caches before serving the CNI socket anyway. */
 const POLICY_SYNC_WAIT_MS = 30_000;
 
-export interface AgentDeps {
+interface AgentDeps {
   config: AgentConfig;
   transport: KubeTransport;
   datapath: Datapath;

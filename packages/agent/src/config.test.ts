@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { agentUsage, loadAgentConfig } from './config.js';
+import { AGENT_FLAGS, loadAgentConfig } from './config.js';
 import { agentVersion } from './version.js';
 
 describe('agent settings', () => {
@@ -42,7 +42,7 @@ describe('agent settings', () => {
   });
 
   it('--help lists every flag with its default and environment variables', () => {
-    const usage = agentUsage();
+    const usage = AGENT_FLAGS.usage();
     expect(usage).toMatch(/^usage: flock-agent /);
     for (const flag of ['--node-name', '--socket', '--watchdog', '--bird-socket', '--namespace'])
       expect(usage).toMatch(new RegExp(`^  ${flag} `, 'm'));

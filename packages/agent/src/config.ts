@@ -171,9 +171,6 @@ export const AGENT_FLAGS = new FlagSet('flock-agent', FLAGS);
 export const AgentConfig = AGENT_FLAGS.schema;
 export type AgentConfig = FlagValues<typeof FLAGS>;
 
-/** `flock-agent --help`. */
-export const agentUsage = (): string => AGENT_FLAGS.usage();
-
 /** Read settings from argv and the environment; throws a UsageError naming every bad flag. */
 export function loadAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv): AgentConfig {
   return AGENT_FLAGS.parse(argv, env);

@@ -10,4 +10,4 @@ export * from './nodeconfig.js';
 export * from './conditions.js';
 export * from './cni.js';
 export * from './logger.js';
-export { allCrds, nodeConfigCrd, poolCrd } from './crd/definitions.js';
+export { allCrds } from './crd/definitions.js';

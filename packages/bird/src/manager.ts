@@ -28,7 +28,7 @@ export type ReloadOutcome =
   /** The manager was closed before this update was applied. */
   | { status: 'cancelled' };
 
-export interface BirdConfigManagerOptions {
+interface BirdConfigManagerOptions {
   /** The file BIRD was started with (`bird -c`). */
   configPath: string;
   control: BirdControl;

@@ -59,7 +59,7 @@ export function probeFree(
 }
 
 /** What an algorithm may start its search from. */
-export interface SearchStart {
+interface SearchStart {
   /** Host bits of the prefix. */
   bits: number;
   namespace: string;

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { formatDuration, parseDuration } from './duration.js';
 import { LOG_LEVELS } from './logger.js';
 
-export interface Flag<S extends z.ZodType = z.ZodType> {
+interface Flag<S extends z.ZodType = z.ZodType> {
   /** What the flag sets, for --help. */
   help: string;
   /** Checks and converts the value: text from the command line, or a typed value from code. */
@@ -25,7 +25,7 @@ export interface Flag<S extends z.ZodType = z.ZodType> {
   switch?: boolean;
 }
 
-export type FlagTable = Record<string, Flag>;
+type FlagTable = Record<string, Flag>;
 
 /** The settings a table describes: a flag with a default always has a value. */
 export type FlagValues<T extends FlagTable> = {
@@ -166,7 +166,7 @@ export class FlagSet<T extends FlagTable> {
   }
 }
 
-export interface CommandLine {
+interface CommandLine {
   argv: readonly string[];
   env: NodeJS.ProcessEnv;
   version: () => string;

@@ -14,7 +14,7 @@ export type WatchEnd =
 
 export type DataEvent = Exclude<SourceEvent<unknown>, { type: 'ERROR' }>;
 
-export interface WatchSession {
+interface WatchSession {
   /** Settles exactly once, after the watch was aborted. */
   ended: Promise<WatchEnd>;
   /** End it now (kind 'stopped'). */

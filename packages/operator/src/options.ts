@@ -95,10 +95,7 @@ const FLAGS = {
 } as const;
 
 export const OPERATOR_FLAGS = new FlagSet('flock-operator', FLAGS);
-export type CliOptions = FlagValues<typeof FLAGS>;
-
-/** `flock-operator --help`. */
-export const USAGE = OPERATOR_FLAGS.usage();
+type CliOptions = FlagValues<typeof FLAGS>;
 
 const SA_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 

@@ -20,7 +20,7 @@ import { canonicalAddress, cidrsContainIp, resolveIpAlgo } from '@flock/ipam';
 import type { V1Pod } from '@kubernetes/client-node';
 import { CniCommandError } from './errors.js';
 
-export interface PodIdentity {
+interface PodIdentity {
   namespace: string;
   name: string;
   /** K8S_POD_UID from the runtime, when it passes one. */
@@ -41,7 +41,7 @@ export function podIdentity(args: Record<string, string>): PodIdentity {
   return uid ? { namespace, name, uid } : { namespace, name };
 }
 
-export interface AddressRequest {
+interface AddressRequest {
   algo: IpAlgo;
   pinned?: PinnedAddresses;
   anycast: string[];

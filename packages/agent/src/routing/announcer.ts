@@ -31,7 +31,7 @@ export type AnnouncerState =
   /** BIRD refused the config, or the model is invalid: not retried. */
   | { status: 'refused' | 'invalid'; message: string };
 
-export interface BirdAnnouncerOptions {
+interface BirdAnnouncerOptions {
   configPath: string;
   control: BirdControl;
   logger: Logger;

@@ -16,7 +16,7 @@ export type NotLiveReason = 'absent' | 'uid-differs' | 'terminated';
  * kubelet that never confirms), but its pinned addresses and anycast must not be announced any
  * more: a replacement pod elsewhere may already hold the same pinned address (2026-08-16).
  */
-export type Liveness =
+type Liveness =
   { live: true; ready: boolean; terminating: boolean } | { live: false; reason: NotLiveReason };
 
 /** Phases after which a pod's containers never run again (its sandbox is torn down). */

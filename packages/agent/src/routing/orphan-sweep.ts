@@ -27,7 +27,7 @@ export interface OrphanSweepDeps {
   logger: Logger;
 }
 
-export interface SweepResult {
+interface SweepResult {
   removed: { entry: AllocationEntry; reason: NotLiveReason }[];
   /** Entries not live in the cache but still inside their grace period. */
   deferred: number;

@@ -62,7 +62,7 @@ export interface RoutingSettings {
   podCacheSyncTimeoutMs?: number;
 }
 
-export interface RoutingDeps {
+interface RoutingDeps {
   nodeName: string;
   transport: KubeTransport;
   logger: Logger;
