@@ -191,7 +191,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       logger,
       ready: () => ready,
       warn: (pod, reason, note) =>
-        void events.event(pod as never, { type: 'Warning', reason, action: 'AddPod', note }),
+        void events.event(pod, { type: 'Warning', reason, action: 'AddPod', note }),
       ...(deps.fault ? { fault: deps.fault } : {}),
     });
 

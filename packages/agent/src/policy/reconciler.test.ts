@@ -1,4 +1,4 @@
-import { CniErrorCode, silentLogger } from '@flock/api';
+import { CniErrorCode, silentLogger, type Pod } from '@flock/api';
 import type { AllocationEntry } from '@flock/ipam';
 import { NAMESPACES, NETWORK_POLICIES, PODS, type KubeObject } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
@@ -24,7 +24,7 @@ import {
 let api: FakeApiServer;
 let nft: RecordingNft;
 let entries: AllocationEntry[];
-let fetched: KubeObject[];
+let fetched: Pod[];
 let results: PolicyResult[];
 let warnings: PolicyProblem[];
 let reconciler: PolicyReconciler;
@@ -192,7 +192,7 @@ describe('PolicyReconciler', () => {
       entry(n, `2001:db8:1::${i + 11}`, { state: 'pending' }),
     );
     entries = [first, ...more];
-    fetched = [...fetched, ...['b', 'c', 'd'].map((n) => pod(n, { app: n }, []) as KubeObject)];
+    fetched = [...fetched, ...['b', 'c', 'd'].map((n) => pod(n, { app: n }, []))];
     const waiting = more.map((e) => reconciler.beforeCommit(e));
     await settle(50);
     release();
