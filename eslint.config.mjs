@@ -1,6 +1,40 @@
-// One lint config for the workspace: typescript-eslint's recommended rules with type information.
+// One lint config for the workspace: typescript-eslint's recommended rules with type information
+// (the project service finds each file's tsconfig), so promise misuse — a floating promise, an
+// async callback where a void one is expected, awaiting a non-promise — is an error everywhere.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import flock from './tools/eslint-rules/module-boundaries.mjs';
+
+/**
+ * What a project may import, by its `nx.tags` (package.json): api ← libraries ← apps, and
+ * apps never import each other. Test code may also import projects tagged type:test.
+ */
+export const depConstraints = {
+  'type:api': ['type:api'],
+  'type:lib': ['type:api', 'type:lib'],
+  'type:app': ['type:api', 'type:lib'],
+  'type:test': ['type:api', 'type:lib', 'type:app', 'type:test'],
+};
+
+/** Not shipped: tests, their harness and benchmarks beside the production code. */
+export const testFiles = ['**/*.test.ts', '**/testing/**', '**/test-support.ts', '**/bench/**'];
+/** In-memory test doubles of a package (exported through its `./testing` entry). */
+const testDoubles = ['**/fake*.ts', '**/memory-kernel.ts', '**/testing.ts'];
+
+/** What tests and test doubles may do that production code may not. */
+export const testRules = {
+  // vitest's asymmetric matchers (expect.stringContaining, expect.any) are typed `any`, and
+  // tests read raw JSON replies on purpose: the assertion is the type check there.
+  '@typescript-eslint/no-unsafe-assignment': 'off',
+  '@typescript-eslint/no-unsafe-member-access': 'off',
+  '@typescript-eslint/no-unsafe-argument': 'off',
+  '@typescript-eslint/no-unsafe-return': 'off',
+  '@typescript-eslint/no-unsafe-call': 'off',
+  // Test doubles implement promise-returning interfaces with synchronous bodies; `async`
+  // keeps a thrown error a rejection, as it is in the real implementation.
+  '@typescript-eslint/require-await': 'off',
+  'no-console': 'off',
+};
 
 export default tseslint.config(
   {
@@ -14,10 +48,22 @@ export default tseslint.config(
     ],
   },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  // Plain JavaScript (config files, build scripts) and the vitest configs belong to no tsconfig.
+  {
+    files: ['**/*.{js,mjs,cjs}', '**/vitest.config.ts'],
+    ...tseslint.configs.disableTypeChecked,
+  },
   {
     files: ['**/*.ts'],
+    plugins: { flock },
     rules: {
+      'flock/module-boundaries': ['error', { depConstraints }],
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
@@ -26,8 +72,10 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  { files: [...testFiles, ...testDoubles], rules: testRules },
   {
-    files: ['**/*.test.ts', 'scripts/**', '**/bench/**', '**/cli.ts', '**/bin/**'],
-    rules: { 'no-console': 'off' },
+    files: testFiles,
+    rules: { 'flock/module-boundaries': ['error', { depConstraints, test: true }] },
   },
+  { files: ['scripts/**', '**/cli.ts', '**/bin/**'], rules: { 'no-console': 'off' } },
 );

@@ -1,3 +1,11 @@
-import base from '../eslint.config.mjs';
+import base, { depConstraints, testRules } from '../eslint.config.mjs';
 
-export default [...base, { ignores: ['controlplane/**'] }];
+// All of e2e is test infrastructure.
+export default [
+  ...base,
+  { ignores: ['controlplane/**'] },
+  {
+    files: ['**/*.ts'],
+    rules: { ...testRules, 'flock/module-boundaries': ['error', { depConstraints, test: true }] },
+  },
+];

@@ -1,6 +1,7 @@
 // `npm test`: the whole suite, in the order that fails fastest. Every tier runs; a tier that
 // needs root or a tool that is missing fails with what to install (see @flock/testkit).
-//   1. nx sync:check   project references are in sync with the dependency graph; prettier
+//   1. nx sync:check   project references are in sync with the dependency graph; prettier;
+//                      the workspace's own lint rules (tools/eslint-rules)
 //   2. lint, typecheck, build, unit tests of every project
 //   3. kernel tier     (root, network namespaces; one project at a time)
 //   4. cluster tier    (the real control plane; one project at a time)
@@ -25,6 +26,7 @@ const env = {
 const steps = [
   ['nx sync:check', ['nx', 'sync:check']],
   ['prettier --check', ['prettier', '--check', '.']],
+  ['lint rules', ['node', '--test', 'tools/eslint-rules/*.test.mjs']],
   [
     'lint, typecheck, build, unit',
     [

@@ -138,7 +138,7 @@ describe('the chart runs what the images hold', () => {
     const main = inImage('agent', c.command!.at(-1)!);
     expect(main && existsSync(main), `${c.command!.at(-1)} in the assembled image`).toBe(true);
     // Every module loads; then the agent's own parser refuses the flag: proof it ran.
-    const bogus = await run(process.execPath, [main!, '--bogus'], { okCodes: [1] });
+    const bogus = await run(process.execPath, [main!, '--bogus'], { okCodes: [2] });
     expect(bogus.stderr).toContain('unknown flag --bogus');
     const help = await run(process.execPath, [main!, '--help']);
     expect(help.stdout).toMatch(/^usage: flock-agent /);

@@ -230,7 +230,7 @@ describe('security in the lab', () => {
         ].map((p) => `${p.metadata.name}@${p.spec.nodeName ?? '-'}:${p.status?.phase ?? '-'}`);
         const unscheduled = await podEvents('default', 'hijack', 'FailedScheduling');
         throw new Error(
-          `Events: rogue-anycast ${a.length}, hijack ${b.length}; pods ${pods}; ${unscheduled}`,
+          `Events: rogue-anycast ${a.length}, hijack ${b.length}; pods ${pods.join(',')}; ${unscheduled.join(',')}`,
         );
       },
       { timeoutMs: 30_000 },

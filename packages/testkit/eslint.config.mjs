@@ -1,3 +1,10 @@
-import base from '../../eslint.config.mjs';
+import base, { depConstraints, testRules } from '../../eslint.config.mjs';
 
-export default base;
+// All of testkit is test infrastructure.
+export default [
+  ...base,
+  {
+    files: ['**/*.ts'],
+    rules: { ...testRules, 'flock/module-boundaries': ['error', { depConstraints, test: true }] },
+  },
+];

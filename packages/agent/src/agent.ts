@@ -26,7 +26,7 @@ import { Routing, birdControls, routingSettings } from './routing/index.js';
 /** How long start-up waits for the NetworkPolicy caches before serving the CNI socket anyway. */
 const POLICY_SYNC_WAIT_MS = 30_000;
 
-export interface AgentDeps {
+interface AgentDeps {
   config: AgentConfig;
   transport: KubeTransport;
   datapath: Datapath;
@@ -191,7 +191,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       logger,
       ready: () => ready,
       warn: (pod, reason, note) =>
-        events.event(pod as never, { type: 'Warning', reason, action: 'AddPod', note }),
+        void events.event(pod, { type: 'Warning', reason, action: 'AddPod', note }),
       ...(deps.fault ? { fault: deps.fault } : {}),
     });
 

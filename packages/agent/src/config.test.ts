@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { agentUsage, loadAgentConfig } from './config.js';
+import { AGENT_FLAGS, loadAgentConfig } from './config.js';
 import { agentVersion } from './version.js';
 
 describe('agent settings', () => {
@@ -21,12 +21,14 @@ describe('agent settings', () => {
   it('restarts silent watches after --watchdog (default 3 minutes, at least 1 s)', () => {
     expect(loadAgentConfig([], { NODE_NAME: 'n' }).watchdogMs).toBe(180_000);
     expect(loadAgentConfig(['--watchdog', '10s'], { NODE_NAME: 'n' }).watchdogMs).toBe(10_000);
-    expect(() => loadAgentConfig(['--watchdog', '10ms'], { NODE_NAME: 'n' })).toThrow(/watchdogMs/);
+    expect(() => loadAgentConfig(['--watchdog', '10ms'], { NODE_NAME: 'n' })).toThrow(
+      /--watchdog: must be at least 1s/,
+    );
   });
 
   it('names every bad setting', () => {
     expect(() => loadAgentConfig(['--resync', 'soon'], {})).toThrow(
-      /nodeName.*resyncMs|resyncMs.*nodeName/s,
+      /--node-name.*--resync|--resync.*--node-name/s,
     );
     expect(() => loadAgentConfig(['--bogus', '1'], { NODE_NAME: 'n' })).toThrow(
       /unknown flag --bogus/,
@@ -35,21 +37,37 @@ describe('agent settings', () => {
       /--socket needs a value/,
     );
     expect(() => loadAgentConfig(['--socket', 'relative.sock'], { NODE_NAME: 'n' })).toThrow(
-      /socketPath/,
+      /--socket/,
     );
   });
 
   it('--help lists every flag with its default and environment variables', () => {
-    const usage = agentUsage();
+    const usage = AGENT_FLAGS.usage();
     expect(usage).toMatch(/^usage: flock-agent /);
     for (const flag of ['--node-name', '--socket', '--watchdog', '--bird-socket', '--namespace'])
       expect(usage).toMatch(new RegExp(`^  ${flag} `, 'm'));
-    expect(usage).toMatch(/^ {2}--node-name +required; or \$FLOCK_NODE_NAME, \$NODE_NAME$/m);
-    expect(usage).toMatch(/^ {2}--watchdog +default 3m$/m);
-    expect(usage).toMatch(/^ {2}--node-config-timeout +default 10m$/m);
-    expect(usage).toMatch(/^ {2}--socket +default \/run\/flock\/cni\.sock; or \$FLOCK_SOCKET$/m);
-    expect(usage).toMatch(/^ {2}--test-faults +or \$FLOCK_TEST_FAULTS; TEST ONLY/m);
+    expect(usage).toMatch(/^ {2}--node-name NAME +.*required \(or \$NODE_NAME\)$/m);
+    expect(usage).toMatch(/^ {2}--watchdog DURATION +.* \(default 3m\)$/m);
+    expect(usage).toMatch(/^ {2}--node-config-timeout DURATION +.* \(default 10m\)$/m);
+    expect(usage).toMatch(/^ {2}--socket PATH +.* \(default \/run\/flock\/cni\.sock\)$/m);
+    expect(usage).toMatch(/^ {2}--test-faults POINTS +TEST ONLY/m);
     expect(usage).toMatch(/^ {2}--version /m);
+    expect(usage).toMatch(/^Every flag can also be set as FLOCK_<FLAG>/m);
+  });
+
+  it('reads every flag from FLOCK_<FLAG> too', () => {
+    const c = loadAgentConfig([], {
+      FLOCK_NODE_NAME: 'n2',
+      FLOCK_WATCHDOG: '1m30s',
+      FLOCK_BIRD_SOCKET: '/b.ctl',
+      FLOCK_HEALTH_PORT: '0',
+    });
+    expect(c).toMatchObject({
+      nodeName: 'n2',
+      watchdogMs: 90_000,
+      birdSocketPath: '/b.ctl',
+      healthPort: 0,
+    });
   });
 
   it('--version is the package version', () => {

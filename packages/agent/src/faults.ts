@@ -5,7 +5,7 @@
 import type { Action } from './datapath/model.js';
 
 /** Points in the CNI handlers (ADD, then DEL). */
-export const HANDLER_FAULT_POINTS = [
+const HANDLER_FAULT_POINTS = [
   'after-pending',
   'after-datapath',
   'after-policy',

@@ -2,9 +2,9 @@
 // flock-agent: the node agent process. Settings from flags and FLOCK_* variables (config.ts).
 import { writeSync } from 'node:fs';
 import { SpawnServer, setRunner } from '@flock/exec';
-import { HttpTransport, createLogger, loadKubeConfig } from '@flock/kube';
+import { HttpTransport, createLogger, loadKubeConfig, readCommandLine } from '@flock/kube';
 import { startAgent } from './agent.js';
-import { agentUsage, loadAgentConfig } from './config.js';
+import { AGENT_FLAGS } from './config.js';
 import { IprouteDatapath } from './datapath/index.js';
 import { faultInjector, parseFaultSpec, type FaultPoint } from './faults.js';
 import { nftPolicyApplier } from './policy/index.js';
@@ -12,16 +12,12 @@ import { faultFileSystem } from './store-faults.js';
 import { agentVersion } from './version.js';
 
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${agentUsage()}\n`);
-    return;
-  }
-  if (argv.includes('--version')) {
-    process.stdout.write(`flock-agent ${agentVersion()}\n`);
-    return;
-  }
-  const config = loadAgentConfig(argv, process.env);
+  const config = readCommandLine(AGENT_FLAGS, {
+    argv: process.argv.slice(2),
+    env: process.env,
+    version: agentVersion,
+  });
+  if (!config) return;
   const logger = createLogger('agent', config.logLevel);
   // Every ip, nft and birdc runs from a small child process: a fork from the agent's own,
   // far bigger, memory costs ten times as much (see @flock/exec's spawn server).

@@ -1,7 +1,7 @@
 // The agent's Prometheus metrics: CNI command latency and errors, allocations.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-export interface AgentMetrics {
+interface AgentMetrics {
   cniDuration: Histogram<'command' | 'result'>;
   cniErrors: Counter<'command' | 'code'>;
   allocations: Gauge<'family'>;

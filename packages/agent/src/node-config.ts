@@ -13,7 +13,7 @@ import {
 } from '@flock/kube';
 import type { NodeState } from './cni/handlers.js';
 
-export interface NodeConfigTrackerOptions {
+interface NodeConfigTrackerOptions {
   transport: KubeTransport;
   nodeName: string;
   logger: Logger;

@@ -1,7 +1,7 @@
 // Pods: this node's pods in a cache (spec.nodeName = this node), and the lookup ADD uses —
 // the cache first, the API server when the cache has not seen the pod yet (the kubelet calls
 // ADD right after the pod was bound) or holds an older pod of the same name.
-import { CniErrorCode, type Logger } from '@flock/api';
+import { CniErrorCode, Pod, type Logger } from '@flock/api';
 import {
   Cache,
   PODS,
@@ -9,10 +9,8 @@ import {
   isNotFound,
   objectPath,
   resourceListWatch,
-  type KubeObject,
   type KubeTransport,
 } from '@flock/kube';
-import type { V1Pod } from '@kubernetes/client-node';
 import { canonicalAddress } from '@flock/ipam';
 import type { PodLookup } from './cni/handlers.js';
 import { CniCommandError } from './cni/errors.js';
@@ -25,9 +23,6 @@ const NOT_TERMINATED = formatFieldSelector([
 ]);
 const HOLDERS_PAGE = 500;
 
-/** A Pod as the caches hold it (metadata always present). */
-export type Pod = V1Pod & KubeObject;
-
 export function nodePodCache(
   transport: KubeTransport,
   nodeName: string,
@@ -36,6 +31,7 @@ export function nodePodCache(
 ): Cache<Pod> {
   return new Cache<Pod>({
     source: resourceListWatch(transport, PODS),
+    schema: Pod,
     fieldSelector: formatFieldSelector({ 'spec.nodeName': nodeName }),
     logger,
     ...(watchdogMs ? { watchdogMs } : {}),
@@ -48,16 +44,12 @@ export class PodLookupWithFallback implements PodLookup {
     private readonly transport: KubeTransport,
   ) {}
 
-  async get(namespace: string, name: string, uid?: string): Promise<V1Pod | undefined> {
+  async get(namespace: string, name: string, uid?: string): Promise<Pod | undefined> {
     const cached = this.cache.getObject(name, namespace);
-    if (cached && (!uid || cached.metadata?.uid === uid)) return cached;
+    if (cached && (!uid || cached.metadata.uid === uid)) return cached;
     try {
-      return (await this.transport.request({
-        method: 'GET',
-        path: objectPath(PODS, name, namespace),
-      })) as V1Pod;
+      return await fetchPod(this.transport, namespace, name);
     } catch (error) {
-      if (isNotFound(error)) return undefined;
       // Transient (the API server is restarting or unreachable): the runtime retries the ADD.
       throw new CniCommandError(
         CniErrorCode.TryAgainLater,
@@ -72,10 +64,10 @@ export class PodLookupWithFallback implements PodLookup {
    * pod that has not terminated, a page at a time (only the matches are kept). Only an ADD of
    * a pod with a pinned address pays for it.
    */
-  async holdersOf(ips: readonly string[]): Promise<V1Pod[]> {
+  async holdersOf(ips: readonly string[]): Promise<Pod[]> {
     const wanted = new Set(ips.map((ip) => canonicalAddress(ip) ?? ip));
     const source = resourceListWatch(this.transport, PODS);
-    const out: V1Pod[] = [];
+    const out: Pod[] = [];
     let token: string | undefined;
     try {
       do {
@@ -84,7 +76,7 @@ export class PodLookupWithFallback implements PodLookup {
           fieldSelector: NOT_TERMINATED,
           ...(token ? { continue: token } : {}),
         });
-        for (const pod of page.items as V1Pod[])
+        for (const pod of page.items.map((item) => Pod.parse(item)))
           if (podAddresses(pod).some((ip) => wanted.has(ip))) out.push(pod);
         token = page.continue;
       } while (token);
@@ -104,7 +96,18 @@ function errorText(error: unknown): string {
   return error instanceof Error ? `${error.message}${cause}` : String(error);
 }
 
-/** Is the pod Ready (its Ready condition True)? */
-export function isPodReady(pod: V1Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+/** The pod from the API server, parsed; undefined when there is none. */
+export async function fetchPod(
+  transport: KubeTransport,
+  namespace: string,
+  name: string,
+): Promise<Pod | undefined> {
+  try {
+    return Pod.parse(
+      await transport.request({ method: 'GET', path: objectPath(PODS, name, namespace) }),
+    );
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
 }

@@ -19,7 +19,7 @@ export const Asn = withRules(
   ],
 );
 
-export const SecretKeyRef = z
+const SecretKeyRef = z
   .object({
     name: z.string().min(1).max(253).describe('Secret name.'),
     namespace: z
@@ -56,7 +56,7 @@ const bfdInterval = (what: string, fallback: number) =>
     .default(fallback)
     .describe(`${what}, in milliseconds (10..60000, default ${fallback}).`);
 
-export const BfdTimers = z
+const BfdTimers = z
   .object({
     minRxIntervalMs: bfdInterval(
       'Shortest interval between BFD packets this node is willing to receive',
@@ -78,7 +78,7 @@ export const BfdTimers = z
   .describe(
     'BFD timers of this session; the negotiated interval is the slower of what each side offers.',
   );
-export type BfdTimers = z.infer<typeof BfdTimers>;
+type BfdTimers = z.infer<typeof BfdTimers>;
 
 /** Session settings of one BGP peer, as a node uses them. */
 export const BgpPeerSettings = {

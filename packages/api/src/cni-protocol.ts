@@ -47,7 +47,7 @@ export const TIMEOUT_MS_MIN = 100;
 export const TIMEOUT_MS_MAX = 600_000;
 
 /** Which environment-derived request fields each command needs. */
-export const REQUIRED_FIELDS: Readonly<
+const REQUIRED_FIELDS: Readonly<
   Record<AgentCommand, readonly ('containerID' | 'netns' | 'ifName')[]>
 > = {
   ADD: ['containerID', 'netns', 'ifName'],

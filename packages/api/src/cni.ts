@@ -32,7 +32,7 @@ export const IfName = ruledString(ifNameProblem);
 export const NetnsPath = ruledString(netnsProblem);
 
 /** One entry of GC's `cni.dev/valid-attachments`. */
-export const CniAttachment = z.object({ containerID: z.string(), ifname: z.string() });
+const CniAttachment = z.object({ containerID: z.string(), ifname: z.string() });
 
 /** flock's network configuration (the conflist entry with "type": "flock"). */
 export const FlockNetConf = z.looseObject({
@@ -80,20 +80,20 @@ export function parseAgentRequest(
   return { success: false, problems };
 }
 
-export const CniInterface = z.object({
+const CniInterface = z.object({
   name: z.string(),
   mac: z.string().optional(),
   mtu: z.int().optional(),
   sandbox: z.string().optional(),
 });
 
-export const CniIp = z.object({
+const CniIp = z.object({
   address: z.string(),
   gateway: z.string().optional(),
   interface: z.int().min(0).optional(),
 });
 
-export const CniRoute = z.object({ dst: z.string(), gw: z.string().optional() });
+const CniRoute = z.object({ dst: z.string(), gw: z.string().optional() });
 
 /** An ADD/CHECK result in CNI 1.1.0 form. */
 export const CniResult = z.object({
@@ -104,14 +104,6 @@ export const CniResult = z.object({
   dns: z.looseObject({}).optional(),
 });
 export type CniResult = z.infer<typeof CniResult>;
-
-export const CniError = z.object({
-  cniVersion: z.string(),
-  code: z.int().min(1),
-  msg: z.string(),
-  details: z.string().optional(),
-});
-export type CniError = z.infer<typeof CniError>;
 
 /** The agent's reply: a result (ADD/CHECK), nothing (DEL/STATUS/GC), or an error. */
 export const AgentResponse = z.discriminatedUnion('ok', [
@@ -137,7 +129,7 @@ interface IssueLike {
 }
 
 /** A zod issue in the words the plugin's own checks use (see packages/cni/src/checks.ts). */
-export function issueProblem(issue: IssueLike): FieldProblem {
+function issueProblem(issue: IssueLike): FieldProblem {
   const problem = (() => {
     switch (issue.code) {
       case 'invalid_type':

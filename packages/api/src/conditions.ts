@@ -18,7 +18,3 @@ export function setCondition(
   const merged: Condition = { ...next, lastTransitionTime };
   return prev ? current.map((c) => (c.type === next.type ? merged : c)) : [...current, merged];
 }
-
-export function findCondition(list: Condition[] | undefined, type: string): Condition | undefined {
-  return list?.find((c) => c.type === type);
-}

@@ -9,5 +9,6 @@ export * from './pool.js';
 export * from './nodeconfig.js';
 export * from './conditions.js';
 export * from './cni.js';
+export * from './pod.js';
 export * from './logger.js';
-export { allCrds, nodeConfigCrd, poolCrd } from './crd/definitions.js';
+export { allCrds } from './crd/definitions.js';

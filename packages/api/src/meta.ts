@@ -63,7 +63,7 @@ export const LabelSelector = z
   .describe('Selects objects by label; an empty selector selects every object.');
 export type LabelSelector = z.infer<typeof LabelSelector>;
 
-export const ConditionStatus = z.enum(['True', 'False', 'Unknown']);
+const ConditionStatus = z.enum(['True', 'False', 'Unknown']);
 
 /** A status condition (metav1.Condition). */
 export const Condition = z.object({

@@ -75,7 +75,7 @@ const celFamily = (f: Family | undefined, expr: string) =>
  * An IPv4-mapped IPv6 address (::ffff:a.b.c.d in any spelling). The API server's CEL (isIP,
  * isCIDR) refuses these, so the schemas that stand for CEL rules refuse them too.
  */
-export function isIPv4Mapped(ip: string): boolean {
+function isIPv4Mapped(ip: string): boolean {
   return ipFamily(ip) === 6 && ipToBigInt(ip) >> 32n === 0xffffn;
 }
 

@@ -8,7 +8,7 @@ import { MAX_RANGES } from './pool.js';
 import { withRules } from './rules.js';
 import { API_VERSION, NODECONFIG_KIND } from './names.js';
 
-export const NodeBgp = withRules(
+const NodeBgp = withRules(
   z.object({
     asn: Asn.describe('The ASN this node speaks as.'),
     routerID: ipString('bgp.routerID', 4)
@@ -23,7 +23,7 @@ export const NodeBgp = withRules(
 ).describe("This node's BGP settings.");
 
 /** CEL transition rules of the spec: a node's prefixes never move. */
-export const NODECONFIG_SPEC_TRANSITIONS = [
+const NODECONFIG_SPEC_TRANSITIONS = [
   {
     cel: 'self.cidr6 == oldSelf.cidr6',
     message:

@@ -35,7 +35,7 @@ function nodePrefixRules(family: 4 | 6) {
   ];
 }
 
-export const PoolIPv6 = withRules(
+const PoolIPv6 = withRules(
   z.object({
     cidr: cidrString('ipv6.cidr', 6).describe(
       'The IPv6 range node prefixes are carved from, e.g. 2001:db8:100::/48.',
@@ -52,7 +52,7 @@ export const PoolIPv6 = withRules(
   nodePrefixRules(6),
 ).describe('IPv6 addressing: every node gets one prefix of nodePrefixLength from cidr.');
 
-export const PoolIPv4 = withRules(
+const PoolIPv4 = withRules(
   z.object({
     cidr: cidrString('ipv4.cidr', 4).describe(
       'The IPv4 range node slices are carved from, e.g. 192.0.2.0/24.',
@@ -69,7 +69,7 @@ export const PoolIPv4 = withRules(
   nodePrefixRules(4),
 ).describe('Optional IPv4 addressing: every node gets one slice of nodePrefixLength from cidr.');
 
-export const CidrList = (what: string) =>
+const CidrList = (what: string) =>
   z.object({
     cidrs: z
       .array(cidrString(`${what}.cidrs[]`))
@@ -78,7 +78,7 @@ export const CidrList = (what: string) =>
       .describe(`The ${what} ranges (IPv6 or IPv4 CIDRs).`),
   });
 
-export const PoolBgp = withRules(
+const PoolBgp = withRules(
   z.object({
     asn: Asn.describe('The ASN every node of this pool speaks as.'),
     peers: z.array(PoolBgpPeer).max(MAX_PEERS).default([]).describe('Routers the nodes peer with.'),
@@ -110,7 +110,7 @@ export const PoolSpec = z
   .describe('Desired state of a Pool.');
 export type PoolSpec = z.infer<typeof PoolSpec>;
 
-export const PrefixCounts = z
+const PrefixCounts = z
   .object({
     total: z.int().min(0).describe('Node prefixes the range holds.'),
     allocated: z.int().min(0).describe('Node prefixes assigned to nodes.'),

@@ -3,7 +3,7 @@
 // re-checks it). Same message in both places, so users see one wording.
 import type { z } from 'zod';
 
-export interface Rule<T> {
+interface Rule<T> {
   /** CEL expression over `self` for the CRD's x-kubernetes-validations. */
   cel: string;
   /** What the user is told; names the field and what to do. */
@@ -15,13 +15,13 @@ export interface Rule<T> {
 }
 
 /** A CEL rule that only the API server can apply (it needs oldSelf, or runs on updates only). */
-export interface TransitionRule {
+interface TransitionRule {
   cel: string;
   message: string;
   field?: string;
 }
 
-export const VALIDATIONS_KEY = 'x-kubernetes-validations';
+const VALIDATIONS_KEY = 'x-kubernetes-validations';
 
 interface CelValidation {
   rule: string;
@@ -46,6 +46,6 @@ export function withRules<S extends z.ZodType>(
       if (!r.check(value))
         ctx.addIssue({ code: 'custom', message: r.message, path: r.field ? [r.field] : [] });
     }
-  }) as S;
-  return refined.meta({ [VALIDATIONS_KEY]: [...rules.map(toCel), ...transitions.map(toCel)] }) as S;
+  });
+  return refined.meta({ [VALIDATIONS_KEY]: [...rules.map(toCel), ...transitions.map(toCel)] });
 }

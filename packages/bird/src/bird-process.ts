@@ -6,12 +6,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { CommandError, run, type RunOptions, type RunResult } from '@flock/exec';
 import { BirdClient } from './client.js';
 
-export type Spawner = (file: string, args: readonly string[]) => ChildProcess;
-export type Exec = (
-  file: string,
-  args: readonly string[],
-  options?: RunOptions,
-) => Promise<RunResult>;
+type Spawner = (file: string, args: readonly string[]) => ChildProcess;
+type Exec = (file: string, args: readonly string[], options?: RunOptions) => Promise<RunResult>;
 
 export interface BirdPaths {
   configPath: string;

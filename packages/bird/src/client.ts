@@ -58,7 +58,7 @@ export class BirdUnavailableError extends BirdError {
   }
 }
 
-export interface BirdClientOptions {
+interface BirdClientOptions {
   socketPath: string;
   /** Connection attempts while BIRD is not up (default 20). */
   attempts?: number;
@@ -80,7 +80,7 @@ const ACCEPTED_CONFIGURE: readonly number[] = [
 ];
 
 /** One open connection to BIRD, its welcome already read. */
-export interface BirdSession {
+interface BirdSession {
   /** Run one command; a 8xxx/9xxx reply rejects with BirdCommandError. */
   send(command: string): Promise<BirdReply>;
 }

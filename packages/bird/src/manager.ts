@@ -28,7 +28,7 @@ export type ReloadOutcome =
   /** The manager was closed before this update was applied. */
   | { status: 'cancelled' };
 
-export interface BirdConfigManagerOptions {
+interface BirdConfigManagerOptions {
   /** The file BIRD was started with (`bird -c`). */
   configPath: string;
   control: BirdControl;
@@ -78,7 +78,7 @@ export class BirdConfigManager extends EventEmitter<{ settled: [ReloadOutcome] }
     try {
       text = this.render(BirdModel.parse(model));
     } catch (e) {
-      return Promise.reject(e as Error);
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
     if (this.closed) return Promise.resolve({ status: 'cancelled' });
     if (!this.pending && this.inFlight === 0 && text === this.applied) {
@@ -88,7 +88,8 @@ export class BirdConfigManager extends EventEmitter<{ settled: [ReloadOutcome] }
       this.pending = { text, waiters: [...(this.pending?.waiters ?? []), resolve] };
       // The first update of a burst starts the clock; later ones only replace the content, so a
       // steady stream of updates still reloads every debounceMs.
-      this.timer ??= setTimeout(() => this.flush(), this.debounceMs);
+      // flush() never rejects: apply() turns every failure into an outcome.
+      this.timer ??= setTimeout(() => void this.flush(), this.debounceMs);
     });
   }
 

@@ -18,15 +18,15 @@ import {
 } from '@flock/api';
 
 /** Most host addresses (pinned or anycast) one model may hold. */
-export const MAX_HOST_ROUTES = 65_536;
+const MAX_HOST_ROUTES = 65_536;
 /** Most aggregates one model may hold (a node has one per family; room for more). */
-export const MAX_AGGREGATES = 64;
+const MAX_AGGREGATES = 64;
 
 /**
  * A TCP MD5 key as BIRD 2.0 can write it: Linux allows at most 80 bytes, and BIRD 2.0 strings
  * have no escapes, so a double quote or a backslash could not be written safely.
  */
-export const BirdPassword = z
+const BirdPassword = z
   .string()
   .min(1)
   .max(80)
@@ -35,7 +35,7 @@ export const BirdPassword = z
   });
 
 /** BIRD's hold time when none is configured (it then checks the keepalive time against it). */
-export const BIRD_DEFAULT_HOLD_TIME = DEFAULT_HOLD_TIME;
+const BIRD_DEFAULT_HOLD_TIME = DEFAULT_HOLD_TIME;
 
 // The peer as NodeConfig holds it, but with the secret already resolved to its value.
 const { passwordSecretRef: _secretRef, ...nodeConfigPeer } = BgpPeerSettings;
@@ -86,10 +86,10 @@ export const BirdPeer = z
 export type BirdPeer = z.infer<typeof BirdPeer>;
 
 /** Communities one announced address carries beyond its class's (a pod's own, by annotation). */
-export const AddressCommunities = Communities.extend({
+const AddressCommunities = Communities.extend({
   address: ipString('addressCommunities[].address'),
 });
-export type AddressCommunities = z.infer<typeof AddressCommunities>;
+type AddressCommunities = z.infer<typeof AddressCommunities>;
 
 export const BirdModel = z
   .object({

@@ -11,7 +11,7 @@ import {
 } from '@flock/api';
 
 /** Protocol names of the announcement classes, per family (BIRD_NAMES' static protocols). */
-export type ClassProtocols = Record<keyof ClassCommunities, Record<Family, string>>;
+type ClassProtocols = Record<keyof ClassCommunities, Record<Family, string>>;
 
 /** The announcement classes, in render order. */
 export const CLASSES: readonly (keyof ClassCommunities)[] = ['aggregates', 'pinned', 'anycast'];
@@ -27,14 +27,14 @@ function sortedUnique(list: readonly string[] | undefined): number[][] {
 }
 
 /** `bgp_community.add((A,B));` … `bgp_large_community.add((A,B,C));`, in a stable order. */
-export function communityStatements(c: Communities | undefined): string[] {
+function communityStatements(c: Communities | undefined): string[] {
   return [
     ...sortedUnique(c?.standard).map((p) => `bgp_community.add((${p.join(',')}));`),
     ...sortedUnique(c?.large).map((p) => `bgp_large_community.add((${p.join(',')}));`),
   ];
 }
 
-export interface TagInput {
+interface TagInput {
   family: Family;
   classes: ClassProtocols;
   communities?: ClassCommunities | undefined;

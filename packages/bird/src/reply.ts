@@ -6,7 +6,7 @@
 // Codes: 0xxx done, 1xxx table entry, 2xxx table heading, 8xxx run-time error, 9xxx parse
 // error (of the command). A reply is an error when its final code is 8xxx or 9xxx.
 
-export interface BirdReplyLine {
+interface BirdReplyLine {
   code: number;
   text: string;
 }
@@ -47,7 +47,7 @@ export class BirdProtocolError extends BirdError {
 }
 
 /** Where BIRD located a configuration error ("file:line:column message"). */
-export interface ConfigLocation {
+interface ConfigLocation {
   file: string;
   line: number;
   column: number;

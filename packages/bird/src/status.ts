@@ -22,7 +22,7 @@ export interface ProtocolSummary {
 }
 
 /** Route counts and filters of one channel (from `show protocols all`). */
-export interface ChannelStatus {
+interface ChannelStatus {
   /** Channel name: ipv6, ipv4, ... */
   name: string;
   state: string;
@@ -46,8 +46,8 @@ export interface ProtocolDetail extends ProtocolSummary {
   channels: ChannelStatus[];
 }
 
-export const CODE_PROTOCOL_ROW = 1002;
-export const CODE_PROTOCOL_DETAIL = 1006;
+const CODE_PROTOCOL_ROW = 1002;
+const CODE_PROTOCOL_DETAIL = 1006;
 
 // Since: "2026-11-29 19:35:41" (iso long), "19:35:41.813" (iso short ms) or a date.
 const SINCE = String.raw`\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}:\d{2}(?:\.\d+)?)?|\d{2}:\d{2}:\d{2}(?:\.\d+)?`;
@@ -92,7 +92,7 @@ export interface BfdSession {
   timeoutMs: number;
 }
 
-export const CODE_BFD_SESSIONS = 1020;
+const CODE_BFD_SESSIONS = 1020;
 const BFD_ROW = new RegExp(
   String.raw`^(\S+)\s+(\S+)\s+(Up|Down|Init|AdminDown)\s+(${SINCE})\s+(\d+\.\d+)\s+(\d+\.\d+)$`,
 );
@@ -206,7 +206,7 @@ export function routeCounts(detail: ProtocolDetail): {
 }
 
 /** One entry of NodeConfig status.bgpPeers. */
-export type BgpPeerStatus = z.infer<typeof BgpPeerStatusSchema>;
+type BgpPeerStatus = z.infer<typeof BgpPeerStatusSchema>;
 
 /** The BGP state of a protocol: the "BGP state" detail, else the first word of its info. */
 function bgpStateOf(p: ProtocolSummary & { bgpState?: string }): string {

@@ -98,7 +98,7 @@ export const callAgent: CallAgent = (request, options) => {
       try {
         resolve(outcome());
       } catch (e) {
-        reject(e as Error);
+        reject(e instanceof Error ? e : new Error(String(e)));
       }
     };
     const fail = (f: CniFailure) =>

@@ -85,7 +85,7 @@ describe('hand-written checks = the zod schemas', () => {
         );
         if (zod.success) {
           // What the agent will see (after its own parse) is what the plugin meant to send.
-          const sent = parseAgentRequest(asAgentRequest(req as Record<string, unknown>));
+          const sent = parseAgentRequest(asAgentRequest(req));
           expect(sent).toEqual(zod);
         }
       }),

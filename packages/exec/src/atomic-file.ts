@@ -5,7 +5,7 @@ import { constants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-export interface WritableFile {
+interface WritableFile {
   writeFile(data: string): Promise<void>;
   sync(): Promise<void>;
   close(): Promise<void>;
@@ -48,14 +48,14 @@ export const nodeFileSystem: FileSystem = {
 };
 
 export const FILE_MODE = 0o600;
-export const DIRECTORY_MODE = 0o700;
+const DIRECTORY_MODE = 0o700;
 
 /** The temp file next to `path` that a write goes through. */
 export function tempPathOf(path: string): string {
   return `${path}.tmp`;
 }
 
-export interface AtomicWriteOptions {
+interface AtomicWriteOptions {
   /** File mode of the new file (default 0600; the process umask still applies). */
   mode?: number;
   /** The file operations to use (tests inject failures); default the real file system. */

@@ -37,11 +37,7 @@ export class CommandError extends Error {
   }
 }
 
-export type Runner = (
-  file: string,
-  args: readonly string[],
-  options?: RunOptions,
-) => Promise<RunResult>;
+type Runner = (file: string, args: readonly string[], options?: RunOptions) => Promise<RunResult>;
 
 let delegate: Runner | undefined;
 

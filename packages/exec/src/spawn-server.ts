@@ -23,7 +23,7 @@ interface Pending {
   reject: (e: Error) => void;
 }
 
-export const SPAWN_SERVER_NODE_ARGS = [
+const SPAWN_SERVER_NODE_ARGS = [
   '--max-old-space-size=16',
   '--max-semi-space-size=1',
   '--lite-mode',

@@ -15,7 +15,7 @@ import {
   type NewAllocationEntry,
 } from './store-schema.js';
 
-export type StoreErrorCode =
+type StoreErrorCode =
   'Unreadable' | 'Corrupt' | 'NotLoaded' | 'Invalid' | 'Exists' | 'NotFound' | 'WriteFailed';
 
 export class AllocationStoreError extends Error {
@@ -29,7 +29,7 @@ export class AllocationStoreError extends Error {
   }
 }
 
-export interface AllocationStoreOptions {
+interface AllocationStoreOptions {
   /** Clock for createdAt, epoch milliseconds. */
   now?: () => number;
   fileSystem?: FileSystem;

@@ -125,15 +125,23 @@ describe('stable', () => {
     }
     const run = () => {
       const { alloc } = setup({ cidr6: '2001:db8::/120' });
-      return (pair as [string, string]).map(
-        (name, i) => ok(alloc.allocate(req(`c${i}`, { algo: 'stable', name }))).ip6,
-      );
+      return pair.map((name, i) => ok(alloc.allocate(req(`c${i}`, { algo: 'stable', name }))).ip6);
     };
     const [a, b] = run();
-    const start = stableOffset(8, 'default', (pair as [string, string])[0]);
+    const start = stableOffset(8, 'default', pair[0]);
     expect(a).toBe(`2001:db8::${start.toString(16)}`);
     expect(b).toBe(`2001:db8::${(start + 1n).toString(16)}`);
     expect(run()).toEqual([a, b]);
+  });
+});
+
+describe('an unknown algorithm', () => {
+  it('is refused before anything is taken (never treated as sequential)', () => {
+    const { alloc } = setup();
+    expect(() => alloc.allocate(req('a', { algo: 'lowest' as never }))).toThrow(
+      /unknown ip-algo "lowest"/,
+    );
+    expect(alloc.counts()).toMatchObject({ owners: 0, ipv6: { allocated: 0 } });
   });
 });
 

@@ -2,7 +2,7 @@
 // IPv4 address) per owner, by the pod's interface-ID algorithm or its pinned addresses.
 // Released addresses are quarantined before anyone else may get them. Every address that
 // leaves this module is canonical text (RFC 5952 for IPv6).
-import type { Family, IpAlgo, Parsed } from '@flock/api';
+import type { Family, Parsed } from '@flock/api';
 import { DEFAULT_IP_ALGO, familyName } from '@flock/api';
 import { canonicalAddress, formatAddress, parseAddress } from './address.js';
 import { AddressBook, type Holder, type QuarantineEntry } from './address-book.js';
@@ -18,10 +18,11 @@ import {
   type FamilyCounts,
 } from './allocation.js';
 import {
+  INTERFACE_ID_ALGORITHMS,
   defaultRandomBytes,
+  interfaceIdAlgorithm,
   probeFree,
-  randomOffset,
-  stableOffset,
+  type InterfaceIdAlgorithm,
   type RandomBytes,
 } from './interface-id.js';
 import {
@@ -111,17 +112,17 @@ export class AddressAllocator {
       identity: holderIdentity(request.namespace, request.name),
       pinned: false,
     };
-    const algo = request.algo ?? DEFAULT_IP_ALGO;
+    const algorithm = interfaceIdAlgorithm(request.algo ?? DEFAULT_IP_ALGO);
     const v6 = request.pinned?.ipv6
       ? this.pin(6, request.pinned.ipv6, holder)
-      : this.pick(6, algo, request, holder);
+      : this.pick(6, algorithm, request, holder);
     if (!v6.ok) return v6;
     let v4: Step | undefined;
     if (request.pinned?.ipv4) {
       v4 = this.pin(4, request.pinned.ipv4, holder);
     } else if (this.books[4].prefix) {
       // IPv4 slices are small: always the lowest free address (a stable pod still takes back its own).
-      v4 = this.pick(4, 'sequential', request, holder, algo === 'stable');
+      v4 = this.pick(4, INTERFACE_ID_ALGORITHMS.sequential, request, holder, algorithm.reclaim);
     }
     if (v4 && !v4.ok) {
       // Give the IPv6 address back exactly as it was (free, or still quarantined).
@@ -352,10 +353,10 @@ export class AddressAllocator {
   /** An address from the node prefix by the algorithm, searching up from its start offset. */
   private pick(
     family: Family,
-    algo: IpAlgo,
+    algorithm: InterfaceIdAlgorithm,
     request: AllocationRequest,
     holder: Holder,
-    reclaim = algo === 'stable',
+    reclaim = algorithm.reclaim,
   ): Step {
     const book = this.books[family];
     const prefix = book.prefix as Prefix;
@@ -377,18 +378,19 @@ export class AddressAllocator {
         `(released addresses become free after ${Math.round(this.quarantineMs / 1000)} s)`;
       return { ok: false, error: { code: 'Exhausted', family, counts: state, message } };
     }
-    const bits = hostBits(prefix);
-    const start =
-      algo === 'random'
-        ? randomOffset(bits, this.randomBytes)
-        : algo === 'stable'
-          ? stableOffset(bits, request.namespace, request.name)
-          : book.lowestMaybeFree;
+    const start = algorithm.start({
+      bits: hostBits(prefix),
+      namespace: request.namespace,
+      name: request.name,
+      lowestMaybeFree: book.lowestMaybeFree,
+      randomBytes: this.randomBytes,
+    });
     const offset = probeFree(reserved, start, (o) => book.isTaken(prefix.network + o));
     if (offset === undefined)
       throw new Error(`${formatPrefix(prefix)}: free count and search disagree`);
     // Everything between the old hint and the found offset is taken now.
-    if (algo === 'sequential' && offset >= book.lowestMaybeFree) book.lowestMaybeFree = offset + 1n;
+    if (algorithm.advancesHint && offset >= book.lowestMaybeFree)
+      book.lowestMaybeFree = offset + 1n;
     const value = prefix.network + offset;
     book.take(value, holder);
     return { ok: true, value, previous: undefined };

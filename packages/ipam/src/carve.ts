@@ -61,7 +61,7 @@ export interface CarveProblem {
   message: string;
 }
 
-export type CarveResult =
+type CarveResult =
   { ok: true; prefix: string; existing: boolean } | { ok: false; error: PrefixExhausted };
 
 export class PrefixCarver {

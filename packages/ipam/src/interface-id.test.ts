@@ -1,5 +1,12 @@
+import { IpAlgo } from '@flock/api';
 import { describe, expect, it } from 'vitest';
-import { probeFree, randomOffset, stableOffset } from './interface-id.js';
+import {
+  INTERFACE_ID_ALGORITHMS,
+  interfaceIdAlgorithm,
+  probeFree,
+  randomOffset,
+  stableOffset,
+} from './interface-id.js';
 import { parsePrefix } from './prefix.js';
 import { reservedOffsets } from './reserved.js';
 
@@ -30,5 +37,16 @@ describe('interface-ID starts and the search for a free address', () => {
     expect(probeFree(r, 0n, (o) => taken.has(o))).toBe(2n);
     taken.add(2n).add(3n).add(4n);
     expect(probeFree(r, 3n, (o) => taken.has(o))).toBeUndefined();
+  });
+});
+
+describe('the algorithm table', () => {
+  it('has one record for every ip-algo the API accepts, and no other', () => {
+    expect(Object.keys(INTERFACE_ID_ALGORITHMS).sort()).toEqual([...IpAlgo.options].sort());
+  });
+
+  it('refuses a name that is not an ip-algo instead of falling back to one', () => {
+    for (const name of ['bogus', 'Sequential', 'constructor', ''])
+      expect(() => interfaceIdAlgorithm(name as IpAlgo)).toThrow(/unknown ip-algo/);
   });
 });

@@ -2,8 +2,9 @@
 // `random` starts anywhere, `stable` at a hash of the pod's namespace/name, `sequential` at
 // the lowest offset that may be free. From the start the search walks upwards (wrapping at
 // the end, jumping over reserved ranges) to the first free address: a deterministic next
-// candidate on collision.
+// candidate on collision. Each algorithm is one record of INTERFACE_ID_ALGORITHMS.
 import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto';
+import { IpAlgo } from '@flock/api';
 import { nextUnreservedOffset, type ReservedOffsets } from './reserved.js';
 
 /** Source of random bytes; crypto.randomBytes unless a test injects its own. */
@@ -55,4 +56,50 @@ export function probeFree(
     if (!isTaken(candidate)) return candidate;
     candidate += 1n;
   }
+}
+
+/** What an algorithm may start its search from. */
+interface SearchStart {
+  /** Host bits of the prefix. */
+  bits: number;
+  namespace: string;
+  name: string;
+  /** No offset below this one is free (the address book's hint). */
+  lowestMaybeFree: bigint;
+  randomBytes: RandomBytes;
+}
+
+/** Everything an interface-ID algorithm decides; a new algorithm is one more record. */
+export interface InterfaceIdAlgorithm {
+  /** The offset the search for a free address starts at. */
+  start(from: SearchStart): bigint;
+  /** The same pod coming back (e.g. a StatefulSet member) takes back what it released, IPv4 too. */
+  reclaim: boolean;
+  /** The search started at the book's hint, so what it found moves the hint up. */
+  advancesHint: boolean;
+}
+
+/** Keyed by the API's IpAlgo: the compiler names every algorithm missing a record. */
+export const INTERFACE_ID_ALGORITHMS: Readonly<Record<IpAlgo, InterfaceIdAlgorithm>> = {
+  random: {
+    start: (s) => randomOffset(s.bits, s.randomBytes),
+    reclaim: false,
+    advancesHint: false,
+  },
+  sequential: { start: (s) => s.lowestMaybeFree, reclaim: false, advancesHint: true },
+  stable: {
+    start: (s) => stableOffset(s.bits, s.namespace, s.name),
+    reclaim: true,
+    advancesHint: false,
+  },
+};
+
+/** The record of `algo`; throws for a name that is not an IpAlgo (never a silent fallback). */
+export function interfaceIdAlgorithm(algo: IpAlgo): InterfaceIdAlgorithm {
+  if (!Object.hasOwn(INTERFACE_ID_ALGORITHMS, algo)) {
+    throw new TypeError(
+      `unknown ip-algo ${JSON.stringify(algo)}: one of ${IpAlgo.options.join(', ')}`,
+    );
+  }
+  return INTERFACE_ID_ALGORITHMS[algo];
 }

@@ -12,7 +12,7 @@ import {
 /** The one logging call this needs. */
 export type WarnLogger = Pick<Logger, 'warn'>;
 
-export type Annotations = Readonly<Record<string, string>> | undefined;
+type Annotations = Readonly<Record<string, string>> | undefined;
 
 export function resolveIpAlgo(
   podAnnotations: Annotations,

@@ -10,7 +10,7 @@ export interface Prefix {
   readonly length: number;
 }
 
-export interface ParsePrefixOptions {
+interface ParsePrefixOptions {
   /** Mask host bits away instead of refusing them (e.g. "10.0.0.7/24" → 10.0.0.0/24). */
   allowHostBits?: boolean;
 }
@@ -23,11 +23,6 @@ export function hostBits(p: Prefix): number {
 /** Number of addresses in the prefix. */
 export function prefixSize(p: Prefix): bigint {
   return 1n << BigInt(hostBits(p));
-}
-
-/** The highest address in the prefix. */
-export function lastAddress(p: Prefix): bigint {
-  return p.network + prefixSize(p) - 1n;
 }
 
 function maskOf(family: Family, length: number): bigint {
@@ -54,13 +49,6 @@ export function parsePrefix(text: string, options: ParsePrefixOptions = {}): Par
   return { ok: true, value: prefix };
 }
 
-/** Parse a prefix that is known to be valid (e.g. already checked by a zod schema); throws otherwise. */
-export function mustParsePrefix(text: string): Prefix {
-  const parsed = parsePrefix(text);
-  if (!parsed.ok) throw new Error(parsed.error);
-  return parsed.value;
-}
-
 /** Canonical text: canonical network address, then the length. */
 export function formatPrefix(p: Prefix): string {
   return `${formatAddress(p.family, p.network)}/${p.length}`;
@@ -70,17 +58,6 @@ export function formatPrefix(p: Prefix): string {
 export function normalizeCidr(text: string, options: ParsePrefixOptions = {}): Parsed<string> {
   const parsed = parsePrefix(text, options);
   return parsed.ok ? { ok: true, value: formatPrefix(parsed.value) } : parsed;
-}
-
-/** Total order: IPv4 before IPv6, then by network address, then shorter (larger) prefix first. */
-export function comparePrefixes(a: Prefix, b: Prefix): number {
-  if (a.family !== b.family) return a.family - b.family;
-  if (a.network !== b.network) return a.network < b.network ? -1 : 1;
-  return a.length - b.length;
-}
-
-export function prefixEquals(a: Prefix, b: Prefix): boolean {
-  return comparePrefixes(a, b) === 0;
 }
 
 /** Is the address inside the prefix? */

@@ -4,7 +4,7 @@
 import { apiVersionOf, objectPath, type KubeObject, type ResourceRef } from './resource.js';
 import { PatchStrategy, type KubeTransport } from './transport.js';
 
-export interface ApplyOptions {
+interface ApplyOptions {
   /** Who owns the applied fields, e.g. "flock-operator". */
   fieldManager: string;
   /** Take over fields owned by other managers instead of failing with 409 (default true). */

@@ -8,7 +8,7 @@ import { ExecCredentialSource } from './exec-credential.js';
 
 export const TOKEN_FILE_MAX_AGE_MS = 60_000;
 
-export interface RequestAuth {
+interface RequestAuth {
   /** The Authorization header value, if any. */
   authorization?: string;
   /** A client certificate handed out by an exec plugin (the pool must present it). */

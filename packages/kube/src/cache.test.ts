@@ -198,7 +198,7 @@ describe('Cache: list then watch', () => {
     type Valid = z.infer<typeof Schema> & KubeObject;
     server.putObject(CONFIGMAPS, cm('good', { port: '80' }));
     server.putObject(CONFIGMAPS, cm('bad', { port: 'eighty' }));
-    const cache = start<Valid>({ schema: Schema as z.ZodType<Valid> });
+    const cache = start<Valid>({ schema: Schema });
     await tick();
     const calls = record(cache);
     expect(cache.keys()).toEqual(['ns/good']);

@@ -274,7 +274,7 @@ export class Cache<T extends KubeObject = KubeObject> {
       return false;
     }
     this.metrics?.relisted();
-    this.replace(raw, resourceVersion as string);
+    this.replace(raw, resourceVersion);
     return true;
   }
 

@@ -22,7 +22,7 @@ export class InvalidObjectError extends Error {
   }
 }
 
-export interface ResourceClientOptions<T> {
+interface ResourceClientOptions<T> {
   transport: KubeTransport;
   resource: ResourceRef;
   schema: z.ZodType<T>;
@@ -32,14 +32,14 @@ export interface ResourceClientOptions<T> {
   logger: Logger;
 }
 
-export interface ListFilter {
+interface ListFilter {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
   signal?: AbortSignal;
 }
 
-export interface DeleteOptions {
+interface DeleteOptions {
   namespace?: string;
   /** Only delete this incarnation (409 if the object was recreated meanwhile). */
   uid?: string;
@@ -48,7 +48,7 @@ export interface DeleteOptions {
   signal?: AbortSignal;
 }
 
-export class ResourceClient<
+class ResourceClient<
   T extends KubeObject,
   Status = unknown,
   ApplyInput extends KubeObject = KubeObject,
@@ -176,14 +176,14 @@ export class ResourceClient<
   }
 }
 
-export type PoolClient = ResourceClient<Pool, PoolStatus, z.input<typeof Pool>>;
+type PoolClient = ResourceClient<Pool, PoolStatus, z.input<typeof Pool>>;
 export type NodeConfigClient = ResourceClient<
   NodeConfig,
   NodeConfigStatus,
   z.input<typeof NodeConfig>
 >;
 
-export interface TypedClientOptions {
+interface TypedClientOptions {
   fieldManager: string;
   logger: Logger;
 }

@@ -1,12 +1,14 @@
 // Time and randomness as injectable dependencies, so tests drive timers and jitter exactly.
 
-export type TimerHandle = unknown;
+/** What a clock's setTimeout returns: a Node.js Timeout, or a fake clock's number. */
+export type TimerHandle = object | number;
 
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
   setTimeout(fn: () => void, ms: number): TimerHandle;
-  clearTimeout(handle: TimerHandle): void;
+  /** Like the global one, a no-op for undefined. */
+  clearTimeout(handle: TimerHandle | undefined): void;
 }
 
 /** A number in [0, 1), like Math.random. */
@@ -16,7 +18,8 @@ export type Random = () => number;
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
+  clearTimeout: (handle) =>
+    globalThis.clearTimeout(handle as ReturnType<typeof setTimeout> | undefined),
 };
 
 /**

@@ -25,7 +25,7 @@ export function closePool(agent: Agent): void {
   }
 }
 
-export interface SharedPoolOptions<T> {
+interface SharedPoolOptions<T> {
   close: (pool: T) => void;
   maxAgeMs?: number;
   now?: () => number;

@@ -25,7 +25,7 @@ export interface ReconcileContext {
   failures: number;
 }
 
-export type Reconciler = (
+type Reconciler = (
   key: string,
   context: ReconcileContext,
 ) => Promise<ReconcileResult | void> | ReconcileResult | void;
@@ -45,7 +45,7 @@ export interface ControllerOptions {
 }
 
 /** Maps a changed object to the keys to reconcile (default: the object's own key). */
-export type KeyMapper<T> = (obj: T) => string | readonly string[] | undefined;
+type KeyMapper<T> = (obj: T) => string | readonly string[] | undefined;
 
 export class Controller {
   readonly queue: WorkQueue;

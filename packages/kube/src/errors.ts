@@ -49,12 +49,9 @@ export class TerminalError extends Error {
   }
 }
 
-export const apiErrorCode = (e: unknown): number | undefined =>
+const apiErrorCode = (e: unknown): number | undefined =>
   e instanceof KubeApiError ? e.code : undefined;
 export const isNotFound = (e: unknown): boolean => apiErrorCode(e) === 404;
-export const isConflict = (e: unknown): boolean => apiErrorCode(e) === 409;
-export const isAlreadyExists = (e: unknown): boolean =>
-  e instanceof KubeApiError && e.code === 409 && e.reason === 'AlreadyExists';
 /** 410 Gone / reason Expired: a resourceVersion or continue token is too old; relist. */
 export const isGone = (e: unknown): boolean =>
   apiErrorCode(e) === 410 || (e instanceof KubeApiError && e.reason === 'Expired');

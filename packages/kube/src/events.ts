@@ -10,7 +10,7 @@ import { mergePatch } from './apply.js';
 import { EVENTS, resourcePath } from './resource.js';
 import type { KubeTransport } from './transport.js';
 
-export type EventType = 'Normal' | 'Warning';
+type EventType = 'Normal' | 'Warning';
 
 /** The object an event is about. */
 export interface EventSubject {
@@ -29,7 +29,7 @@ export interface EventInput {
   note: string;
 }
 
-export interface EventRecorderOptions {
+interface EventRecorderOptions {
   transport: KubeTransport;
   /** e.g. "flock.fritzlab.net/operator". */
   reportingController: string;

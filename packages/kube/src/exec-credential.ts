@@ -25,7 +25,7 @@ const ExecCredentialSchema = z.object({
     }),
 });
 
-export interface ExecResult {
+interface ExecResult {
   token?: string;
   /** PEM client certificate and key, when the plugin hands out a certificate. */
   cert?: string;
@@ -33,7 +33,7 @@ export interface ExecResult {
 }
 
 /** How long a failed plugin is left alone before it runs again. */
-export const EXEC_FAILURE_BACKOFF = { baseMs: 1000, maxMs: 60_000 } as const;
+const EXEC_FAILURE_BACKOFF = { baseMs: 1000, maxMs: 60_000 } as const;
 
 export class ExecCredentialSource {
   private cached: { result: ExecResult; expiresAt: number } | undefined;

@@ -277,6 +277,7 @@ export class FakeApiServer implements KubeTransport {
 
 function hang(signal: AbortSignal | undefined): Promise<never> {
   return new Promise((_, reject) => {
-    signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+    // abort() without a reason sets a DOMException, an Error.
+    signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
   });
 }

@@ -8,6 +8,10 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
+/** A JSON value in a message: scalars as String() writes them, objects and lists as JSON. */
+export const jsonText = (v: Json | undefined): string =>
+  typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
+
 /** Owners: manager -> leaf paths (JSON-encoded path arrays). */
 export type Ownership = Map<string, Set<string>>;
 

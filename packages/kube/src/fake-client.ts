@@ -16,7 +16,10 @@ export class FakeClient implements KubeTransport {
     if (this.network === 'down') return Promise.reject(refused());
     if (this.network === 'hang') {
       return new Promise((_, reject) =>
-        req.signal?.addEventListener('abort', () => reject(req.signal?.reason), { once: true }),
+        // abort() without a reason sets a DOMException, an Error.
+        req.signal?.addEventListener('abort', () => reject(req.signal?.reason as Error), {
+          once: true,
+        }),
       );
     }
     return this.server.request(req);

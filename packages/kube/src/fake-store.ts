@@ -4,7 +4,7 @@
 // detection, validation, server-side-apply ownership).
 import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock.js';
-import { disownChanged, type Json, type Ownership } from './fake-apply.js';
+import { disownChanged, jsonText, type Json, type Ownership } from './fake-apply.js';
 import {
   apiError,
   BUILTIN_RESOURCES,
@@ -17,7 +17,7 @@ import {
   type Route,
 } from './fake-resources.js';
 import { selects, type StoredEvent, type WatchFilter } from './fake-watch.js';
-import { apiVersionOf, objectKey, type KubeObject, type ResourceRef } from './resource.js';
+import { apiVersionOf, objectKey, type ResourceRef } from './resource.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { Query } from './transport.js';
 
@@ -130,9 +130,9 @@ export class FakeStore {
   /** Store a new object (metadata filled in like the server does). */
   create(entry: ResourceEntry, obj: JsonObject): JsonObject {
     const meta = (obj['metadata'] ?? {}) as JsonObject;
-    const key = objectKey({ metadata: meta as KubeObject['metadata'] });
+    const key = objectKey({ metadata: meta });
     if (entry.objects.has(key)) {
-      const msg = `${entry.ref.plural} "${String(meta['name'])}" already exists`;
+      const msg = `${entry.ref.plural} "${jsonText(meta['name'])}" already exists`;
       throw apiError(409, 'AlreadyExists', msg);
     }
     const uid = `00000000-0000-4000-8000-${(++this.seq).toString(16).padStart(12, '0')}`;
@@ -161,7 +161,7 @@ export class FakeStore {
       const p = prev['metadata'] as JsonObject;
       for (const k of SERVER_META) {
         if (p[k] === undefined) delete meta[k];
-        else meta[k] = p[k] as Json;
+        else meta[k] = p[k];
       }
     }
     Object.assign(meta, serverMeta);
@@ -170,7 +170,7 @@ export class FakeStore {
     if (prev && specChanged(prev, next)) meta['generation'] = Number(meta['generation'] ?? 1) + 1;
     const invalid = entry.options.validate?.(next);
     if (invalid) {
-      const msg = `${entry.ref.kind} "${String(meta['name'])}" is invalid: ${invalid}`;
+      const msg = `${entry.ref.kind} "${jsonText(meta['name'])}" is invalid: ${invalid}`;
       throw apiError(422, 'Invalid', msg);
     }
     if (prev) disownChanged(prev, next, this.ownersOf(entry, key));
@@ -193,7 +193,7 @@ export class FakeStore {
 
   ownersOf(entry: ResourceEntry, key: string): Ownership {
     let owners = entry.owners.get(key);
-    if (!owners) entry.owners.set(key, (owners = new Map()));
+    if (!owners) entry.owners.set(key, (owners = new Map<string, Set<string>>()));
     return owners;
   }
 

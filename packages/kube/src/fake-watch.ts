@@ -25,8 +25,8 @@ export interface WatchFilter {
 type Step = { event: WatchEvent } | { done: true; err?: unknown };
 
 const meta = (o: Json | undefined) =>
-  ((o as { metadata?: { namespace?: string; labels?: Record<string, string> } } | undefined)
-    ?.metadata ?? {}) as { namespace?: string; labels?: Record<string, string> };
+  (o as { metadata?: { namespace?: string; labels?: Record<string, string> } } | undefined)
+    ?.metadata ?? {};
 
 /** Is this object in the selection (namespace, fields, labels)? */
 export function selects(filter: WatchFilter, o: Json | undefined): boolean {

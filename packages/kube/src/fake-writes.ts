@@ -4,7 +4,7 @@
 // managers for apply (400), ownership conflicts (409), delete preconditions (409), and
 // finalizers: a DELETE of an object with finalizers only sets its deletionTimestamp, the write
 // that removes its last finalizer deletes it, and no finalizer may be added while it is going.
-import { applyWithOwnership, mergePatchJson, type Json } from './fake-apply.js';
+import { applyWithOwnership, jsonText, mergePatchJson, type Json } from './fake-apply.js';
 import type { FakeStore } from './fake-store.js';
 import { apiError, keyOf, notFound, type JsonObject, type Route } from './fake-resources.js';
 import { apiVersionOf } from './resource.js';
@@ -47,8 +47,8 @@ function finishDeletion(server: FakeStore, r: Route, written: JsonObject): JsonO
 /** While an object is being deleted, its finalizers can only go, never come. */
 function checkFinalizers(r: Route, next: JsonObject, cur: JsonObject): void {
   if (metaOf(cur)['deletionTimestamp'] === undefined) return;
-  const had = new Set(finalizersOf(cur).map(String));
-  const added = finalizersOf(next).filter((f) => !had.has(String(f)));
+  const had = new Set(finalizersOf(cur).map(jsonText));
+  const added = finalizersOf(next).filter((f) => !had.has(jsonText(f)));
   if (added.length > 0)
     throw apiError(
       422,
@@ -221,7 +221,7 @@ function apply(
       `Apply failed with ${result.conflicts.length} conflict(s): ${list}`,
     );
   }
-  if (cur) checkFinalizers(r, result.object as JsonObject, cur);
+  if (cur) checkFinalizers(r, result.object, cur);
   const next = cur
     ? server.commit(r.entry, key, scope(r, result.object, cur), cur)
     : create(server, r, { ...result.object, metadata: { ...meta, name: r.name as Json } });
@@ -239,7 +239,7 @@ function remove(server: FakeStore, r: Route, options: unknown): JsonObject {
       throw apiError(
         409,
         'Conflict',
-        `Precondition failed: ${field} in precondition: ${String(pre[field])}, ${field} in object meta: ${String(meta[field])}`,
+        `Precondition failed: ${field} in precondition: ${jsonText(pre[field])}, ${field} in object meta: ${jsonText(meta[field])}`,
       );
     }
   }

@@ -8,9 +8,9 @@ import { errorMessage } from './errors.js';
 import type { Logger } from './logger.js';
 
 /** A check passes when it returns true (or nothing); false or a throw fails it (the message is shown). */
-export type HealthCheck = () => boolean | void | Promise<boolean | void>;
+type HealthCheck = () => boolean | void | Promise<boolean | void>;
 
-export interface HealthServerOptions {
+interface HealthServerOptions {
   port: number;
   /** Default: every address of both families (::, or 0.0.0.0 without IPv6); kubelet probes come from the node. */
   host?: string;

@@ -5,7 +5,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { TlsOptions } from './tls-material.js';
 
-export interface Exchange {
+interface Exchange {
   url: URL;
   method: string;
   headers: Record<string, string>;

@@ -26,7 +26,7 @@ import {
   type WatchRequest,
 } from './transport.js';
 
-export interface HttpTransportOptions {
+interface HttpTransportOptions {
   /** Upper bound of one (non-watch) request, in ms (default 30 s). */
   requestTimeoutMs?: number;
   /**

@@ -21,3 +21,5 @@ export * from './clients.js';
 export * from './events.js';
 export * from './health.js';
 export * from './kubeconfig.js';
+export * from './duration.js';
+export * from './flags.js';

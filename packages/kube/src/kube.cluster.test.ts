@@ -238,7 +238,7 @@ describe('server-side apply and status on flock CRDs', () => {
     const ignored = await client.apply({
       ...nodeConfig('n1'),
       status: { advertisedRoutes: 99 },
-    } as never);
+    });
     expect(ignored.status?.advertisedRoutes).toBe(3); // the main resource ignores status
     await expect(client.apply(nodeConfig('bad', { cidr6: 'nonsense' }))).rejects.toMatchObject({
       code: 422,

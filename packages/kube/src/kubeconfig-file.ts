@@ -39,19 +39,19 @@ const Context = z.looseObject({
   namespace: optString,
 });
 
-export const KubeconfigFileSchema = z.looseObject({
+const KubeconfigFileSchema = z.looseObject({
   clusters: z.array(z.looseObject({ name: z.string().min(1), cluster: Cluster })).nullish(),
   users: z.array(z.looseObject({ name: z.string().min(1), user: User.nullish() })).nullish(),
   contexts: z.array(z.looseObject({ name: z.string().min(1), context: Context })).nullish(),
   'current-context': optString,
 });
 
-export type KubeconfigCluster = z.infer<typeof Cluster>;
-export type KubeconfigUser = z.infer<typeof User>;
-export type KubeconfigContext = z.infer<typeof Context>;
+type KubeconfigCluster = z.infer<typeof Cluster>;
+type KubeconfigUser = z.infer<typeof User>;
+type KubeconfigContext = z.infer<typeof Context>;
 
 /** An entry and the file that defined it (relative paths in it resolve against that file). */
-export interface Defined<T> {
+interface Defined<T> {
   entry: T;
   file: string;
 }

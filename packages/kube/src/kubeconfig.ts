@@ -13,7 +13,7 @@ import { proxyRefusal } from './proxy-env.js';
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const SA_TOKEN = `${SA_DIR}/token`;
 
-export interface LoadKubeConfigOptions {
+interface LoadKubeConfigOptions {
   /** Environment to read KUBECONFIG and KUBERNETES_SERVICE_HOST/PORT from (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** Prefix of the service account path (tests). */

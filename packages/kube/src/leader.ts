@@ -12,7 +12,7 @@ import { microTime } from './lease-store.js';
 import type { Logger } from './logger.js';
 import { gauge, type MetricsOptions } from './metrics.js';
 
-export interface LeaderElectionOptions {
+interface LeaderElectionOptions {
   store: LeaseStore;
   /** Unique per process (e.g. pod name + random suffix): two processes must never share it. */
   identity: string;

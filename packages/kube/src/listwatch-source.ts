@@ -6,7 +6,7 @@ import { StatusSchema, type Status } from './errors.js';
 import { apiVersionOf, resourcePath, type ResourceRef } from './resource.js';
 import type { KubeTransport } from './transport.js';
 
-export interface ListOptions {
+interface ListOptions {
   /** Page size (the server may return fewer). */
   limit?: number;
   /** Token of the previous page. */
@@ -16,7 +16,7 @@ export interface ListOptions {
   signal?: AbortSignal;
 }
 
-export interface ListPage<T> {
+interface ListPage<T> {
   items: T[];
   /** The collection's resourceVersion to watch from (the first page's, for paged lists). */
   resourceVersion: string;

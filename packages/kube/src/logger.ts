@@ -1,17 +1,12 @@
-// Logging: the small interface every part of the runtime accepts, and the winston logger the
-// apps create (JSON lines with timestamp and component; warnings and errors on stderr).
+// Logging: the winston logger the apps create (JSON lines with timestamp and component;
+// warnings and errors on stderr). The interface every part of the runtime accepts is
+// @flock/api's Logger, re-exported here beside it.
 import winston from 'winston';
 
-/** What the runtime needs from a logger; a winston logger satisfies it. */
-export interface Logger {
-  error(message: string, meta?: Record<string, unknown>): void;
-  warn(message: string, meta?: Record<string, unknown>): void;
-  info(message: string, meta?: Record<string, unknown>): void;
-  debug(message: string, meta?: Record<string, unknown>): void;
-}
+export { silentLogger, type Logger } from '@flock/api';
 
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
-export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** A winston logger writing one JSON object per line: {level, message, component, timestamp, ...}. */
 export function createLogger(component: string, level: LogLevel = 'info'): winston.Logger {
@@ -29,11 +24,3 @@ export function createLogger(component: string, level: LogLevel = 'info'): winst
     transports: [new winston.transports.Console({ stderrLevels: ['error', 'warn'] })],
   });
 }
-
-/** A logger that drops everything (for benchmarks; tests should capture logs and assert on them). */
-export const silentLogger: Logger = {
-  error: () => {},
-  warn: () => {},
-  info: () => {},
-  debug: () => {},
-};

@@ -47,7 +47,7 @@ export function assertPathSegment(what: string, value: string): void {
   }
 }
 
-export interface PathOptions {
+interface PathOptions {
   namespace?: string;
   name?: string;
   /** e.g. "status". */
@@ -90,12 +90,6 @@ export function objectKey(obj: KubeObject): string {
   const { name, namespace } = obj.metadata;
   if (!name) throw new Error('object has no metadata.name');
   return namespace ? `${namespace}/${name}` : name;
-}
-
-/** Split a key made by objectKey. */
-export function splitKey(key: string): { namespace?: string; name: string } {
-  const i = key.indexOf('/');
-  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
 // The resources flock's components use.

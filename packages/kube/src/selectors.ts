@@ -167,7 +167,10 @@ export function fieldValue(obj: unknown, field: string): string {
     if (cur === null || typeof cur !== 'object') return '';
     cur = (cur as Record<string, unknown>)[part];
   }
-  return cur === undefined || cur === null ? '' : String(cur);
+  // Only scalars have a value a selector compares; a path that ends at an object has none.
+  return typeof cur === 'string' || typeof cur === 'number' || typeof cur === 'boolean'
+    ? String(cur)
+    : '';
 }
 
 export function matchesFieldSelector(reqs: FieldRequirement[], obj: unknown): boolean {

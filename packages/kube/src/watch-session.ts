@@ -14,11 +14,11 @@ export type WatchEnd =
 
 export type DataEvent = Exclude<SourceEvent<unknown>, { type: 'ERROR' }>;
 
-export interface WatchSession {
+interface WatchSession {
   /** Settles exactly once, after the watch was aborted. */
   ended: Promise<WatchEnd>;
   /** End it now (kind 'stopped'). */
-  stop(): void;
+  stop: () => void;
 }
 
 export function startWatch(

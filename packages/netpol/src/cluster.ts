@@ -196,7 +196,7 @@ export class Cluster {
       if (c.before) this.byNamespace.get(c.before.namespace)?.delete(c.before.key);
       if (c.after) {
         let list = this.byNamespace.get(c.after.namespace);
-        if (!list) this.byNamespace.set(c.after.namespace, (list = new Map()));
+        if (!list) this.byNamespace.set(c.after.namespace, (list = new Map<string, PodInfo>()));
         list.set(c.after.key, c.after);
       }
       for (const ns of [c.before?.namespace, c.after?.namespace]) {
@@ -246,7 +246,7 @@ export class Cluster {
   selectPods(namespace: string, selector: LabelSelector | null | undefined): PodInfo[] {
     const key = JSON.stringify(selector ?? {});
     let inNamespace = this.podCache.get(namespace);
-    if (!inNamespace) this.podCache.set(namespace, (inNamespace = new Map()));
+    if (!inNamespace) this.podCache.set(namespace, (inNamespace = new Map<string, PodInfo[]>()));
     let hit = inNamespace.get(key);
     if (!hit) {
       hit = this.podsIn(namespace).filter((p) => matchesSelector(selector ?? undefined, p.labels));

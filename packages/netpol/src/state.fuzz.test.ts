@@ -107,7 +107,7 @@ export function expectSafeScript(script: string) {
 
 function expectClearRefusal(e: unknown) {
   if (!(e instanceof NetpolError)) throw e; // a crash: fail with its own stack
-  const issues = (e as NetpolError).issues;
+  const issues = e.issues;
   expect(issues.length).toBeGreaterThan(0);
   for (const i of issues) {
     expect(i.object.length).toBeGreaterThan(0);

@@ -28,7 +28,7 @@ export interface PlannedEvent {
 }
 
 /** "a, b, c and 4 more" */
-export function someOf(items: readonly string[], max = 5): string {
+function someOf(items: readonly string[], max = 5): string {
   const shown = items.slice(0, max).join(', ');
   return items.length > max ? `${shown} and ${items.length - max} more` : shown;
 }

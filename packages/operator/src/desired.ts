@@ -15,7 +15,7 @@ import { QUARANTINE_FINALIZER } from './names.js';
 import type { Node } from './nodes.js';
 
 // A type alias, not an interface: it must fit ObjectMeta's loose ownerReferences.
-export type OwnerReference = {
+type OwnerReference = {
   apiVersion: 'v1';
   kind: 'Node';
   name: string;
@@ -36,13 +36,13 @@ export interface NodeConfigApply {
   spec: NodeConfigSpec;
 }
 
-export interface NodePrefixes {
+interface NodePrefixes {
   cidr6: string;
   cidr4?: string | undefined;
 }
 
 /** The pool's BGP peers whose nodeSelector selects this node (absent selector: every node). */
-export function peersFor(pool: Pool, node: Node): NodeBgpPeer[] {
+function peersFor(pool: Pool, node: Node): NodeBgpPeer[] {
   return pool.spec.bgp.peers
     .filter((p) => matchesSelector(p.nodeSelector, node.metadata.labels))
     .map(({ nodeSelector: _selector, ...peer }) => peer);
@@ -105,7 +105,7 @@ interface ManagedFieldsEntry {
  * managedFields; when the server sent none (as the in-memory fake), assume it did: the apply
  * that follows is then a harmless no-op.
  */
-export function appliedByOperator(obj: NodeConfig, path: string[]): boolean {
+function appliedByOperator(obj: NodeConfig, path: string[]): boolean {
   const managed = (obj.metadata as { managedFields?: unknown }).managedFields;
   if (!Array.isArray(managed)) return true;
   return (managed as ManagedFieldsEntry[]).some((m) => {

@@ -11,7 +11,7 @@ import { nodeChanged, type Node } from './nodes.js';
 import type { ClusterView } from './view.js';
 
 /** Did a NodeConfig change in a way a plan looks at (not just its status, written by agents)? */
-export function nodeConfigChanged(a: NodeConfig, b: NodeConfig): boolean {
+function nodeConfigChanged(a: NodeConfig, b: NodeConfig): boolean {
   const pick = (nc: NodeConfig) => {
     const m = nc.metadata as Record<string, unknown>;
     return [

@@ -8,33 +8,23 @@ import {
   errorMessage,
   HttpTransport,
   loadKubeConfig,
-  type LogLevel,
+  readCommandLine,
 } from '@flock/kube';
-import { parseOptions, USAGE, UsageError } from './options.js';
+import { OPERATOR_FLAGS, parseOptions } from './options.js';
 import { startOperator } from './operator.js';
 import { operatorVersion } from './version.js';
 
 const STOP_TIMEOUT_MS = 30_000;
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--help') || process.argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
-  if (process.argv.includes('--version')) {
-    process.stdout.write(`flock-operator ${operatorVersion()}\n`);
-    return;
-  }
-  let options;
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`flock-operator: ${err.message}\n${USAGE}\n`);
-    process.exitCode = 2;
-    return;
-  }
-  const log = createLogger('operator', options.logLevel as LogLevel);
+  const argv = process.argv.slice(2);
+  const options = readCommandLine(
+    OPERATOR_FLAGS,
+    { argv, env: process.env, version: operatorVersion },
+    () => parseOptions(argv),
+  );
+  if (!options) return;
+  const log = createLogger('operator', options.logLevel);
   const transport = new HttpTransport(loadKubeConfig(options.kubeconfig));
   const operator = await startOperator({
     transport,

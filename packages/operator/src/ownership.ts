@@ -13,7 +13,7 @@ export function createdMs(obj: { metadata: { creationTimestamp?: string | Date |
 }
 
 /** Older first (by creationTimestamp), then by name: the order that decides every tie. */
-export function byAge(a: Pool, b: Pool): number {
+function byAge(a: Pool, b: Pool): number {
   return createdMs(a) - createdMs(b) || (a.metadata.name < b.metadata.name ? -1 : 1);
 }
 
@@ -42,7 +42,7 @@ function rangesOf(pool: Pool): Ranges {
 }
 
 /** Why two pools clash, e.g. "2001:db8::/48 overlaps 2001:db8::/56"; undefined if they don't. */
-export function clash(a: Pool, b: Pool): string | undefined {
+function clash(a: Pool, b: Pool): string | undefined {
   const ra = rangesOf(a);
   const rb = rangesOf(b);
   const pairs = [

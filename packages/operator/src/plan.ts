@@ -76,7 +76,7 @@ export interface PoolPlan {
 }
 
 /** Look again at least hourly while a quarantine runs (timers beyond ~24.8 days overflow). */
-export const MAX_REQUEUE_MS = 3_600_000;
+const MAX_REQUEUE_MS = 3_600_000;
 
 const refOf = (nc: NodeConfig): ObjectRef => ({
   name: nc.metadata.name,

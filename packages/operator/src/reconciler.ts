@@ -34,11 +34,11 @@ import type { OperatorMetrics } from './metrics.js';
 import { planOrphans, planPool, type ApplyStep, type ObjectRef, type ReleaseStep } from './plan.js';
 import type { ClusterView } from './view.js';
 
-export interface EventSink {
+interface EventSink {
   event(subject: EventSubject, input: EventInput): Promise<void>;
 }
 
-export interface ReconcilerOptions {
+interface ReconcilerOptions {
   transport: KubeTransport;
   view: ClusterView;
   /** Shared by every reconcile: the bound on writes in flight. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { USAGE } from './options.js';
+import { OPERATOR_FLAGS } from './options.js';
 import { operatorVersion } from './version.js';
 
 describe('flock-operator --version', () => {
@@ -10,7 +10,8 @@ describe('flock-operator --version', () => {
     };
     expect(operatorVersion()).toBe(pkg.version);
     expect(operatorVersion()).toMatch(/^\d+\.\d+\.\d+/);
-    expect(USAGE).toMatch(/^ {2}--version +print the version and exit$/m);
-    expect(USAGE).toMatch(/^ {2}--help +print this and exit$/m);
+    const usage = OPERATOR_FLAGS.usage();
+    expect(usage).toMatch(/^ {2}--version +print the version and exit$/m);
+    expect(usage).toMatch(/^ {2}--help +print this and exit$/m);
   });
 });

@@ -227,7 +227,7 @@ async function launch(
           stdio: ['ignore', 'pipe', 'pipe'],
         });
   let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => {
+  child.stderr.on('data', (c: Buffer) => {
     stderr = (stderr + c.toString()).slice(-8192);
   });
   try {

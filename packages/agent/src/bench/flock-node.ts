@@ -23,7 +23,7 @@ export interface FlockNode {
   agentPid: number;
   /** The agent's output lines so far (its JSON log). */
   logs: string[];
-  pod(i: number): { name: string; uid: string };
+  pod: (i: number) => { name: string; uid: string };
   stop(): Promise<void>;
 }
 
@@ -71,7 +71,7 @@ export async function startFlockNode(
     const uids: string[] = [];
     for (let i = 0; i < pods; i++) {
       uids.push(
-        await createTestPod(cluster!.api, {
+        await createTestPod(cluster.api, {
           name: `bench-${i}`,
           nodeName: NODE_NAME,
           labels: { app: 'bench' },

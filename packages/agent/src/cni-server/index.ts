@@ -1,7 +1,2 @@
-export {
-  startCniServer,
-  type CniHandler,
-  type CniServer,
-  type CniServerOptions,
-} from './server.js';
-export { prepareSocketPath, socketAnswers } from './socket-path.js';
+export { startCniServer, type CniHandler, type CniServer } from './server.js';
+export { prepareSocketPath } from './socket-path.js';

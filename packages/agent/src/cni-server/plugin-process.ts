@@ -46,7 +46,7 @@ export async function installPlugin(
   return { dir: out, launcher: join(out, 'flock'), bundle: join(out, 'flock.mjs'), node };
 }
 
-export interface PluginRun {
+interface PluginRun {
   stdout: string;
   stderr: string;
   code: number;

@@ -18,7 +18,7 @@ import {
 } from '@flock/api';
 import type { FileSystem } from '@flock/exec';
 import { AddressAllocator, AllocationStore } from '@flock/ipam';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '@flock/api';
 import { CniHandlers } from '../cni/handlers.js';
 import { FakeDatapath } from '../datapath/index.js';
 import { startCniServer, type CniServer } from './server.js';
@@ -143,7 +143,7 @@ let datapath: FakeDatapath;
 let store: AllocationStore;
 let allocator: AddressAllocator;
 const handled: AgentRequest[] = [];
-const pods = new Map<string, V1Pod>();
+const pods = new Map<string, Pod>();
 
 beforeAll(async () => {
   tmp = await tempSocketPath();

@@ -17,7 +17,7 @@ import { prepareSocketPath } from './socket-path.js';
 
 export type CniHandler = (request: AgentRequest) => Promise<AgentResponse>;
 
-export interface CniServerOptions {
+interface CniServerOptions {
   socketPath: string;
   /** The agent's ADD/DEL/CHECK/STATUS/GC logic; called only with validated requests. */
   handle: CniHandler;

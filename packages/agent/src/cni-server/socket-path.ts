@@ -13,7 +13,7 @@ function errno(e: unknown): string | undefined {
 }
 
 /** Whether something answers on the socket (then it is not stale: another agent runs). */
-export function socketAnswers(path: string, timeoutMs = 1000): Promise<boolean> {
+function socketAnswers(path: string, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = createConnection({ path });
     const done = (live: boolean) => {

@@ -11,7 +11,7 @@ import { addressRequest, communityRequest, pinnedConflict, podIdentity } from '.
 import { cniResult, setupPod, type PodSetup } from './pod-spec.js';
 
 /** Removes an entry's kernel state, the entry and its addresses (CniHandlers.undo). */
-export type Undo = (entry: AllocationEntry, netns?: string) => Promise<void>;
+type Undo = (entry: AllocationEntry, netns?: string) => Promise<void>;
 
 export async function add(
   deps: CniHandlerDeps,

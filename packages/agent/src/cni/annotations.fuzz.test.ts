@@ -21,7 +21,7 @@ import {
 } from '@flock/api';
 import type { FileSystem } from '@flock/exec';
 import { AddressAllocator, AllocationStore, canonicalAddress } from '@flock/ipam';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '@flock/api';
 import { FakeDatapath } from '../datapath/index.js';
 import { CniHandlers } from './handlers.js';
 
@@ -161,7 +161,7 @@ async function freshAgent() {
   });
   if (!alloc.ok) throw new Error(alloc.error);
   const node = { nodeConfig, allocator: alloc.value };
-  const pods = new Map<string, V1Pod>();
+  const pods = new Map<string, Pod>();
   const warnings: string[] = [];
   const handlers = new CniHandlers({
     store,

@@ -1,8 +1,7 @@
 // What the CNI handlers work with: the store, the datapath, the node's state, the pod lookup,
 // and the hooks other parts of the agent hang on ADD and DEL.
-import type { Logger, NodeConfig } from '@flock/api';
+import type { Logger, NodeConfig, Pod } from '@flock/api';
 import type { AddressAllocator, AllocationEntry, AllocationStore } from '@flock/ipam';
-import type { V1Pod } from '@kubernetes/client-node';
 import type { Datapath } from '../datapath/index.js';
 import type { FaultHook, HandlerFaultPoint } from '../faults.js';
 
@@ -14,13 +13,13 @@ export interface NodeState {
 
 /** Where ADD finds the Pod object (the node's pod cache, falling back to the API server). */
 export interface PodLookup {
-  get(namespace: string, name: string, uid?: string): Promise<V1Pod | undefined>;
+  get(namespace: string, name: string, uid?: string): Promise<Pod | undefined>;
   /**
    * Pods of the whole cluster, not terminated, that hold any of `ips` (in any entry of
    * status.podIPs, whatever its family: a pod's secondary address counts as much as its
    * primary one).
    */
-  holdersOf?(ips: readonly string[]): Promise<V1Pod[]>;
+  holdersOf?(ips: readonly string[]): Promise<Pod[]>;
 }
 
 /** What other parts of the agent do around ADD and DEL. */
@@ -35,7 +34,7 @@ export interface CniHooks {
 }
 
 /** Tell the pod's owner about a refusal (a Kubernetes Event on the pod). */
-export type PodWarning = (pod: V1Pod, reason: string, message: string) => void;
+export type PodWarning = (pod: Pod, reason: string, message: string) => void;
 
 export interface CniHandlerDeps {
   store: AllocationStore;

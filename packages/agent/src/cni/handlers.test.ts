@@ -10,7 +10,7 @@ import {
   type NodeConfig,
 } from '@flock/api';
 import { AddressAllocator, AllocationStore } from '@flock/ipam';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '@flock/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
@@ -32,11 +32,7 @@ const nodeConfig: NodeConfig = {
   },
 };
 
-const pod = (
-  name: string,
-  annotations: Record<string, string> = {},
-  uid = `uid-${name}`,
-): V1Pod => ({
+const pod = (name: string, annotations: Record<string, string> = {}, uid = `uid-${name}`): Pod => ({
   metadata: { namespace: 'default', name, uid, annotations },
   spec: { nodeName: 'node-a', containers: [] },
 });
@@ -45,7 +41,7 @@ let dir: string;
 let store: AllocationStore;
 let datapath: FakeDatapath;
 let node: NodeState | undefined;
-let pods: Map<string, V1Pod>;
+let pods: Map<string, Pod>;
 let warnings: string[];
 let committedHook: string[];
 let handlers: CniHandlers;
@@ -189,7 +185,7 @@ describe('CNI ADD', () => {
 
   it('refuses a pinned address of either family that another live pod of the cluster holds, as any of its addresses', async () => {
     const api = new FakeApiServer();
-    const put = (p: V1Pod) => api.putObject(PODS, { apiVersion: 'v1', kind: 'Pod', ...p } as never);
+    const put = (p: Pod) => api.putObject(PODS, { apiVersion: 'v1', kind: 'Pod', ...p } as never);
     const holder = (name: string, ips: string[], phase = 'Running', deleted?: string) =>
       put({
         metadata: {
@@ -199,7 +195,7 @@ describe('CNI ADD', () => {
         },
         spec: { nodeName: 'node-b', containers: [] },
         status: { phase, podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) },
-      } as never);
+      });
     holder('v6-primary', ['2001:db8:200::7', '198.51.100.7']);
     holder('v4-secondary', ['2001:db8:101::1', '198.51.100.9']);
     holder('v6-secondary', ['198.51.100.10', '2001:db8:200::a']);

@@ -15,12 +15,12 @@ import {
   type IpAlgo,
   type Logger,
   type PinnedAddresses,
+  type Pod,
 } from '@flock/api';
 import { canonicalAddress, cidrsContainIp, resolveIpAlgo } from '@flock/ipam';
-import type { V1Pod } from '@kubernetes/client-node';
 import { CniCommandError } from './errors.js';
 
-export interface PodIdentity {
+interface PodIdentity {
   namespace: string;
   name: string;
   /** K8S_POD_UID from the runtime, when it passes one. */
@@ -41,7 +41,7 @@ export function podIdentity(args: Record<string, string>): PodIdentity {
   return uid ? { namespace, name, uid } : { namespace, name };
 }
 
-export interface AddressRequest {
+interface AddressRequest {
   algo: IpAlgo;
   pinned?: PinnedAddresses;
   anycast: string[];
@@ -49,7 +49,7 @@ export interface AddressRequest {
 
 /** Resolve ip-algo, the pinned address and the anycast addresses of a pod on this node. */
 export function addressRequest(
-  pod: V1Pod,
+  pod: Pod,
   node: { annotations?: Record<string, string>; anycastCIDRs?: string[] },
   logger: Logger,
 ): AddressRequest {
@@ -87,7 +87,7 @@ export function addressRequest(
  * The pod's own BGP communities (bgp-communities annotation), canonical; every one must be in
  * the node's allowedPodCommunities (the Pool's), else the ADD is refused.
  */
-export function communityRequest(pod: V1Pod, allowed: Communities | undefined): string[] {
+export function communityRequest(pod: Pod, allowed: Communities | undefined): string[] {
   const who = `pod ${pod.metadata?.namespace}/${pod.metadata?.name}`;
   const parsed = parseCommunities(pod.metadata?.annotations?.[BGP_COMMUNITIES_ANNOTATION]);
   if (!parsed) return [];
@@ -109,7 +109,7 @@ export function communityRequest(pod: V1Pod, allowed: Communities | undefined): 
 }
 
 /** Every address of a pod (status.podIPs, else status.podIP), canonical. */
-export function podAddresses(pod: V1Pod): string[] {
+export function podAddresses(pod: Pod): string[] {
   const ips = pod.status?.podIPs?.map((p) => p.ip) ?? [];
   if (pod.status?.podIP) ips.push(pod.status.podIP);
   return [...new Set(ips.map((ip) => canonicalAddress(ip)).filter((ip) => ip !== undefined))];
@@ -123,9 +123,9 @@ export function podAddresses(pod: V1Pod): string[] {
  * (docs/announcements.md).
  */
 export function pinnedConflict(
-  pod: V1Pod,
+  pod: Pod,
   pinned: readonly string[],
-  holders: readonly V1Pod[],
+  holders: readonly Pod[],
 ): string | undefined {
   const wanted = new Set(pinned.map((ip) => canonicalAddress(ip) ?? ip));
   for (const h of holders) {

@@ -43,7 +43,7 @@ function podIp6ByVeth(routes: NsRoute[]): Map<string, string> {
   return out;
 }
 
-export interface AnycastPlan {
+interface AnycastPlan {
   /** The route to have; undefined when no veth is usable (the route must go). */
   want?: RouteSpec;
   hostVeths: string[];

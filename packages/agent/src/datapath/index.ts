@@ -32,6 +32,6 @@ export {
   vethMacs,
 } from './naming.js';
 export { FlockDatapath, HOST_SYSCTLS, type DatapathLogger } from './datapath.js';
-export { IprouteDatapath, type IprouteDatapathOptions } from './iproute.js';
+export { IprouteDatapath } from './iproute.js';
 export { FakeDatapath } from './fake.js';
 export type { Runner } from './iproute-kernel.js';

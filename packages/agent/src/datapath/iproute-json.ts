@@ -104,7 +104,7 @@ function parseAddress(a: z.infer<typeof AddrInfo>): NsAddress | undefined {
   };
 }
 
-export function parseLinks(json: unknown): NsLink[] {
+function parseLinks(json: unknown): NsLink[] {
   return z
     .array(Link)
     .parse(json)
@@ -167,7 +167,7 @@ export function parseRoutes(json: unknown, impliedProto?: number): NsRoute[] {
   return out;
 }
 
-export function parseNeighbours(json: unknown): NsNeighbour[] {
+function parseNeighbours(json: unknown): NsNeighbour[] {
   return z
     .array(Neighbour)
     .parse(json)

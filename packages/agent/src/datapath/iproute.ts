@@ -4,7 +4,7 @@ import { FlockDatapath, type DatapathLogger } from './datapath.js';
 import { FaultKernel } from './fault-kernel.js';
 import { IprouteKernel, type IprouteKernelOptions } from './iproute-kernel.js';
 
-export interface IprouteDatapathOptions extends IprouteKernelOptions {
+interface IprouteDatapathOptions extends IprouteKernelOptions {
   logger?: DatapathLogger;
   /** Test-only (--test-faults): apply step by step and call this after each step. */
   fault?: FaultHook<DatapathFaultPoint>;

@@ -22,7 +22,7 @@ import {
 import type { DatapathStep, Finding, FindingKind } from './types.js';
 import { hostCidr, type ValidPod } from './validate.js';
 
-export interface PodDesired {
+interface PodDesired {
   host: { addresses: { cidr: string; nodad?: boolean; scope?: 'host' }[]; routes: RouteSpec[] };
   pod: {
     addresses: { cidr: string; nodad?: boolean }[];
@@ -32,7 +32,7 @@ export interface PodDesired {
   };
 }
 
-export interface Diff {
+interface Diff {
   findings: Finding[];
   actions: Action[];
 }
@@ -49,7 +49,7 @@ export function podHasIpv4(pod: ValidPod): boolean {
   return pod.ip4 !== undefined || pod.anycast.some((a) => a.family === 4);
 }
 
-export function desiredPod(pod: ValidPod, hostMac: string): PodDesired {
+function desiredPod(pod: ValidPod, hostMac: string): PodDesired {
   const v4 = podHasIpv4(pod);
   const hostRoutes = [podRoute(`${pod.ip6}/128`, pod.hostVeth)];
   if (pod.ip4) hostRoutes.push(podRoute(`${pod.ip4}/32`, pod.hostVeth));

@@ -2,6 +2,7 @@
 // the spec by reading both sides and writing only the differences; clean up after a failed
 // setup; tear down only a veth that is provably this pod's (by its MAC, or because the caller's
 // store says no other pod can have its name); report drift.
+import type { Logger } from '@flock/api';
 import { FLOCK_RT_PROTO, GATEWAY4, GATEWAY6, vethMacs } from './naming.js';
 import { leftoverPodRoutes } from './host-routes.js';
 import { ApplyError, NetnsMissingError, type Kernel } from './kernel.js';
@@ -26,9 +27,8 @@ import { hostCidr, type ValidPod, type ValidTeardown } from './validate.js';
 /** How many read-fix passes an existing pod gets before setupPod gives up. */
 const MAX_PASSES = 3;
 
-export interface DatapathLogger {
-  warn(message: string, meta?: Record<string, unknown>): void;
-}
+/** The datapath only warns. */
+export type DatapathLogger = Pick<Logger, 'warn'>;
 
 /** Any failure as a DatapathError naming its step (`step` when nothing better is known). */
 export function asDatapathError(e: unknown, step: DatapathStep): DatapathError {

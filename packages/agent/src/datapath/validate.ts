@@ -42,7 +42,7 @@ function check<T>(schema: { safeParse(v: unknown): { success: boolean } }, value
   return value;
 }
 
-export function validIfName(name: string, what = 'interface name'): string {
+function validIfName(name: string, what = 'interface name'): string {
   return check(IfName, name, what);
 }
 

@@ -6,7 +6,7 @@
 import { CniErrorCode } from '@flock/api';
 import { NODECONFIGS, NODES, objectPath } from '@flock/kube';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FaultNode, recordFigure, repeat, sleep, timeTo } from './fault-node.js';
+import { FaultNode, recordFigure, repeat, sleep, timeTo } from '../testing/fault-node.js';
 
 const NODE = 'node-f';
 // Short periods so that a test run sees several of each; --watchdog is the one under test.

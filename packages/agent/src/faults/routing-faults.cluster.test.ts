@@ -12,7 +12,7 @@ import {
   sleep,
   timeTo,
   type PodHandle,
-} from './fault-node.js';
+} from '../testing/fault-node.js';
 
 const NODE = 'node-g';
 const AGGREGATES = ['192.0.2.0/24', '2001:db8:100::/64'];

@@ -1,7 +1,7 @@
 // The real twin of the unit tests' recording nft: the agent's applier (NftApplier over nftRunner
 // in the --host-netns namespace) and the reconciler's self-heal against a real kernel table.
 import { silentLogger, type Logger } from '@flock/api';
-import { NAMESPACES, PODS, type KubeObject } from '@flock/kube';
+import { NAMESPACES, PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { Netns, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,9 +82,9 @@ describe('the agent nft applier in the node namespace', () => {
 
   it('a pass after a pod change applies a diff; the self-heal pass puts back a deleted table', async () => {
     const api = new FakeApiServer();
-    api.putObject(NAMESPACES, namespace('shop') as KubeObject);
-    const uid = api.putObject(PODS, pod('web', { app: 'web' }, []) as KubeObject).metadata.uid!;
-    const uid2 = api.putObject(PODS, pod('api', { app: 'api' }, []) as KubeObject).metadata.uid!;
+    api.putObject(NAMESPACES, namespace('shop'));
+    const uid = api.putObject(PODS, pod('web', { app: 'web' }, [])).metadata.uid;
+    const uid2 = api.putObject(PODS, pod('api', { app: 'api' }, [])).metadata.uid;
     const logger: Logger = silentLogger;
     const entries = [entry('web', '2001:db8:1::5', { podUID: uid })];
     const applier = nftPolicyApplier(node.path);

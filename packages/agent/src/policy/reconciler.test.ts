@@ -1,4 +1,4 @@
-import { CniErrorCode, silentLogger } from '@flock/api';
+import { CniErrorCode, silentLogger, type Pod } from '@flock/api';
 import type { AllocationEntry } from '@flock/ipam';
 import { NAMESPACES, NETWORK_POLICIES, PODS, type KubeObject } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
@@ -24,7 +24,7 @@ import {
 let api: FakeApiServer;
 let nft: RecordingNft;
 let entries: AllocationEntry[];
-let fetched: KubeObject[];
+let fetched: Pod[];
 let results: PolicyResult[];
 let warnings: PolicyProblem[];
 let reconciler: PolicyReconciler;
@@ -38,7 +38,7 @@ function addPod(
   ips: string[],
   ip6 = '',
 ): AllocationEntry {
-  const uid = put(PODS, pod(name, labels, ips)).metadata.uid!;
+  const uid = put(PODS, pod(name, labels, ips)).metadata.uid;
   return entry(name, ip6 || '2001:db8:1::99', { podUID: uid });
 }
 const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
@@ -145,7 +145,7 @@ describe('PolicyReconciler', () => {
       anycast: ['2001:db8:aa::1'],
     });
     entries = [pending];
-    fetched = [pod('new', { app: 'new' }, []) as KubeObject];
+    fetched = [pod('new', { app: 'new' }, [])];
     const count = nft.scripts.length;
     await reconciler.beforeCommit(pending);
     expect(nft.scripts.length).toBe(count + 1);
@@ -165,7 +165,7 @@ describe('PolicyReconciler', () => {
     await eventually('an apply in progress', () => nft.running === 1);
     const pending = entry('new', '2001:db8:1::7', { state: 'pending' });
     entries = [...entries, pending];
-    fetched = [pod('new', { app: 'new' }, []) as KubeObject];
+    fetched = [pod('new', { app: 'new' }, [])];
     let done = false;
     const adding = reconciler.beforeCommit(pending).then(() => (done = true));
     await settle(50);
@@ -184,7 +184,7 @@ describe('PolicyReconciler', () => {
     nft.gate = new Promise((r) => (release = r));
     const first = entry('a', '2001:db8:1::a', { state: 'pending' });
     entries = [first];
-    fetched = [pod('a', { app: 'a' }, []) as KubeObject];
+    fetched = [pod('a', { app: 'a' }, [])];
     const running = reconciler.beforeCommit(first);
     await eventually('an apply in progress', () => nft.running === 1);
     const passes = reconciler.passes;
@@ -192,7 +192,7 @@ describe('PolicyReconciler', () => {
       entry(n, `2001:db8:1::${i + 11}`, { state: 'pending' }),
     );
     entries = [first, ...more];
-    fetched = [...fetched, ...['b', 'c', 'd'].map((n) => pod(n, { app: n }, []) as KubeObject)];
+    fetched = [...fetched, ...['b', 'c', 'd'].map((n) => pod(n, { app: n }, []))];
     const waiting = more.map((e) => reconciler.beforeCommit(e));
     await settle(50);
     release();
@@ -206,7 +206,7 @@ describe('PolicyReconciler', () => {
     await start();
     const pending = entry('new', '2001:db8:1::7', { state: 'pending' });
     entries = [pending];
-    fetched = [pod('new', { app: 'new' }, []) as KubeObject];
+    fetched = [pod('new', { app: 'new' }, [])];
     nft.failWith = new Error('nft: Error: Could not process rule');
     await expect(reconciler.beforeCommit(pending)).rejects.toThrow(
       /NetworkPolicy for the new pod: nft: Error: Could not process rule/,

@@ -126,7 +126,7 @@ export class PolicyReconciler {
     clearTimeout(this.debounce);
     clearInterval(this.tick);
     for (const u of this.unsubscribe.splice(0)) u();
-    await this.queue.run(QUEUE, async () => undefined);
+    await this.queue.run(QUEUE, () => Promise.resolve());
     const { pods, namespaces, policies } = this.options.caches;
     await Promise.all([pods.stop(), namespaces.stop(), policies.stop()]);
   }

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { TestNode } from '../testing/node-harness.js';
 import { createTestPod, startTestCluster } from '../testing/test-cluster.js';
-import { nextRun, seededRandom } from './crash-plan.js';
+import { nextRun, seededRandom } from '../testing/crash-plan.js';
 import {
   kernelViolations,
   loadStore,
@@ -21,7 +21,7 @@ import {
   storeViolations,
   type CrashSlot,
   type InvariantInput,
-} from './invariants.js';
+} from '../testing/crash-invariants.js';
 
 // Released addresses stay quarantined across restarts (in the store): short, so that the
 // slots' addresses come back between runs instead of exhausting the node's IPv4 /28.

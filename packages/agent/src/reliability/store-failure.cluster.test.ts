@@ -21,7 +21,7 @@ import {
   loadStore,
   policyAndBirdViolations,
   type CrashSlot,
-} from './invariants.js';
+} from '../testing/crash-invariants.js';
 
 const CIDR6 = '2001:db8:100::/64';
 const CIDR4 = '192.0.2.16/28';

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { advertisedCount, planAnnouncements, toBirdModel } from './announcements.js';
 import { NODE_CONFIG, entry, pod } from '../testing/routing-fixtures.js';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '@flock/api';
 
 const spec = NODE_CONFIG.spec;
-const podsOf = (...list: V1Pod[]) => {
-  const byKey = new Map(list.map((p) => [`${p.metadata!.namespace}/${p.metadata!.name}`, p]));
+const podsOf = (...list: Pod[]) => {
+  const byKey = new Map(list.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
   return (namespace: string, name: string) => byKey.get(`${namespace}/${name}`);
 };
 const veth = (name: string) => hostVethName(`c-${name}`, 'eth0');

@@ -164,10 +164,10 @@ describe('BIRD announcer timing (production defaults, fake clock)', () => {
     bird.failConfigure = new Error('no complete reply from BIRD within 60000 ms');
     const delays: number[] = [];
     const schedule = globalThis.setTimeout;
-    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number) => {
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation((fn: () => void, ms?: number) => {
       if ((ms ?? 0) >= 500) delays.push(ms ?? 0); // not the 200 ms debounce
       return schedule(fn, ms);
-    }) as typeof setTimeout);
+    });
     timed = new BirdAnnouncer({
       configPath: path,
       control: bird,

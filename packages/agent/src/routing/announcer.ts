@@ -19,7 +19,7 @@ import {
   type BirdModel,
   type ReloadOutcome,
 } from '@flock/bird';
-import { Backoff, systemClock, type Clock, type Random } from '@flock/kube';
+import { Backoff, systemClock, type Clock, type Random, type TimerHandle } from '@flock/kube';
 
 export type AnnouncerState =
   /** Nothing handed to BIRD yet. */
@@ -31,7 +31,7 @@ export type AnnouncerState =
   /** BIRD refused the config, or the model is invalid: not retried. */
   | { status: 'refused' | 'invalid'; message: string };
 
-export interface BirdAnnouncerOptions {
+interface BirdAnnouncerOptions {
   configPath: string;
   control: BirdControl;
   logger: Logger;
@@ -54,7 +54,7 @@ export class BirdAnnouncer {
   private latest: BirdModel | undefined;
   private latestKey: string | undefined;
   private generation = 0;
-  private retryTimer: unknown;
+  private retryTimer: TimerHandle | undefined;
   private readonly backoff: Backoff;
   private readonly clock: Clock;
   private closed = false;

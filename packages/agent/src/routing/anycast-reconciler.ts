@@ -8,14 +8,14 @@ import type { Logger } from '@flock/api';
 import { canonicalAddress } from '@flock/ipam';
 import type { Datapath } from '../datapath/index.js';
 
-export interface AnycastPass {
+interface AnycastPass {
   /** Addresses whose route was added, changed or removed. */
   changed: string[];
   /** Addresses whose route could not be written (retried next pass). */
   failed: string[];
 }
 
-export interface AnycastReconcilerDeps {
+interface AnycastReconcilerDeps {
   datapath: Pick<Datapath, 'listAnycastRoutes' | 'ensureAnycastRoute'>;
   /** Address → host veths; undefined while it is not known yet (pod cache not synced). */
   desired: () => ReadonlyMap<string, readonly string[]> | undefined;

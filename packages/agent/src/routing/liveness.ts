@@ -3,11 +3,10 @@
 // server for the sweep's re-check) with the UID recorded at ADD, and has not terminated. A pod
 // deleted and re-created under the same name is another pod: its UID differs.
 import type { AllocationEntry } from '@flock/ipam';
-import type { V1Pod } from '@kubernetes/client-node';
-import { isPodReady } from '../pods.js';
+import { isPodReady, type Pod } from '@flock/api';
 
 /** This node's pod of that name, from the cache. */
-export type PodOf = (namespace: string, name: string) => V1Pod | undefined;
+export type PodOf = (namespace: string, name: string) => Pod | undefined;
 
 export type NotLiveReason = 'absent' | 'uid-differs' | 'terminated';
 
@@ -16,7 +15,7 @@ export type NotLiveReason = 'absent' | 'uid-differs' | 'terminated';
  * kubelet that never confirms), but its pinned addresses and anycast must not be announced any
  * more: a replacement pod elsewhere may already hold the same pinned address (2026-08-16).
  */
-export type Liveness =
+type Liveness =
   { live: true; ready: boolean; terminating: boolean } | { live: false; reason: NotLiveReason };
 
 /** Phases after which a pod's containers never run again (its sandbox is torn down). */
@@ -24,23 +23,23 @@ const TERMINAL_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed']);
 
 export function entryLiveness(
   entry: Pick<AllocationEntry, 'podUID'>,
-  pod: V1Pod | undefined,
+  pod: Pod | undefined,
 ): Liveness {
   if (!pod) return { live: false, reason: 'absent' };
-  if (pod.metadata?.uid !== entry.podUID) return { live: false, reason: 'uid-differs' };
+  if (pod.metadata.uid !== entry.podUID) return { live: false, reason: 'uid-differs' };
   if (TERMINAL_PHASES.has(pod.status?.phase ?? '')) return { live: false, reason: 'terminated' };
   return {
     live: true,
     ready: isPodReady(pod),
-    terminating: pod.metadata?.deletionTimestamp !== undefined,
+    terminating: pod.metadata.deletionTimestamp !== undefined,
   };
 }
 
 /** The parts of a pod the announcements depend on; a cache update that keeps it changes nothing. */
-export function livenessSignature(pod: V1Pod | undefined): string {
+export function livenessSignature(pod: Pod | undefined): string {
   if (!pod) return '';
-  const terminating = pod.metadata?.deletionTimestamp !== undefined;
-  return `${pod.metadata?.uid ?? ''}|${pod.status?.phase ?? ''}|${isPodReady(pod)}|${terminating}`;
+  const terminating = pod.metadata.deletionTimestamp !== undefined;
+  return `${pod.metadata.uid ?? ''}|${pod.status?.phase ?? ''}|${isPodReady(pod)}|${terminating}`;
 }
 
 export const NOT_LIVE_WHY: Record<NotLiveReason, string> = {

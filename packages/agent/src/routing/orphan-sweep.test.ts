@@ -1,6 +1,6 @@
 import { createMemoryLogger } from '@flock/kube/testing';
 import type { AllocationEntry } from '@flock/ipam';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Pod } from '@flock/api';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { entry, pod } from '../testing/routing-fixtures.js';
 import { OrphanSweeper, type OrphanSweepDeps } from './orphan-sweep.js';
@@ -9,8 +9,8 @@ const T0 = Date.parse('2026-11-29T10:00:00.000Z');
 const GRACE = 10_000;
 
 let entries: Map<string, AllocationEntry>;
-let cache: Map<string, V1Pod>;
-let api: Map<string, V1Pod>;
+let cache: Map<string, Pod>;
+let api: Map<string, Pod>;
 let apiDown: boolean;
 let gets: string[];
 let undone: string[];
@@ -38,9 +38,9 @@ function sweeper(over: Partial<OrphanSweepDeps> = {}) {
 }
 
 const add = (e: AllocationEntry) => entries.set(e.containerID, e);
-const both = (p: V1Pod) => {
-  cache.set(`default/${p.metadata!.name}`, p);
-  api.set(`default/${p.metadata!.name}`, p);
+const both = (p: Pod) => {
+  cache.set(`default/${p.metadata.name}`, p);
+  api.set(`default/${p.metadata.name}`, p);
 };
 
 beforeEach(() => {

@@ -8,9 +8,8 @@
 //   3. a fresh GET from the API server agrees (404, another UID, or terminated): the cache may
 //      lag, the API server is the truth. A failed GET keeps the entry for the next sweep.
 // Only after the pod cache has synced (the caller's job). Sweeps run one at a time.
-import type { Logger } from '@flock/api';
+import type { Logger, Pod } from '@flock/api';
 import type { AllocationEntry } from '@flock/ipam';
-import type { V1Pod } from '@kubernetes/client-node';
 import { NOT_LIVE_WHY, entryLiveness, type NotLiveReason, type PodOf } from './liveness.js';
 
 export interface OrphanSweepDeps {
@@ -19,7 +18,7 @@ export interface OrphanSweepDeps {
   current: (entry: AllocationEntry) => AllocationEntry | undefined;
   podOf: PodOf;
   /** GET the pod from the API server; undefined when it does not exist; throws on errors. */
-  fetchPod: (namespace: string, name: string) => Promise<V1Pod | undefined>;
+  fetchPod: (namespace: string, name: string) => Promise<Pod | undefined>;
   /** Tear down the entry's kernel state, remove it, release its addresses. */
   undo: (entry: AllocationEntry) => Promise<void>;
   graceMs: number;
@@ -27,7 +26,7 @@ export interface OrphanSweepDeps {
   logger: Logger;
 }
 
-export interface SweepResult {
+interface SweepResult {
   removed: { entry: AllocationEntry; reason: NotLiveReason }[];
   /** Entries not live in the cache but still inside their grace period. */
   deferred: number;
@@ -58,7 +57,7 @@ export class OrphanSweeper {
         result.nextEligibleAt = Math.min(result.nextEligibleAt ?? Infinity, eligibleAt);
         continue;
       }
-      let fresh: V1Pod | undefined;
+      let fresh: Pod | undefined;
       try {
         fresh = await this.deps.fetchPod(entry.namespace, entry.pod);
       } catch (error) {

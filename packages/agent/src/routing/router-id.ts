@@ -13,7 +13,7 @@ import { canonicalAddress } from '@flock/ipam';
 import { NODES, isNotFound, objectPath, type KubeTransport } from '@flock/kube';
 import { z } from 'zod';
 
-export type RouterIdSource = 'flag' | 'nodeconfig' | 'node-internal-ip' | 'fallback';
+type RouterIdSource = 'flag' | 'nodeconfig' | 'node-internal-ip' | 'fallback';
 
 export interface RouterIdChoice {
   routerId: string;

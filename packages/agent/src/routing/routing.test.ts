@@ -32,7 +32,7 @@ function putPod(name: string, over: Parameters<typeof pod>[1] = {}): string {
     kind: 'Pod',
     ...pod(name, { uid, ...over }),
   });
-  return stored.metadata.uid!;
+  return stored.metadata.uid;
 }
 
 async function add(name: string, uid: string): Promise<void> {

@@ -7,14 +7,13 @@
 // that change a pod's UID, phase or readiness, NodeConfig events (also re-read the peers'
 // Secrets and the router ID), a short tick (anycast period, default 2 s) and the sweep period
 // (default 30 s: sweep, Secrets, router ID). Pod deletions sweep at once.
-import type { Logger } from '@flock/api';
+import type { Logger, Pod } from '@flock/api';
 import type { BirdControl } from '@flock/bird';
 import type { AllocationEntry, AllocationStore } from '@flock/ipam';
-import { PODS, isNotFound, objectPath, type Cache, type KubeTransport } from '@flock/kube';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { Cache, KubeTransport } from '@flock/kube';
 import type { Datapath } from '../datapath/index.js';
 import type { NodeConfigTracker } from '../node-config.js';
-import type { Pod } from '../pods.js';
+import { fetchPod } from '../pods.js';
 import { agentVersion } from '../version.js';
 import {
   advertisedCount,
@@ -62,7 +61,7 @@ export interface RoutingSettings {
   podCacheSyncTimeoutMs?: number;
 }
 
-export interface RoutingDeps {
+interface RoutingDeps {
   nodeName: string;
   transport: KubeTransport;
   logger: Logger;
@@ -127,7 +126,7 @@ export class Routing {
       entries: () => deps.store.entries(),
       current: (e) => deps.store.get(e.containerID, e.ifname),
       podOf: (namespace, name) => deps.pods.getObject(name, namespace),
-      fetchPod: (namespace, name) => this.fetchPod(namespace, name),
+      fetchPod: (namespace, name) => fetchPod(this.deps.transport, namespace, name),
       undo: deps.undo,
       graceMs: settings.orphanGraceMs,
       ...(deps.now ? { now: deps.now } : {}),
@@ -361,18 +360,6 @@ export class Routing {
       ...(model ? { advertisedRoutes: advertisedCount(model) } : {}),
       ...(this.version ? { agentVersion: this.version } : {}),
     };
-  }
-
-  private async fetchPod(namespace: string, name: string): Promise<V1Pod | undefined> {
-    try {
-      return (await this.deps.transport.request({
-        method: 'GET',
-        path: objectPath(PODS, name, namespace),
-      })) as V1Pod;
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
   }
 }
 

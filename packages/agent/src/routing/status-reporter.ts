@@ -14,7 +14,7 @@ import {
   type StatusInputs,
 } from './status-compute.js';
 
-export interface NodeStatusReporterDeps {
+interface NodeStatusReporterDeps {
   transport: KubeTransport;
   nodeName: string;
   logger: Logger;

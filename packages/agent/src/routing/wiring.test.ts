@@ -53,10 +53,10 @@ describe('routing settings from the agent flags', () => {
 
   it('refuses a router ID that is not IPv4 and relative BIRD paths', () => {
     expect(() => loadAgentConfig(['--router-id', '2001:db8::1'], { NODE_NAME: 'n1' })).toThrow(
-      /routerId/,
+      /--router-id/,
     );
     expect(() => loadAgentConfig(['--bird-config', 'bird.conf'], { NODE_NAME: 'n1' })).toThrow(
-      /birdConfigPath/,
+      /--bird-config/,
     );
   });
 });

@@ -18,7 +18,7 @@ export function birdControls(socketPath: string): { reload: BirdControl; status:
 }
 
 /** Beside the allocation store: the last BGP password read from each Secret (0600). */
-export const PASSWORD_FILE = 'bgp-passwords.json';
+const PASSWORD_FILE = 'bgp-passwords.json';
 
 export function routingSettings(config: AgentConfig): RoutingSettings {
   return {

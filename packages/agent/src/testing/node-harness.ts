@@ -97,8 +97,8 @@ export class TestNode {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const logs: string[] = [];
     const collect = (chunk: Buffer) => logs.push(...chunk.toString().split('\n').filter(Boolean));
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
     const exited = new Promise<number | string>((resolve) =>
       child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
     );

@@ -1,7 +1,6 @@
 // Shared fixtures of the routing unit tests: a NodeConfig, allocation entries, pods.
-import { API_VERSION, NODECONFIG_KIND, type NodeConfig } from '@flock/api';
+import { API_VERSION, NODECONFIG_KIND, type NodeConfig, type Pod } from '@flock/api';
 import type { AllocationEntry } from '@flock/ipam';
-import type { Pod } from '../pods.js';
 
 export const NODE_CONFIG: NodeConfig = {
   apiVersion: API_VERSION,
@@ -50,7 +49,7 @@ export function pod(
       name,
       uid: over.uid ?? `uid-${name}`,
       ...(over.annotations ? { annotations: over.annotations } : {}),
-      ...(over.terminating ? { deletionTimestamp: new Date('2026-08-16T09:00:00Z') } : {}),
+      ...(over.terminating ? { deletionTimestamp: '2026-08-16T09:00:00Z' } : {}),
     },
     spec: { nodeName: 'node-a', containers: [] },
     status: {

@@ -16,7 +16,7 @@ export interface TestCluster {
   cp: ControlPlane;
   api: HttpTransport;
   /** Server-side apply as a test (field manager flock-test). */
-  apply(resource: ResourceRef, obj: object): Promise<unknown>;
+  apply: (resource: ResourceRef, obj: object) => Promise<unknown>;
 }
 
 export async function startTestCluster(nodeName: string): Promise<TestCluster> {

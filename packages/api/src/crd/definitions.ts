@@ -89,7 +89,7 @@ function crd(input: CrdInput): JsonSchema {
   };
 }
 
-export const poolCrd = (): JsonSchema =>
+const poolCrd = (): JsonSchema =>
   crd({
     kind: POOL_KIND,
     plural: POOL_PLURAL,
@@ -138,7 +138,7 @@ export const poolCrd = (): JsonSchema =>
     ],
   });
 
-export const nodeConfigCrd = (): JsonSchema =>
+const nodeConfigCrd = (): JsonSchema =>
   crd({
     kind: NODECONFIG_KIND,
     plural: NODECONFIG_PLURAL,

@@ -10,21 +10,28 @@ interface Row {
   text: string;
 }
 
+/** A schema keyword's scalar value as text (`fallback` when absent or not a scalar). */
+function scalar(value: unknown, fallback = ''): string {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+    ? String(value)
+    : fallback;
+}
+
 function typeOf(node: JsonSchema): string {
   if (node['type'] === 'array')
     return `[]${typeOf((node['items'] as JsonSchema | undefined) ?? {})}`;
   if (node['enum']) return (node['enum'] as unknown[]).map((v) => `\`${String(v)}\``).join(' \\| ');
   if (node['type'] === 'object' && node['additionalProperties']) return 'map[string]string';
-  return String(node['type'] ?? 'any');
+  return scalar(node['type'], 'any');
 }
 
 function limits(node: JsonSchema): string[] {
   const out: string[] = [];
   if (node['default'] !== undefined) out.push(`default \`${JSON.stringify(node['default'])}\``);
   if (node['minimum'] !== undefined || node['maximum'] !== undefined) {
-    out.push(`${String(node['minimum'] ?? '…')}..${String(node['maximum'] ?? '…')}`);
+    out.push(`${scalar(node['minimum'], '…')}..${scalar(node['maximum'], '…')}`);
   }
-  if (node['maxItems'] !== undefined) out.push(`at most ${String(node['maxItems'])} items`);
+  if (node['maxItems'] !== undefined) out.push(`at most ${scalar(node['maxItems'])} items`);
   for (const v of (node['x-kubernetes-validations'] as { message: string }[] | undefined) ?? []) {
     out.push(`rule: ${v.message}`);
   }
@@ -32,7 +39,7 @@ function limits(node: JsonSchema): string[] {
 }
 
 function walk(node: JsonSchema, path: string, required: boolean, rows: Row[]): void {
-  const description = String(node['description'] ?? '');
+  const description = scalar(node['description']);
   const extra = limits(node);
   rows.push({
     path,
@@ -68,7 +75,7 @@ export function renderReference(): string {
     const version = (spec['versions'] as JsonSchema[])[0] as JsonSchema;
     const root = (version['schema'] as JsonSchema)['openAPIV3Schema'] as JsonSchema;
     const props = root['properties'] as Record<string, JsonSchema>;
-    parts.push('', `## ${names.kind}`, '', String(root['description'] ?? ''), '');
+    parts.push('', `## ${names.kind}`, '', scalar(root['description']), '');
     parts.push(
       `\`${String(spec['group'])}/${String(version['name'])}\`, cluster-scoped, short names: ${names.shortNames.join(', ')}.`,
     );

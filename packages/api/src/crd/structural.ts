@@ -66,7 +66,7 @@ export function structuralSchema(schema: z.ZodType): JsonSchema {
     io: 'input',
     unrepresentable: 'throw',
   });
-  return toStructural(json as JsonSchema);
+  return toStructural(json);
 }
 
 /** Problems that would make the API server refuse the schema (used by tests). */

@@ -84,7 +84,7 @@ async function cacheEventRate(variant: 'bare' | 'index' | 'schema'): Promise<num
   const cache = new Cache<Pod>({
     source,
     logger: silentLogger,
-    ...(variant === 'schema' ? { schema: PodSchema as z.ZodType<Pod> } : {}),
+    ...(variant === 'schema' ? { schema: PodSchema } : {}),
     ...(variant !== 'bare' ? { indexers: { node: (p: Pod) => [p.spec.nodeName ?? ''] } } : {}),
   });
   let seen = 0;

@@ -91,7 +91,7 @@ function loadedState(lab: PolicyLab): StateInput {
     pods: [...(big.pods ?? []), ...(mine.pods ?? [])],
     policies: [...(big.policies ?? []), ...(mine.policies ?? [])],
     local: [...(big.local ?? []), ...(mine.local ?? [])],
-  } as StateInput;
+  };
 }
 
 const PINGS = 100_000;

@@ -237,7 +237,7 @@ export class PolicyLab {
           [e.v4, e.v6].filter((a) => a !== undefined),
           e.ports ?? [],
         ),
-      ) as StateInput['pods'],
+      ),
       policies: policies as StateInput['policies'],
       local: pods
         .filter((e) => e.local)

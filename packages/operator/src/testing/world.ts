@@ -132,7 +132,8 @@ export class World {
   }
 
   private apply(
-    obj: Parameters<typeof NodeConfig.parse>[0] & { metadata: { name: string } },
+    /** Unvalidated: NodeConfig.parse below checks it, as the API server's schema would. */
+    obj: { metadata: { name: string } },
     created: boolean,
   ): void {
     const name = obj.metadata.name;

@@ -6,10 +6,9 @@
 // Not a test: nothing here passes or fails on time.
 import { performance } from 'node:perf_hooks';
 import { cpus } from 'node:os';
-import type { NodeConfigSpec } from '@flock/api';
+import type { NodeConfigSpec, Pod } from '@flock/api';
 import { renderBirdConfig } from '@flock/bird';
 import type { AllocationEntry } from '@flock/ipam';
-import type { V1Pod } from '@kubernetes/client-node';
 import { planAnnouncements, toBirdModel } from '../announcements.js';
 
 const spec: NodeConfigSpec = {
@@ -23,7 +22,7 @@ const spec: NodeConfigSpec = {
 
 function node(n: number) {
   const entries: AllocationEntry[] = [];
-  const pods = new Map<string, V1Pod>();
+  const pods = new Map<string, Pod>();
   for (let i = 0; i < n; i++) {
     const hex = (i + 1).toString(16);
     const name = `pod-${i}`;

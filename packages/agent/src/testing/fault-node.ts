@@ -18,9 +18,9 @@ import {
   type TcpProxy,
 } from '@flock/testkit';
 import { invokePlugin } from '../cni-server/plugin-process.js';
-import { NETWORK_NAME, TestNode } from '../testing/node-harness.js';
-import { TestRouter, nodeBirdPaths, startNodeBird } from '../testing/router.js';
-import { createTestPod, startTestCluster, type TestCluster } from '../testing/test-cluster.js';
+import { NETWORK_NAME, TestNode } from './node-harness.js';
+import { TestRouter, nodeBirdPaths, startNodeBird } from './router.js';
+import { createTestPod, startTestCluster, type TestCluster } from './test-cluster.js';
 
 export interface PodHandle {
   name: string;
