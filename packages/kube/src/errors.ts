@@ -49,7 +49,7 @@ export class TerminalError extends Error {
   }
 }
 
-const apiErrorCode = (e: unknown): number | undefined =>
+export const apiErrorCode = (e: unknown): number | undefined =>
   e instanceof KubeApiError ? e.code : undefined;
 export const isNotFound = (e: unknown): boolean => apiErrorCode(e) === 404;
 /** 410 Gone / reason Expired: a resourceVersion or continue token is too old; relist. */
