@@ -114,6 +114,6 @@ describe('flock-operator process', () => {
   it('refuses bad flags with exit code 2 and says why', async () => {
     const bad = await start('bad', ['--concurrency', 'lots']);
     expect((await bad.exited).code).toBe(2);
-    expect(bad.otherOutput.join('\n')).toContain('--concurrency must be a whole number');
+    expect(bad.otherOutput.join('\n')).toContain('--concurrency: "lots" is not a whole number');
   });
 });
