@@ -237,7 +237,23 @@ describe('the runtime on a real node', () => {
       },
       { timeoutMs: 30_000 },
     );
-    const ips = fresh.pod.status!.podIPs!.map((i) => i.ip);
+    // The kubelet reports the new sandbox's addresses a moment after the pod runs again: wait
+    // until every address in the pod's status is routed on the node (the old ones are not).
+    const ips = await eventually(
+      "the pod's status showing the new sandbox's addresses",
+      async () => {
+        const [pod] = await listPods(lab, 'default', 'app=phoenix');
+        const now = (pod?.status?.podIPs ?? []).map((i) => i.ip);
+        if (!now.length) return undefined;
+        for (const ip of now) {
+          const family = ip.includes(':') ? '-6' : '-4';
+          const route = await node.ns.enter('ip', [family, 'route', 'show', ip]);
+          if (!route.stdout.trim()) return undefined;
+        }
+        return now;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
     const state = (await readState(dir))!;
     for (const ip of ips)
       expect(await probeFromRouter(state, ip)).toEqual({ ok: true, reply: 'phoenix' });
