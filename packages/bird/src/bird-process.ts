@@ -34,10 +34,19 @@ export class BirdProcess {
     child.stderr?.on('data', keep);
   }
 
-  /** Start BIRD and wait until its control socket answers (or it exits). */
-  static async start(spawn: Spawner, paths: BirdPaths, timeoutMs = 10_000): Promise<BirdProcess> {
+  /**
+   * Start BIRD and wait until its control socket answers (or it exits). `recover`: start in
+   * graceful restart recovery (`bird -R`), as after a graceful stop or a crash.
+   */
+  static async start(
+    spawn: Spawner,
+    paths: BirdPaths,
+    timeoutMs = 10_000,
+    { recover = false }: { recover?: boolean } = {},
+  ): Promise<BirdProcess> {
     const child = spawn('bird', [
       '-f',
+      ...(recover ? ['-R'] : []),
       '-c',
       paths.configPath,
       '-s',

@@ -1,5 +1,6 @@
 export * from './model.js';
 export * from './render.js';
+export * from './render-bfd-speaker.js';
 export * from './reply.js';
 export * from './status.js';
 export * from './client.js';

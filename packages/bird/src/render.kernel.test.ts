@@ -8,6 +8,7 @@ import { Netns, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkBirdConfig } from './bird-process.js';
 import { BirdModel, formatIp, type BirdPeer } from './model.js';
+import { renderBfdSpeakerConfig, withoutBfd } from './render-bfd-speaker.js';
 import { renderBirdConfig } from './render.js';
 
 const RESERVED_ASNS = [23456, 65535];
@@ -144,11 +145,21 @@ describe('renderBirdConfig against bird -p (kernel)', () => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(model, async (m) => {
-        const path = join(dir, `bird-${n++}.conf`);
+        n++;
+        const path = join(dir, `bird-${n}.conf`);
         writeFileSync(path, renderBirdConfig(m));
         expect(
           await checkBirdConfig(path, (file, args, options) => ns.exec(file, args, options)),
         ).toEqual({ ok: true });
+        // With a BFD speaker beside it: the BGP BIRD's config without BFD, and the speaker's.
+        const split = join(dir, `bird-${n}-bgp.conf`);
+        const speaker = join(dir, `bird-${n}-bfd.conf`);
+        writeFileSync(split, renderBirdConfig(withoutBfd(m)));
+        writeFileSync(speaker, renderBfdSpeakerConfig(m));
+        for (const p of [split, speaker])
+          expect(
+            await checkBirdConfig(p, (file, args, options) => ns.exec(file, args, options)),
+          ).toEqual({ ok: true });
       }),
       { numRuns: 300 },
     );
