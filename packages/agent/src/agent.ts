@@ -21,7 +21,7 @@ import { NodeConfigTracker, nodeConfigEvents } from './node-config.js';
 import { PodLookupWithFallback, nodePodCache } from './pods.js';
 import { PolicyReconciler, policyCaches, type PolicyApplier } from './policy/index.js';
 import type { BirdControl } from '@flock/bird';
-import { Routing, birdControls, routingSettings } from './routing/index.js';
+import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
 
 /** How long start-up waits for the NetworkPolicy caches before serving the CNI socket anyway. */
 const POLICY_SYNC_WAIT_MS = 30_000;
@@ -43,6 +43,8 @@ interface AgentDeps {
   policyApplier?: PolicyApplier;
   /** BIRD's control socket (default: BirdClients on --bird-socket); unit tests pass a fake. */
   bird?: { reload: BirdControl; status: BirdControl };
+  /** The BFD speaker's control socket (default: a BirdClient on --bfd-socket, when set). */
+  bfd?: BirdControl;
 }
 
 export interface RunningAgent {
@@ -139,6 +141,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       datapath,
       undo: async (e) => void (await handlers.undoIfUnchanged(e)),
       bird: deps.bird ?? birdControls(config.birdSocketPath),
+      ...(config.bfdSocketPath ? { bfd: deps.bfd ?? bfdControl(config.bfdSocketPath) } : {}),
       settings: routingSettings(config),
       warn: (reason, note) =>
         void events.event(

@@ -41,6 +41,27 @@ describe('agent settings', () => {
     );
   });
 
+  it('the BFD speaker flags come as a pair', () => {
+    const env = { NODE_NAME: 'n' };
+    expect(loadAgentConfig([], env).bfdConfigPath).toBeUndefined();
+    expect(() => loadAgentConfig(['--bfd-config', '/run/flock/bfd/bfd.conf'], env)).toThrow(
+      /--bfd-config and --bfd-socket go together/,
+    );
+    expect(() => loadAgentConfig(['--bfd-socket', '/run/flock/bfd/bird.ctl'], env)).toThrow(
+      /go together/,
+    );
+    const both = [
+      '--bfd-config',
+      '/run/flock/bfd/bfd.conf',
+      '--bfd-socket',
+      '/run/flock/bfd/b.ctl',
+    ];
+    expect(loadAgentConfig(both, env)).toMatchObject({
+      bfdConfigPath: '/run/flock/bfd/bfd.conf',
+      bfdSocketPath: '/run/flock/bfd/b.ctl',
+    });
+  });
+
   it('--help lists every flag with its default and environment variables', () => {
     const usage = AGENT_FLAGS.usage();
     expect(usage).toMatch(/^usage: flock-agent /);

@@ -8,6 +8,7 @@ import {
   kubeconfigFlag,
   logLevelFlag,
   pathFlag,
+  UsageError,
   type FlagValues,
 } from '@flock/kube';
 import { z } from 'zod';
@@ -123,6 +124,25 @@ const FLAGS = {
     schema: pathFlag(),
     default: '/run/bird/bird.ctl',
   },
+  /**
+   * The BFD speaker: a second BIRD beside the BGP one that runs only BFD (the chart's bfd
+   * DaemonSet). With both set, the peers' BFD sessions go there and the BGP BIRD runs none, so
+   * that restarting the BGP BIRD (an agent upgrade) leaves BFD up and the routers bridge the
+   * BGP session by graceful restart; without, the BGP BIRD runs BFD itself and its restart
+   * takes the sessions down at the routers.
+   */
+  bfdConfigPath: {
+    flag: 'bfd-config',
+    help: "the BFD speaker's config, written by the agent (with --bfd-socket)",
+    arg: 'PATH',
+    schema: pathFlag().optional(),
+  },
+  bfdSocketPath: {
+    flag: 'bfd-socket',
+    help: "the BFD speaker BIRD's control socket (with --bfd-config)",
+    arg: 'PATH',
+    schema: pathFlag().optional(),
+  },
   routerId: {
     help: "this node's BGP router ID, over NodeConfig spec.bgp.routerID and the Node's address",
     arg: 'IPV4',
@@ -173,5 +193,10 @@ export type AgentConfig = FlagValues<typeof FLAGS>;
 
 /** Read settings from argv and the environment; throws a UsageError naming every bad flag. */
 export function loadAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv): AgentConfig {
-  return AGENT_FLAGS.parse(argv, env);
+  const config = AGENT_FLAGS.parse(argv, env);
+  if ((config.bfdConfigPath === undefined) !== (config.bfdSocketPath === undefined))
+    throw new UsageError(
+      'flock-agent: --bfd-config and --bfd-socket go together (the BFD speaker is both)',
+    );
+  return config;
 }

@@ -47,6 +47,8 @@ interface BirdAnnouncerOptions {
   random?: Random;
   /** Called after each state change. */
   onState?: (state: AnnouncerState) => void;
+  /** Model → file (default: the BGP BIRD's bird.conf; the BFD speaker has its own). */
+  render?: (model: BirdModel) => string;
 }
 
 export class BirdAnnouncer {
@@ -66,6 +68,7 @@ export class BirdAnnouncer {
       control: options.control,
       logger: options.logger,
       debounceMs: options.debounceMs ?? 200,
+      ...(options.render ? { render: options.render } : {}),
     });
     this.clock = options.clock ?? systemClock;
     this.backoff = new Backoff(

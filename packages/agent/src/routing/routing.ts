@@ -8,7 +8,7 @@
 // Secrets and the router ID), a short tick (anycast period, default 2 s) and the sweep period
 // (default 30 s: sweep, Secrets, router ID). Pod deletions sweep at once.
 import type { Logger, Pod } from '@flock/api';
-import type { BirdControl } from '@flock/bird';
+import { renderBfdSpeakerConfig, withoutBfd, type BirdControl } from '@flock/bird';
 import type { AllocationEntry, AllocationStore } from '@flock/ipam';
 import type { Cache, KubeTransport } from '@flock/kube';
 import type { Datapath } from '../datapath/index.js';
@@ -23,6 +23,7 @@ import {
 } from './announcements.js';
 import { AnycastReconciler } from './anycast-reconciler.js';
 import { BirdAnnouncer } from './announcer.js';
+import { needsBfdSource, withBfdSources } from './bfd-sources.js';
 import { entryLiveness, livenessSignature } from './liveness.js';
 import { OrphanSweeper } from './orphan-sweep.js';
 import { passwordFile } from './password-file.js';
@@ -47,6 +48,8 @@ import { NodeStatusReporter } from './status-reporter.js';
 export interface RoutingSettings {
   /** bird.conf, shared with the BIRD container. */
   birdConfigPath: string;
+  /** The BFD speaker's config (with deps.bfd): BFD runs there, not in the BGP BIRD. */
+  bfdConfigPath?: string;
   /** --router-id: wins over everything else. */
   routerIdOverride?: string;
   orphanGraceMs: number;
@@ -73,6 +76,8 @@ interface RoutingDeps {
   undo: (entry: AllocationEntry) => Promise<void>;
   /** reload: configure (a few quick attempts; the announcer retries). status: show protocols. */
   bird: { reload: BirdControl; status: BirdControl };
+  /** The BFD speaker's control socket (with settings.bfdConfigPath). */
+  bfd?: BirdControl;
   settings: RoutingSettings;
   /** Default: GET from the API server. */
   readSecret?: SecretReader;
@@ -84,6 +89,8 @@ interface RoutingDeps {
 export class Routing {
   readonly status: NodeStatusReporter;
   private readonly announcer: BirdAnnouncer;
+  private readonly bfdAnnouncer: BirdAnnouncer | undefined;
+  private bfdWarnings = '';
   private readonly anycast: AnycastReconciler;
   private readonly sweeper: OrphanSweeper;
   private readonly passwords: PeerPasswords;
@@ -117,6 +124,19 @@ export class Routing {
         this.status.refresh();
       },
     });
+    if (settings.bfdConfigPath && deps.bfd) {
+      this.bfdAnnouncer = new BirdAnnouncer({
+        configPath: settings.bfdConfigPath,
+        control: deps.bfd,
+        logger,
+        render: renderBfdSpeakerConfig,
+        onState: (state) =>
+          logger.info('BFD speaker state changed', {
+            state: state.status,
+            ...('message' in state ? { error: state.message } : {}),
+          }),
+      });
+    }
     this.anycast = new AnycastReconciler({
       datapath: deps.datapath,
       desired: () => this.plan?.anycast,
@@ -220,6 +240,7 @@ export class Routing {
     for (const c of this.cleanups.splice(0)) c();
     await Promise.all([this.passTask.stop(), this.sweepTask.stop(), this.refreshTask.stop()]);
     await this.announcer.close();
+    await this.bfdAnnouncer?.close();
     await this.status.stop();
   }
 
@@ -290,17 +311,26 @@ export class Routing {
     const { spec } = state.nodeConfig;
     const { settings, logger, nodeName } = this.deps;
     const before = this.peers;
-    this.peers = await this.passwords.resolve(spec.bgp.peers);
-    for (const w of peerWarnings(before, this.peers)) this.deps.warn?.(w.reason, w.note);
-    if (!settings.routerIdOverride && !spec.bgp.routerID) {
+    if ((!settings.routerIdOverride && !spec.bgp.routerID) || spec.bgp.peers.some(needsBfdSource)) {
       try {
         this.nodeAddresses = await readNodeAddresses(this.deps.transport, nodeName);
       } catch (error) {
-        logger.warn('cannot read the Node for its address; router ID unchanged', {
+        logger.warn('cannot read the Node for its address; router ID and BFD sources unchanged', {
           error: String(error),
         });
       }
     }
+    // Before the passwords: a multihop BFD peer is only valid for BIRD with its source.
+    const sourced = withBfdSources(spec.bgp.peers, this.nodeAddresses);
+    const bfdWarnings = sourced.warnings.join('\n');
+    if (bfdWarnings && bfdWarnings !== this.bfdWarnings)
+      for (const note of sourced.warnings) {
+        logger.warn(note);
+        this.deps.warn?.('BfdNotConfigured', note);
+      }
+    this.bfdWarnings = bfdWarnings;
+    this.peers = await this.passwords.resolve(sourced.peers);
+    for (const w of peerWarnings(before, this.peers)) this.deps.warn?.(w.reason, w.note);
     const choice = chooseRouterId({
       override: settings.routerIdOverride,
       specRouterId: spec.bgp.routerID,
@@ -328,10 +358,17 @@ export class Routing {
         warnings: plan.warnings,
       });
     this.warnings = warnings;
-    if (this.routerId)
-      this.announcer.announce(
-        toBirdModel({ plan, spec, routerId: this.routerId.routerId, peers: this.peers.peers }),
-      );
+    if (this.routerId) {
+      const model = toBirdModel({
+        plan,
+        spec,
+        routerId: this.routerId.routerId,
+        peers: this.peers.peers,
+      });
+      // With a BFD speaker, BFD runs there and the BGP BIRD runs none of it.
+      this.announcer.announce(this.bfdAnnouncer ? withoutBfd(model) : model);
+      this.bfdAnnouncer?.announce(model);
+    }
     await this.anycast.reconcile();
     this.status.refresh();
   }

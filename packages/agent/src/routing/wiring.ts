@@ -17,12 +17,18 @@ export function birdControls(socketPath: string): { reload: BirdControl; status:
   };
 }
 
+/** The BFD speaker's control socket: reloads only (its status is not polled). */
+export function bfdControl(socketPath: string): BirdControl {
+  return new BirdClient({ socketPath, attempts: 1 });
+}
+
 /** Beside the allocation store: the last BGP password read from each Secret (0600). */
 const PASSWORD_FILE = 'bgp-passwords.json';
 
 export function routingSettings(config: AgentConfig): RoutingSettings {
   return {
     birdConfigPath: config.birdConfigPath,
+    ...(config.bfdConfigPath ? { bfdConfigPath: config.bfdConfigPath } : {}),
     ...(config.routerId ? { routerIdOverride: config.routerId } : {}),
     orphanGraceMs: config.orphanGraceMs,
     sweepPeriodMs: config.sweepPeriodMs,
