@@ -62,6 +62,7 @@ describe('helm lint and template', () => {
       'ClusterRoleBinding/flock-agent',
       'ClusterRoleBinding/flock-operator',
       'DaemonSet/flock-agent',
+      'DaemonSet/flock-bfd',
       'Deployment/flock-operator',
       'PodDisruptionBudget/flock-operator',
       // No BGP password Secrets named: no Role on Secrets at all.
@@ -95,6 +96,25 @@ describe('helm lint and template', () => {
         },
       },
     });
+  });
+
+  it('runs BFD in a speaker DaemonSet of its own (OnDelete, no API access), or in the agent when off', async () => {
+    const on = parseObjects(await helmTemplate());
+    const speaker = find(on, 'DaemonSet', 'flock-bfd') as unknown as {
+      spec: { updateStrategy: { type: string }; template: { spec: Record<string, unknown> } };
+    };
+    expect(speaker.spec.updateStrategy.type).toBe('OnDelete');
+    expect(speaker.spec.template.spec).toMatchObject({
+      hostNetwork: true,
+      automountServiceAccountToken: false,
+    });
+    const bfdArgs = ['--bfd-config=/run/flock/bfd/bfd.conf', '--bfd-socket=/run/flock/bfd/bird.ctl'];
+    const agentArgs = (objects: ReturnType<typeof parseObjects>) =>
+      container(podSpec(objects, 'DaemonSet', 'flock-agent').containers, 'agent').args ?? [];
+    expect(agentArgs(on)).toEqual(expect.arrayContaining(bfdArgs));
+    const off = parseObjects(await helmTemplate(['--set', 'bfdSpeaker.enabled=false']));
+    expect(off.some((o) => o.kind === 'DaemonSet' && o.metadata.name === 'flock-bfd')).toBe(false);
+    expect(agentArgs(off).filter((a) => a.startsWith('--bfd-'))).toEqual([]);
   });
 
   it('renders non-trivial values as in the golden file, and they take effect', async () => {
@@ -133,6 +153,7 @@ describe('helm lint and template', () => {
       ],
       [['--set', 'operator.image.digest=sha256:xyz'], [/\/operator\/image\/digest/]],
       [['--set', 'agent.extraArgs={oops}'], [/\/agent\/extraArgs\/0/]],
+      [['--set', 'bfdSpeaker.updateStrategy=Never'], [/\/bfdSpeaker\/updateStrategy/]],
     ];
     for (const [args, patterns] of cases) {
       const stderr = await helmFails(['template', 'flock', CHART, ...args]);

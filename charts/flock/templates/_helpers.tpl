@@ -1,4 +1,4 @@
-{{/* Names: <fullname>-operator, <fullname>-agent. */}}
+{{/* Names: <fullname>-operator, <fullname>-agent, <fullname>-bfd. */}}
 {{- define "flock.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
@@ -18,6 +18,7 @@
 
 {{- define "flock.operator.name" -}}{{ include "flock.fullname" . }}-operator{{- end -}}
 {{- define "flock.agent.name" -}}{{ include "flock.fullname" . }}-agent{{- end -}}
+{{- define "flock.bfd.name" -}}{{ include "flock.fullname" . }}-bfd{{- end -}}
 
 {{- define "flock.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
@@ -34,6 +35,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{- define "flock.agent.selector" -}}
 app.kubernetes.io/name: {{ include "flock.name" . }}-agent
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "flock.bfd.selector" -}}
+app.kubernetes.io/name: {{ include "flock.name" . }}-bfd
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
