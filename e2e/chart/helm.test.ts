@@ -108,7 +108,10 @@ describe('helm lint and template', () => {
       hostNetwork: true,
       automountServiceAccountToken: false,
     });
-    const bfdArgs = ['--bfd-config=/run/flock/bfd/bfd.conf', '--bfd-socket=/run/flock/bfd/bird.ctl'];
+    const bfdArgs = [
+      '--bfd-config=/run/flock/bfd/bfd.conf',
+      '--bfd-socket=/run/flock/bfd/bird.ctl',
+    ];
     const agentArgs = (objects: ReturnType<typeof parseObjects>) =>
       container(podSpec(objects, 'DaemonSet', 'flock-agent').containers, 'agent').args ?? [];
     expect(agentArgs(on)).toEqual(expect.arrayContaining(bfdArgs));
