@@ -38,6 +38,12 @@ const benches = [
     ['npx', ['nx', 'run', 'e2e:build', '--outputStyle=static']],
     ['node', ['e2e/dist/lab/bench/announcements.js']],
   ],
+  // A 3-node lab: 20 node deaths -> every route of the node gone from the router (BFD).
+  [
+    'lab: node failure -> routes withdrawn at the router (root, cluster)',
+    ['npx', ['nx', 'run', 'e2e:build', '--outputStyle=static']],
+    ['node', ['e2e/dist/lab/bench/node-failure.js']],
+  ],
   // The same lab installed by the chart: 60 pods through kubelet + containerd, flock vs ptp.
   [
     'lab: pod start-up vs ptp + host-local, agent container start (root, cluster)',

@@ -198,11 +198,12 @@ export class Lab {
     this.step('sample Pool');
     await this.apply(POOLS, samplePool(this.nodePrefix4));
     if (!helm) {
-      this.step('agents (each waits for its NodeConfig) and their BIRDs');
+      this.step('agents (each waits for its NodeConfig), their BIRDs and BFD speakers');
       await Promise.all(
         this.nodes.map(async (node) => {
           await node.startAgent(this.options.agentArgs);
           await node.startBird();
+          await node.startBfdSpeaker();
         }),
       );
     }

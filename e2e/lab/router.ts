@@ -1,6 +1,7 @@
 // The lab's top-of-rack router: one namespace, a veth to every node, its own addresses on the
 // loopback, and BIRD with one BGP session per node (multihop, over IPv6, from that address)
-// that imports everything the nodes announce into the router's kernel table. IPv4 rides the
+// that imports everything the nodes announce into the router's kernel table, each session tied
+// to a BFD session with the node's BFD speaker (bfd on). IPv4 rides the
 // same sessions with IPv6 next hops (extended next hop), as the nodes announce it; equal
 // paths from several nodes (anycast) become one multipath route.
 import { writeFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import {
   CP_ADDR6,
   CP_ROUTER4,
   CP_ROUTER6,
+  LAB_BFD,
   NODE_ASN,
   ROUTER_ASN,
   ROUTER_ID4,
@@ -51,6 +53,7 @@ export function routerBirdConfig(nodes: readonly NodePlan[]): string {
   neighbor ${canonicalIp(n.node6)} as ${NODE_ASN};
   multihop 2;
   hold time 9; keepalive time 3; connect delay time 1; connect retry time 1; error wait time 1,5;
+  bfd on;
   ipv6 { import all; export none; };
   ipv4 { import all; export none; extended next hop on; igp table master6; };
 }
@@ -63,6 +66,11 @@ protocol device {}
 protocol direct { ipv6; }
 protocol kernel { merge paths on; ipv6 { import none; export where source = RTS_BGP; }; }
 protocol kernel { merge paths on; ipv4 { import none; export where source = RTS_BGP; }; }
+# BFD on every node session (multihop, from the router's loopback), at the sample Pool's timers:
+# a silent node is withdrawn within ${LAB_BFD.multiplier} × ${LAB_BFD.minRxIntervalMs} ms.
+protocol bfd {
+  multihop { min rx interval ${LAB_BFD.minRxIntervalMs} ms; min tx interval ${LAB_BFD.minTxIntervalMs} ms; multiplier ${LAB_BFD.multiplier}; };
+}
 ${sessions.join('')}`;
 }
 
@@ -174,12 +182,29 @@ export class LabRouter {
 
   /** BGP state of each node session (`node1` → `Established`, `Active`, ...). */
   async sessions(): Promise<Map<string, string>> {
-    if (!this.bird) throw new Error('the router BIRD is not running');
-    const client = new BirdClient({ socketPath: this.bird.paths.socketPath, attempts: 3 });
-    const rows = await client.showProtocols();
+    const rows = await this.client().showProtocols();
     return new Map(
       rows.filter((r) => r.proto === 'BGP').map((r) => [r.name, r.info.split(/\s+/)[0] ?? '']),
     );
+  }
+
+  /** The router's BFD session with one node (`Up`, `Down`, ...; undefined: none). */
+  async bfdState(nodeAddress: string): Promise<string | undefined> {
+    const want = canonicalIp(nodeAddress);
+    const sessions = await this.client().showBfdSessions();
+    return sessions.find((s) => canonicalIp(s.address) === want)?.state;
+  }
+
+  /** Is a node session Established with no graceful restart still pending (End-of-RIB seen)? */
+  async recovered(protocol: string): Promise<boolean> {
+    const reply = await this.client().command(`show protocols all ${protocol}`);
+    const text = reply.lines.map((l) => l.text).join('\n');
+    return /BGP state:\s+Established/.test(text) && !/Neighbor graceful restart active/.test(text);
+  }
+
+  private client(): BirdClient {
+    if (!this.bird) throw new Error('the router BIRD is not running');
+    return new BirdClient({ socketPath: this.bird.paths.socketPath, attempts: 3 });
   }
 
   /** Record every route change in the router's kernel (`ip monitor route`) until stopped. */

@@ -296,27 +296,37 @@ describe('security in the lab', () => {
 });
 
 describe('scenario 4: BIRD and agent restarts', () => {
-  it('BIRD killed and restarted: its routes are back on the router, the agent untouched', async () => {
+  it('BIRD killed and restarted (bird -R): the BFD speaker keeps BFD up, the router deletes no route of the node, the agent untouched', async () => {
     const plan = lab.plans[0]!;
     const node = lab.node(plan.name);
     const agentPid = node.agent!.child.pid;
     const before = (await lab.router!.routes()).filter((r) => r.via.includes(plan.node6));
     expect(before.length).toBeGreaterThanOrEqual(2);
-    node.killBird();
-    await eventually(
-      'the router session to the node is down',
-      async () => (await lab.router!.sessions()).get(plan.routerIf) !== 'Established',
-      { timeoutMs: 30_000 },
-    );
-    await node.startBird();
-    await eventually(
-      'the session is back with every route',
-      async () => {
-        if ((await lab.router!.sessions()).get(plan.routerIf) !== 'Established') return false;
-        const now = (await lab.router!.routes()).filter((r) => r.via.includes(plan.node6));
-        return JSON.stringify(now) === JSON.stringify(before);
-      },
-      { timeoutMs: 60_000 },
+    const monitor = lab.router!.monitorRoutes();
+    await delay(500);
+    try {
+      node.killBird();
+      await eventually(
+        'the router session to the node is down (bridged as a graceful restart)',
+        async () => (await lab.router!.sessions()).get(plan.routerIf) !== 'Established',
+        { timeoutMs: 30_000 },
+      );
+      expect(await lab.router!.bfdState(plan.node6)).toBe('Up');
+      await node.startBird(30_000, true);
+      await eventually(
+        'the session is back and its graceful restart over, with every route',
+        async () => {
+          if (!(await lab.router!.recovered(plan.routerIf))) return false;
+          const now = (await lab.router!.routes()).filter((r) => r.via.includes(plan.node6));
+          return JSON.stringify(now) === JSON.stringify(before);
+        },
+        { timeoutMs: 60_000 },
+      );
+    } finally {
+      monitor.stop();
+    }
+    expect(monitor.lines.filter((l) => l.startsWith('Deleted') && l.includes(plan.node6))).toEqual(
+      [],
     );
     expect(node.agent!.child.pid).toBe(agentPid);
     expect(node.agent!.child.exitCode).toBeNull();

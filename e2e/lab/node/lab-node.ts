@@ -39,7 +39,10 @@ export class LabNode {
   kubeProxy: Daemon | undefined;
   agent: Daemon | undefined;
   bird: BirdProcess | undefined;
+  /** The BFD speaker: a BIRD that runs only BFD, from the config the agent writes. */
+  bfd: BirdProcess | undefined;
   readonly birdPaths: BirdPaths;
+  readonly bfdPaths: BirdPaths;
   readonly socketPath: string;
   readonly cgroup: NodeCgroup;
   /** The agent's extra flags (kept for restarts). */
@@ -55,6 +58,11 @@ export class LabNode {
       configPath: join(dir, 'bird.conf'),
       socketPath: join(dir, 'bird.ctl'),
       pidPath: join(dir, 'bird.pid'),
+    };
+    this.bfdPaths = {
+      configPath: join(dir, 'bfd.conf'),
+      socketPath: join(dir, 'bfd.ctl'),
+      pidPath: join(dir, 'bfd.pid'),
     };
     this.socketPath = join(dir, 'run', 'cni.sock');
     // Named after the node's network namespace (unique), so two labs on one machine never share
@@ -191,28 +199,48 @@ export class LabNode {
       ...['--socket', this.socketPath, '--store', join(this.dir, 'lib', 'allocations.json')],
       ...['--health-port', '0', '--resync', '5s'],
       ...['--bird-config', this.birdPaths.configPath, '--bird-socket', this.birdPaths.socketPath],
+      ...['--bfd-config', this.bfdPaths.configPath, '--bfd-socket', this.bfdPaths.socketPath],
       ...extraArgs,
     ]);
     await waitForLog(this.agent, `agent of ${this.plan.name}`, 'start-up: ready', timeoutMs);
   }
 
-  /** Start BIRD in the node once the agent has written bird.conf. */
-  async startBird(timeoutMs = 30_000): Promise<void> {
+  /** Start BIRD in the node once the agent has written bird.conf (`recover`: bird -R). */
+  async startBird(timeoutMs = 30_000, recover = false): Promise<void> {
+    this.bird = await this.startBirdFrom(this.birdPaths, timeoutMs, recover);
+  }
+
+  /** Start the BFD speaker once the agent has written its config. */
+  async startBfdSpeaker(timeoutMs = 30_000): Promise<void> {
+    this.bfd = await this.startBirdFrom(this.bfdPaths, timeoutMs, false);
+  }
+
+  private async startBirdFrom(
+    paths: BirdPaths,
+    timeoutMs: number,
+    recover: boolean,
+  ): Promise<BirdProcess> {
     const deadline = Date.now() + timeoutMs;
     while (
-      !(await access(this.birdPaths.configPath).then(
+      !(await access(paths.configPath).then(
         () => true,
         () => false,
       ))
     ) {
-      if (Date.now() > deadline) throw new Error(`agent of ${this.plan.name} wrote no bird.conf`);
+      if (Date.now() > deadline)
+        throw new Error(`agent of ${this.plan.name} wrote no ${paths.configPath}`);
       await delay(200);
     }
-    this.bird = await BirdProcess.start((f, a) => {
-      const child = this.ns.spawn(f, a);
-      if (child.pid !== undefined) void this.cgroup.adopt(child.pid);
-      return child;
-    }, this.birdPaths);
+    return BirdProcess.start(
+      (f, a) => {
+        const child = this.ns.spawn(f, a);
+        if (child.pid !== undefined) void this.cgroup.adopt(child.pid);
+        return child;
+      },
+      paths,
+      10_000,
+      { recover },
+    );
   }
 
   /** BIRD dies (SIGKILL); the agent and the pods stay. */
@@ -246,6 +274,7 @@ export class LabNode {
   async powerOff(): Promise<void> {
     await this.cgroup.killAll();
     this.bird = undefined;
+    this.bfd = undefined;
     await this.ns.enter('ip', ['link', 'set', 'uplink', 'down']);
   }
 
@@ -265,12 +294,15 @@ export class LabNode {
     await this.startKubeProxy();
     await this.startAgent();
     await this.startBird();
+    await this.startBfdSpeaker();
   }
 
   async destroy(): Promise<void> {
     for (const d of [this.kubelet, this.kubeProxy, this.agent]) await stopDaemon(d);
     await this.bird?.stop();
+    await this.bfd?.stop();
     this.bird = undefined;
+    this.bfd = undefined;
     await this.cgroup.remove();
     await this.ns.destroy();
   }

@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+// Lab benchmark (issue #21): a node dies → every route of that node is gone from the router.
+//   node e2e/dist/lab/bench/node-failure.js [--kills N] [--bfd on|off]
+// A lab of 3 nodes (agents, BIRDs and BFD speakers as processes). N times (default 20), round
+// robin over the nodes, the node loses power (LabNode.powerOff: every process of its cgroup tree
+// killed, its uplink down); `ip -ts monitor route` in the router namespace stamps each deletion,
+// and the figure is the time from the power-off to the deletion of the node's last route (its
+// /64 and its IPv4 slice). Then the node boots again (LabNode.reboot), and the next kill waits
+// until the router has its routes back and its BFD session is Up. `--bfd off` takes BFD out of
+// the sample Pool first: the router then keeps the routes until BGP's hold time, or as a
+// graceful-restart helper until the restart time (about two minutes a kill: use a small N).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { canonicalCidr } from '@flock/bird';
+import { POOLS, createLogger } from '@flock/kube';
+import { eventually, table } from '@flock/testkit';
+import { Lab } from '../lab.js';
+import { samplePool } from '../plan.js';
+
+const NODES = 3;
+const arg = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const KILLS = Number(arg('--kills') ?? 20);
+if (!Number.isInteger(KILLS) || KILLS < 1 || KILLS > 500) throw new Error('--kills: 1..500');
+const BFD = arg('--bfd') ?? 'on';
+if (BFD !== 'on' && BFD !== 'off') throw new Error('--bfd: on or off');
+
+/** `ip -ts monitor route`: "[2026-12-02T02:35:15.460772] Deleted 2001:db8:100::/64 via ...". */
+function deletion(line: string): { at: number; prefix: string; via: string } | undefined {
+  const m = /^\[([0-9T:.-]+)\] Deleted (\S+) .*via (?:inet6 )?(\S+)/.exec(line);
+  if (!m) return undefined;
+  return { at: Date.parse(m[1]!), prefix: canonicalCidr(m[2]!), via: m[3]! };
+}
+
+/** A Pool without BFD on its peers (the `--bfd off` comparison). */
+function poolWithoutBfd(): object {
+  const pool = samplePool() as { spec: { bgp: { peers: Record<string, unknown>[] } } };
+  for (const peer of pool.spec.bgp.peers) {
+    delete peer['bfd'];
+    delete peer['bfdTimers'];
+  }
+  return pool;
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'flock-lab-bench-node-failure-'));
+  const lab = new Lab({ nodes: NODES, dir, log: createLogger('lab', 'error') });
+  const say = (l: string) => console.error(`node-failure bench: ${l}`);
+  const ms: number[] = [];
+  try {
+    await lab.up();
+    const router = lab.router!;
+    if (BFD === 'off') {
+      await lab.apply(POOLS, poolWithoutBfd());
+      await delay(5_000); // the agents re-render; the router's BFD sessions stay Down
+    }
+    const monitor = router.monitorRoutes(['-ts']);
+    for (let k = 0; k < KILLS; k++) {
+      const plan = lab.plans[k % NODES]!;
+      const node = lab.node(plan.name);
+      const routes = await eventually(
+        `${plan.name}: its routes at the router${BFD === 'on' ? ', BFD Up' : ''}`,
+        async () => {
+          if (BFD === 'on' && (await router.bfdState(plan.node6)) !== 'Up') return undefined;
+          const mine = (await router.routes()).filter((r) => r.via.includes(plan.node6));
+          return mine.length >= 2 ? mine.map((r) => r.prefix) : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 200 },
+      );
+      const from = monitor.lines.length;
+      const killedAt = Date.now();
+      await node.powerOff();
+      const gone = await eventually(
+        `${plan.name}: every route deleted at the router`,
+        () => {
+          const deleted = monitor.lines
+            .slice(from)
+            .map(deletion)
+            .filter((d) => d !== undefined && routes.includes(d.prefix));
+          const last = new Map(deleted.map((d) => [d!.prefix, d!.at]));
+          return Promise.resolve(
+            last.size === routes.length ? Math.max(...last.values()) : undefined,
+          );
+        },
+        { timeoutMs: 300_000, intervalMs: 20 },
+      );
+      ms.push(gone - killedAt);
+      say(`kill ${k + 1}/${KILLS} (${plan.name}): ${gone - killedAt} ms`);
+      await node.reboot();
+    }
+    monitor.stop();
+    const timers = BFD === 'on' ? 'BFD 200 ms × 3' : 'no BFD, hold 9 s, graceful restart';
+    console.log(
+      table(
+        `node death → every route of the node deleted at the router (${timers}), ${KILLS} kills`,
+        [{ name: `BFD ${BFD}`, ms }],
+        [],
+      ),
+    );
+  } finally {
+    await lab.down();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
