@@ -44,7 +44,8 @@ describe('helm install onto real nodes', () => {
             (c) => c.ready,
           ),
         );
-        return ready.length === all.length && all.length === 4 ? all : undefined;
+        // An agent and a BFD speaker a node, two operators.
+        return ready.length === all.length && all.length === 6 ? all : undefined;
       },
       { timeoutMs: 180_000, intervalMs: 1_000 },
     );
@@ -106,8 +107,24 @@ describe('helm install onto real nodes', () => {
       const [agent] = await containerProcesses(node, (a) =>
         a.some((x) => x.endsWith('agent/dist/main.js')),
       );
-      const [bird] = await containerProcesses(node, (a) => a[0] === '/usr/sbin/bird');
-      expect(agent && bird, `agent and BIRD on ${node.plan.name}`).toBeTruthy();
+      const bgpBird = (a: string[]) =>
+        a[0] === '/usr/sbin/bird' && a.includes('/run/bird/bird.ctl');
+      const bfdBird = (a: string[]) =>
+        a[0] === '/usr/sbin/bird' && a.includes('/run/flock/bfd/bird.ctl');
+      const [bird] = await containerProcesses(node, bgpBird);
+      const [bfd] = await containerProcesses(node, bfdBird);
+      expect(agent && bird && bfd, `agent, BIRD and BFD speaker on ${node.plan.name}`).toBeTruthy();
+      // The BFD speaker: BIRD for BFD only, NET_ADMIN (socket priority), no API token, one mount.
+      const speaker = await processPrivileges(bfd!.pid);
+      expect(speaker).toMatchObject({ capabilities: ['NET_ADMIN'], uid: 0, readOnlyRoot: true });
+      expect(
+        speaker.mountPoints.filter(
+          (m) =>
+            m !== '/' &&
+            !/^\/(proc|dev|sys)(\/|$)/.test(m) &&
+            !['/etc/hosts', '/etc/hostname', '/etc/resolv.conf'].includes(m),
+        ),
+      ).toEqual(['/run/flock/bfd']);
       const a = await processPrivileges(agent!.pid);
       expect(a).toMatchObject({
         capabilities: ['NET_ADMIN', 'SYS_ADMIN'],
