@@ -96,11 +96,14 @@ export function nodePlan(index: number): NodePlan {
 }
 
 /**
- * BFD timers of the lab's sessions (sample Pool and router alike): a silent node is detected
- * within 3 × 200 ms. Faster than flock's 300 ms default, for the ≤ 1 s withdrawal the lab
- * measures with room for a loaded machine (docs/announcements.md: timers and their cost).
+ * BFD timers of the sample Pool: flock's default, 300 ms × 3 (a silent node is detected within
+ * 0.9 s). The router offers ROUTER_BFD, faster, so that the node's side sets the pace: the
+ * node-failure benchmark runs its Pool at 200 ms × 3. On this 2-core machine shared with other
+ * builds, 200 ms sessions flapped while pods started (docs/announcements.md: timers and their
+ * cost), so the tests keep the default.
  */
-export const LAB_BFD = { minRxIntervalMs: 200, minTxIntervalMs: 200, multiplier: 3 };
+export const LAB_BFD = { minRxIntervalMs: 300, minTxIntervalMs: 300, multiplier: 3 };
+export const ROUTER_BFD = { minRxIntervalMs: 200, minTxIntervalMs: 200, multiplier: 3 };
 
 /** The sample Pool: every node, a /64 and a /26 each, pinned and anycast ranges, BGP to the router. */
 export function samplePool(nodePrefix4 = NODE_PREFIX4): object {

@@ -14,7 +14,7 @@ import {
   CP_ADDR6,
   CP_ROUTER4,
   CP_ROUTER6,
-  LAB_BFD,
+  ROUTER_BFD,
   NODE_ASN,
   ROUTER_ASN,
   ROUTER_ID4,
@@ -66,10 +66,10 @@ protocol device {}
 protocol direct { ipv6; }
 protocol kernel { merge paths on; ipv6 { import none; export where source = RTS_BGP; }; }
 protocol kernel { merge paths on; ipv4 { import none; export where source = RTS_BGP; }; }
-# BFD on every node session (multihop, from the router's loopback), at the sample Pool's timers:
-# a silent node is withdrawn within ${LAB_BFD.multiplier} × ${LAB_BFD.minRxIntervalMs} ms.
+# BFD on every node session (multihop, from the router's loopback). The interval in force is
+# the slower of the two sides': the router offers ${ROUTER_BFD.minRxIntervalMs} ms, the node's Pool decides.
 protocol bfd {
-  multihop { min rx interval ${LAB_BFD.minRxIntervalMs} ms; min tx interval ${LAB_BFD.minTxIntervalMs} ms; multiplier ${LAB_BFD.multiplier}; };
+  multihop { min rx interval ${ROUTER_BFD.minRxIntervalMs} ms; min tx interval ${ROUTER_BFD.minTxIntervalMs} ms; multiplier ${ROUTER_BFD.multiplier}; };
 }
 ${sessions.join('')}`;
 }

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // Lab benchmark (issue #21): a node dies → every route of that node is gone from the router.
-//   node e2e/dist/lab/bench/node-failure.js [--kills N] [--bfd on|off]
+//   node e2e/dist/lab/bench/node-failure.js [--kills N] [--interval MS] [--bfd on|off]
 // A lab of 3 nodes (agents, BIRDs and BFD speakers as processes). N times (default 20), round
 // robin over the nodes, the node loses power (LabNode.powerOff: every process of its cgroup tree
 // killed, its uplink down); `ip -ts monitor route` in the router namespace stamps each deletion,
 // and the figure is the time from the power-off to the deletion of the node's last route (its
 // /64 and its IPv4 slice). Then the node boots again (LabNode.reboot), and the next kill waits
-// until the router has its routes back and its BFD session is Up. `--bfd off` takes BFD out of
-// the sample Pool first: the router then keeps the routes until BGP's hold time, or as a
-// graceful-restart helper until the restart time (about two minutes a kill: use a small N).
+// until the router has its routes back and its BFD session is Up. The Pool's BFD runs at
+// `--interval MS` × 3 (default 200; the sample Pool's own is 300). `--bfd off` takes BFD out of
+// the Pool instead: the router then keeps the routes as a graceful-restart helper until the
+// restart time (about two minutes a kill: use a small N).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +29,9 @@ const KILLS = Number(arg('--kills') ?? 20);
 if (!Number.isInteger(KILLS) || KILLS < 1 || KILLS > 500) throw new Error('--kills: 1..500');
 const BFD = arg('--bfd') ?? 'on';
 if (BFD !== 'on' && BFD !== 'off') throw new Error('--bfd: on or off');
+const INTERVAL = Number(arg('--interval') ?? 200);
+if (!Number.isInteger(INTERVAL) || INTERVAL < 50 || INTERVAL > 10_000)
+  throw new Error('--interval: 50..10000 ms');
 
 /** `ip -ts monitor route`: "[2026-12-02T02:35:15.460772] Deleted 2001:db8:100::/64 via ...". */
 function deletion(line: string): { at: number; prefix: string; via: string } | undefined {
@@ -36,12 +40,16 @@ function deletion(line: string): { at: number; prefix: string; via: string } | u
   return { at: Date.parse(m[1]!), prefix: canonicalCidr(m[2]!), via: m[3]! };
 }
 
-/** A Pool without BFD on its peers (the `--bfd off` comparison). */
-function poolWithoutBfd(): object {
+/** The sample Pool with its peers' BFD at INTERVAL × 3, or without BFD (`--bfd off`). */
+function benchPool(): object {
   const pool = samplePool() as { spec: { bgp: { peers: Record<string, unknown>[] } } };
   for (const peer of pool.spec.bgp.peers) {
     delete peer['bfd'];
     delete peer['bfdTimers'];
+    if (BFD === 'on') {
+      peer['bfd'] = true;
+      peer['bfdTimers'] = { minRxIntervalMs: INTERVAL, minTxIntervalMs: INTERVAL, multiplier: 3 };
+    }
   }
   return pool;
 }
@@ -54,10 +62,8 @@ async function main(): Promise<void> {
   try {
     await lab.up();
     const router = lab.router!;
-    if (BFD === 'off') {
-      await lab.apply(POOLS, poolWithoutBfd());
-      await delay(5_000); // the agents re-render; the router's BFD sessions stay Down
-    }
+    await lab.apply(POOLS, benchPool());
+    await delay(5_000); // the agents and speakers re-render (sessions renegotiate their interval)
     const monitor = router.monitorRoutes(['-ts']);
     for (let k = 0; k < KILLS; k++) {
       const plan = lab.plans[k % NODES]!;
@@ -93,7 +99,7 @@ async function main(): Promise<void> {
       await node.reboot();
     }
     monitor.stop();
-    const timers = BFD === 'on' ? 'BFD 200 ms × 3' : 'no BFD, hold 9 s, graceful restart';
+    const timers = BFD === 'on' ? `BFD ${INTERVAL} ms × 3` : 'no BFD, hold 9 s, graceful restart';
     console.log(
       table(
         `node death → every route of the node deleted at the router (${timers}), ${KILLS} kills`,
