@@ -278,6 +278,7 @@ describe('helm install onto real nodes', () => {
     // Gone: the workloads, the accounts and their RBAC.
     for (const [kind, name] of [
       ['daemonset', 'flock-agent'],
+      ['daemonset', 'flock-bfd'],
       ['deployment', 'flock-operator'],
       ['serviceaccount', 'flock-agent'],
       ['serviceaccount', 'flock-operator'],
@@ -321,12 +322,24 @@ describe('helm install onto real nodes', () => {
       const tables = await node.ns.enter('nft', ['list', 'tables']);
       expect(tables.stdout).toContain('table inet flock');
     }
-    // The pods keep their addresses and routes, and the routers keep the node's routes as
-    // stale (BIRD left without a Cease): they are still served.
-    const state = (await readState(dir))!;
-    for (const pod of pods)
-      for (const { ip } of pod.status!.podIPs!)
-        expect(await probeFromRouter(state, ip)).toEqual({ ok: true, reply: pod.metadata.name });
+    // The pods keep their addresses and their routes on the node; the BFD speakers left with
+    // the release, so the router saw BFD Down and withdrew every node's routes at once.
+    for (const pod of pods) {
+      const node = lab.node(pod.spec.nodeName!);
+      for (const { ip } of pod.status!.podIPs!) {
+        const route = await node.ns.enter('ip', [
+          ip.includes(':') ? '-6' : '-4',
+          'route',
+          'show',
+          ip,
+        ]);
+        expect(route.stdout, `${ip} routed on its node`).toMatch(/dev flock/);
+      }
+    }
+    await eventually('the router withdrew every node route', async () => {
+      const learned = await lab.router!.routes();
+      return lab.plans.every((p) => !learned.some((r) => r.via.includes(p.node6)));
+    });
   });
 });
 
