@@ -10,6 +10,7 @@ import { NODECONFIGS, objectPath, silentLogger } from '@flock/kube';
 import { eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Lab } from './lab.js';
+import { isPodReady } from './pod-list.js';
 import { SAMPLE_PINNED6, sampleDeployment, samplePinned } from './plan.js';
 import { readState } from './state.js';
 import { probeFromRouter } from './status.js';
@@ -180,11 +181,7 @@ describe('scenario 3: the 2026-08-16 blackhole (a pinned pod evicted from a node
         const pods = await listPods(lab, 'default', 'app=pinned');
         return pods.find(
           (p) =>
-            p.metadata.name !== old!.metadata.name &&
-            p.spec.nodeName === b.name &&
-            (p.status?.conditions as { type: string; status: string }[] | undefined)?.some(
-              (c) => c.type === 'Ready' && c.status === 'True',
-            ),
+            p.metadata.name !== old!.metadata.name && p.spec.nodeName === b.name && isPodReady(p),
         );
       },
       { timeoutMs: 120_000, intervalMs: 100 },
