@@ -9,7 +9,7 @@ import { NodeConfig } from '@flock/api';
 import { NODECONFIGS, POOLS, objectPath, silentLogger } from '@flock/kube';
 import { eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLOCK_NAMESPACE, helmUninstall, helmUpgrade } from './helm.js';
+import { CHART, FLOCK_NAMESPACE, RELEASE, helm, helmSet } from './helm.js';
 import { Lab } from './lab.js';
 import { containerProcesses, processPrivileges } from './node/processes.js';
 import { sampleDeployment } from './plan.js';
@@ -160,9 +160,10 @@ describe('helm install onto real nodes', () => {
       await eventually('the prober running', async () => watch.probed() || undefined, {
         timeoutMs: 10_000,
       });
-      await helmUpgrade(lab.cp!.kubeconfigPath, [
-        'agent.logLevel=debug',
-        'agent.bgpPasswordSecrets={bgp-tor}',
+      // The installed release, its values kept but these.
+      await helm(lab.cp!.kubeconfigPath, [
+        ...['upgrade', RELEASE, CHART, '--reuse-values'],
+        ...helmSet(['agent.logLevel=debug', 'agent.bgpPasswordSecrets={bgp-tor}']),
       ]);
       await eventually(
         'every agent pod replaced and Ready, and every node session Established again',
@@ -257,7 +258,9 @@ describe('helm install onto real nodes', () => {
 
   it('helm uninstall removes what docs/install.md says and leaves the rest, pods still served', async () => {
     const pods = await waitForPods(lab, 'default', 'app=web', 4);
-    await helmUninstall(lab.cp!.kubeconfigPath);
+    // Waiting for the release's pods to be gone.
+    const wait = ['--wait', '--timeout', '120s'];
+    await helm(lab.cp!.kubeconfigPath, ['uninstall', RELEASE, ...wait], 180_000);
     // Gone: the workloads, the accounts and their RBAC.
     for (const [kind, name] of [
       ['daemonset', 'flock-agent'],
