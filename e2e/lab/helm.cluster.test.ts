@@ -2,7 +2,7 @@
 // images built from images/*/Dockerfile, imported into each node's containerd, and
 // `helm install flock charts/flock`. The agents (and BIRD) run as the chart's DaemonSet, the
 // operator as its Deployment; no flock process runs outside a container.
-import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeConfig } from '@flock/api';
@@ -11,7 +11,12 @@ import { eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHART, FLOCK_NAMESPACE, RELEASE, helm, helmSet } from './helm.js';
 import { Lab } from './lab.js';
-import { containerProcesses, processPrivileges } from './node/processes.js';
+import {
+  FLOCK_ARGV,
+  containerProcesses,
+  nodeProcesses,
+  processPrivileges,
+} from './node/processes.js';
 import { sampleDeployment } from './plan.js';
 import { RouterWatch } from './router-watch.js';
 import { readState } from './state.js';
@@ -39,11 +44,7 @@ describe('helm install onto real nodes', () => {
       'the release running',
       async () => {
         const all = await listPods(lab, FLOCK_NAMESPACE, 'app.kubernetes.io/instance=flock');
-        const ready = all.filter((p) =>
-          (p.status?.['containerStatuses'] as { ready: boolean }[] | undefined)?.every(
-            (c) => c.ready,
-          ),
-        );
+        const ready = all.filter(allReady);
         return ready.length === all.length && all.length === 4 ? all : undefined;
       },
       { timeoutMs: 180_000, intervalMs: 1_000 },
@@ -54,23 +55,12 @@ describe('helm install onto real nodes', () => {
     );
     // Every flock process of every node is a container's: in the kubelet's kubepods tree, none
     // among the node's own daemons (its `system` cgroup).
-    const flockIn = async (pids: number[]) => {
-      const cmds = await Promise.all(
-        pids.map((pid) => readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')),
-      );
-      return cmds
-        .map((c) => c.split('\0'))
-        .filter(
-          (argv) =>
-            argv.some((a) => a.endsWith('agent/dist/main.js')) || /\/bird$/.test(argv[0] ?? ''),
-        )
-        .map((argv) => argv.join(' '));
-    };
+    const isFlock = (argv: string[]) => FLOCK_ARGV.agent(argv) || FLOCK_ARGV.bird(argv);
     for (const node of lab.nodes) {
-      expect(await flockIn(await node.cgroup.pids('system'))).toEqual([]);
-      const inPods = await flockIn(await node.cgroup.pids('kubepods'));
-      expect(inPods.some((c) => c.includes('agent/dist/main.js'))).toBe(true);
-      expect(inPods.some((c) => c.includes('bird'))).toBe(true);
+      expect(await nodeProcesses(node, 'system', isFlock)).toEqual([]);
+      const inPods = await containerProcesses(node, isFlock);
+      expect(inPods.some((p) => FLOCK_ARGV.agent(p.argv))).toBe(true);
+      expect(inPods.some((p) => FLOCK_ARGV.bird(p.argv))).toBe(true);
     }
   });
 
@@ -103,10 +93,8 @@ describe('helm install onto real nodes', () => {
   it('runs with least privilege: the capabilities, user, root file system and mounts the running containers have', async () => {
     const expectedAgentMounts = ['/etc/flock', '/run/bird', '/run/flock', '/run/netns', '/tmp'];
     for (const node of lab.nodes) {
-      const [agent] = await containerProcesses(node, (a) =>
-        a.some((x) => x.endsWith('agent/dist/main.js')),
-      );
-      const [bird] = await containerProcesses(node, (a) => a[0] === '/usr/sbin/bird');
+      const [agent] = await containerProcesses(node, FLOCK_ARGV.agent);
+      const [bird] = await containerProcesses(node, FLOCK_ARGV.bird);
       expect(agent && bird, `agent and BIRD on ${node.plan.name}`).toBeTruthy();
       const a = await processPrivileges(agent!.pid);
       expect(a).toMatchObject({
@@ -132,11 +120,7 @@ describe('helm install onto real nodes', () => {
       });
     }
     const operators = (
-      await Promise.all(
-        lab.nodes.map((n) =>
-          containerProcesses(n, (a) => a.some((x) => x.endsWith('operator/dist/main.js'))),
-        ),
-      )
+      await Promise.all(lab.nodes.map((n) => containerProcesses(n, FLOCK_ARGV.operator)))
     ).flat();
     expect(operators).toHaveLength(2);
     for (const op of operators)
@@ -216,9 +200,7 @@ describe('helm install onto real nodes', () => {
     const standby = operators.find((p) => p !== leader);
     expect(leader && standby, `leader ${holder} among ${operators.length} operators`).toBeTruthy();
     const node = lab.nodes.find((n) => n.plan.name === leader!.spec.nodeName)!;
-    const [proc] = await containerProcesses(node, (a) =>
-      a.some((x) => x.endsWith('operator/dist/main.js')),
-    );
+    const [proc] = await containerProcesses(node, FLOCK_ARGV.operator);
     process.kill(proc!.pid, 'SIGKILL');
     const killedAt = Date.now();
     await eventually(
