@@ -2,15 +2,13 @@
 // images built from images/*/Dockerfile, imported into each node's containerd, and
 // `helm install flock charts/flock`. The agents (and BIRD) run as the chart's DaemonSet, the
 // operator as its Deployment; no flock process runs outside a container.
-import { access, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NodeConfig } from '@flock/api';
-import { NODECONFIGS, POOLS, objectPath, silentLogger } from '@flock/kube';
-import { eventually, requireKernelTier } from '@flock/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NODECONFIGS, POOLS, objectPath } from '@flock/kube';
+import { eventually } from '@flock/testkit';
+import { describe, expect, it } from 'vitest';
 import { CHART, FLOCK_NAMESPACE, RELEASE, helm, helmSet } from './helm.js';
-import { Lab } from './lab.js';
 import {
   FLOCK_ARGV,
   containerProcesses,
@@ -22,20 +20,13 @@ import { RouterWatch } from './router-watch.js';
 import { readState } from './state.js';
 import { probeFromRouter } from './status.js';
 import { DEPLOYMENTS, labKubectl, listPods, waitForPods, type LabPod } from './workloads.js';
+import { startLab } from './test-lab.js';
 
-let lab: Lab;
-let dir: string;
-
-beforeAll(async () => {
-  requireKernelTier('bird', 'nsenter', 'flock-controlplane', 'kubectl', 'helm');
-  dir = await mkdtemp(join(tmpdir(), 'flock-lab-helm-'));
-  lab = new Lab({ nodes: 2, dir, log: silentLogger, install: 'helm' });
-  await lab.up();
-}, 600_000);
-
-afterAll(async () => {
-  await lab?.down();
-  if (dir) await rm(dir, { recursive: true, force: true });
+const { lab, dir } = startLab({
+  tmpPrefix: 'flock-lab-helm-',
+  tools: ['bird', 'nsenter', 'flock-controlplane', 'kubectl', 'helm'],
+  nodes: 2,
+  install: 'helm',
 });
 
 describe('helm install onto real nodes', () => {
