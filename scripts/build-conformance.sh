@@ -17,18 +17,9 @@ require_go build-conformance
 
 cd "$src"
 sources=(go.mod go.sum ./*.go)
-hash="$( (sha256sum "${sources[@]}"; sha256sum <"$root/scripts/build-conformance.sh"; sha256sum <"$root/scripts/go-lib.sh"; echo "$gover") | sha256sum | cut -c1-16)"
-out="$root/.cache/conformance/$hash"
+hash="$(go_build_hash "$root/scripts/build-conformance.sh" "${sources[@]}")"
 bins=(e2e-network.test ginkgo)
-mkdir -p "$root/.cache/bin"
-link_all() { for b in "${bins[@]}"; do ln -sfn "../conformance/$hash/$b" "$root/.cache/bin/$b"; done; }
-
-if [ -f "$out/.complete" ]; then
-  link_all
-  say "cached $out"
-  exit 0
-fi
-rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+use_cached_build conformance "$hash" "${bins[@]}"
 start=$SECONDS
 go mod download
 k8s="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)" # e.g. v1.36.3
@@ -38,9 +29,5 @@ say "building e2e-network.test (k8s.io/kubernetes $k8s test/e2e/network + netpol
 CGO_ENABLED=0 nice -n 10 go test -c -mod=readonly -trimpath -ldflags "$ldflags" -o "$out.tmp/e2e-network.test" .
 say "building ginkgo $(go list -m -f '{{.Version}}' github.com/onsi/ginkgo/v2)"
 CGO_ENABLED=0 nice -n 10 go build -mod=readonly -trimpath -ldflags "-s -w" -o "$out.tmp/ginkgo" github.com/onsi/ginkgo/v2/ginkgo
-touch "$out.tmp/.complete"
-rm -rf "$out" && mv "$out.tmp" "$out"
-link_all
-# Drop builds of older trees; the Go build cache keeps rebuilds quick.
-find "$root/.cache/conformance" -mindepth 1 -maxdepth 1 -type d ! -name "$hash" ! -name "$hash.tmp" -exec rm -rf {} +
+finish_build
 say "built ${bins[*]} in $((SECONDS - start))s"

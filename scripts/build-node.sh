@@ -22,20 +22,9 @@ command -v gcc >/dev/null 2>&1 || { say "gcc not found: apt-get install gcc libc
 
 k8sdir="$root/e2e/controlplane"
 ctrdir="$root/e2e/containerd"
-hash="$( (cd "$root" && sha256sum e2e/controlplane/go.mod e2e/controlplane/go.sum e2e/containerd/go.mod e2e/containerd/go.sum scripts/build-node.sh scripts/go-lib.sh; echo "$gover") | sha256sum | cut -c1-16)"
-out="$root/.cache/node/$hash"
+hash="$(cd "$root" && go_build_hash scripts/build-node.sh e2e/controlplane/go.mod e2e/controlplane/go.sum e2e/containerd/go.mod e2e/containerd/go.sum)"
 bins=(kubelet kube-proxy agnhost pause containerd containerd-shim-runc-v2 ctr crictl)
-mkdir -p "$root/.cache/bin"
-link_all() {
-  for b in "${bins[@]}" pause.version agnhost.version; do ln -sfn "../node/$hash/$b" "$root/.cache/bin/$b"; done
-}
-
-if [ -f "$out/.complete" ]; then
-  link_all
-  say "cached $out"
-  exit 0
-fi
-rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+use_cached_build node "$hash" "${bins[@]}" pause.version agnhost.version
 start=$SECONDS
 
 (cd "$k8sdir" && go mod download)
@@ -68,9 +57,5 @@ say "building crictl $crictl_version"
   -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$crictl_version" \
   "sigs.k8s.io/cri-tools/cmd/crictl@$crictl_version")
 
-touch "$out.tmp/.complete"
-rm -rf "$out" && mv "$out.tmp" "$out"
-link_all
-# Drop builds of older trees (~300 MB each); the Go build cache keeps rebuilds quick.
-find "$root/.cache/node" -mindepth 1 -maxdepth 1 -type d ! -name "$hash" -exec rm -rf {} +
+finish_build
 say "built ${bins[*]} in $((SECONDS - start))s"

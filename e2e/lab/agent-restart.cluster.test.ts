@@ -1,20 +1,14 @@
 // End-to-end scenario 6 on the whole lab: the agent of a node is restarted under running pods.
 // Traffic from the router to those pods keeps flowing the whole time, and nothing is
 // re-allocated: the pods keep their addresses, in the API and in the agent's store.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { silentLogger } from '@flock/kube';
-import { requireKernelTier } from '@flock/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Lab } from './lab.js';
+import { describe, expect, it } from 'vitest';
 import { sampleDeployment } from './plan.js';
 import { readState, type LabState } from './state.js';
 import { probeFromRouter } from './status.js';
 import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
-
-let lab: Lab;
-let dir: string;
+import { startLab } from './test-lab.js';
 
 const storeIps = async (nodeDir: string) =>
   (
@@ -25,18 +19,14 @@ const storeIps = async (nodeDir: string) =>
     .map((e) => `${e.pod}=${e.ip6}`)
     .sort();
 
-beforeAll(async () => {
-  requireKernelTier('bird', 'nsenter', 'flock-controlplane');
-  dir = await mkdtemp(join(tmpdir(), 'flock-lab-it-'));
-  lab = new Lab({ nodes: 2, dir, log: silentLogger });
-  await lab.up();
-  await lab.apply(DEPLOYMENTS, sampleDeployment(4));
-  await waitForPods(lab, 'default', 'app=web', 4);
-}, 600_000);
-
-afterAll(async () => {
-  await lab?.down();
-  if (dir) await rm(dir, { recursive: true, force: true });
+const { lab, dir } = startLab({
+  tmpPrefix: 'flock-lab-it-',
+  tools: ['bird', 'nsenter', 'flock-controlplane'],
+  nodes: 2,
+  setup: async (lab) => {
+    await lab.apply(DEPLOYMENTS, sampleDeployment(4));
+    await waitForPods(lab, 'default', 'app=web', 4);
+  },
 });
 
 describe('scenario 6: agent restarted under running pods', () => {

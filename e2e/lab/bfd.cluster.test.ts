@@ -5,38 +5,22 @@
 // within a second, so a pinned address whose pod moves never has two paths at the router, and
 // the router forwards to the new node as soon as its pod is Ready. (A rolling upgrade under the
 // same watch: helm.cluster.test.ts.)
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { silentLogger } from '@flock/kube';
-import { eventually, requireKernelTier } from '@flock/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '@flock/testkit';
+import { describe, expect, it } from 'vitest';
 import { FLOCK_NAMESPACE } from './helm.js';
-import { Lab } from './lab.js';
-import { containerProcesses } from './node/processes.js';
+import { FLOCK_ARGV, containerProcesses } from './node/processes.js';
+import { isPodReady } from './pod-list.js';
 import { SAMPLE_PINNED6, samplePinned } from './plan.js';
-import { DEPLOYMENTS, listPods, waitForPods, type LabPod } from './workloads.js';
+import { startLab } from './test-lab.js';
+import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
 
-let lab: Lab;
-let dir: string;
-
-beforeAll(async () => {
-  requireKernelTier('bird', 'nsenter', 'flock-controlplane', 'kubectl', 'helm');
-  dir = await mkdtemp(join(tmpdir(), 'flock-lab-bfd-'));
-  lab = new Lab({ nodes: 2, dir, log: silentLogger, install: 'helm' });
-  await lab.up();
-}, 600_000);
-
-afterAll(async () => {
-  await lab?.down();
-  if (dir) await rm(dir, { recursive: true, force: true });
+const { lab } = startLab({
+  tmpPrefix: 'flock-lab-bfd-',
+  tools: ['bird', 'nsenter', 'flock-controlplane', 'kubectl', 'helm'],
+  nodes: 2,
+  install: 'helm',
 });
-
-const isReady = (p: LabPod) =>
-  (p.status?.['conditions'] as { type: string; status: string }[] | undefined)?.some(
-    (c) => c.type === 'Ready' && c.status === 'True',
-  ) === true;
 
 /** The router's routes through one node (prefixes). */
 async function routesVia(node6: string): Promise<string[]> {
@@ -57,7 +41,7 @@ describe('BFD on the helm-installed lab', () => {
       'a Ready BFD speaker on every node',
       async () => {
         const pods = (await listPods(lab, FLOCK_NAMESPACE, 'app.kubernetes.io/name=flock-bfd'))
-          .filter(isReady)
+          .filter(isPodReady)
           .map((p) => p.spec.nodeName);
         return pods.length === lab.plans.length ? pods : undefined;
       },
@@ -71,11 +55,8 @@ describe('BFD on the helm-installed lab', () => {
   });
 
   for (const [what, match] of [
-    [
-      "the agent pod's BIRD",
-      (a: string[]) => a[0] === '/usr/sbin/bird' && a.includes('/run/bird/bird.ctl'),
-    ],
-    ['the agent', (a: string[]) => a.some((x) => x.endsWith('agent/dist/main.js'))],
+    ["the agent pod's BIRD", FLOCK_ARGV.bgpBird],
+    ['the agent', FLOCK_ARGV.agent],
   ] as const) {
     it(`${what} crashes and is restarted: no route of the node deleted at the router, BFD Up throughout`, async () => {
       const plan = lab.plans[0]!;
@@ -147,7 +128,7 @@ describe('BFD on the helm-installed lab', () => {
             const fresh = (await listPods(lab, 'default', 'app=pinned')).find(
               (p) => p.metadata.name !== old!.metadata.name && p.spec.nodeName === b.name,
             );
-            if (fresh && isReady(fresh)) readyAt = Date.now();
+            if (fresh && isPodReady(fresh)) readyAt = Date.now();
           }
           return readyAt !== undefined && forwardedToB !== undefined;
         },

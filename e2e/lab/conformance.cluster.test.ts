@@ -2,27 +2,25 @@
 // upstream Netpol spec per policy feature (conformance/suites.ts POLICY_SUBSET), unmodified, run
 // by ginkgo against a lab of two real nodes. The whole suite and the CNI specs are
 // `npm run test:conformance`.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '@flock/kube';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ran } from './conformance/report.js';
-import { conformanceLab, runSuite } from './conformance/run.js';
+import {
+  CONFORMANCE_LAB,
+  CONFORMANCE_TOOLS,
+  preloadConformanceImages,
+  runSuite,
+} from './conformance/run.js';
 import { POLICY_SUBSET, SUBSET } from './conformance/suites.js';
-import type { Lab } from './lab.js';
+import { startLab } from './test-lab.js';
 
-let lab: Lab;
-let dir: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'flock-conformance-it-'));
-  lab = await conformanceLab({ dir: join(dir, 'lab'), nodes: 2, log: silentLogger });
-}, 600_000);
-
-afterAll(async () => {
-  await lab?.down();
-  if (dir) await rm(dir, { recursive: true, force: true });
+const { lab, dir } = startLab({
+  tmpPrefix: 'flock-conformance-it-',
+  tools: CONFORMANCE_TOOLS,
+  labSubdir: 'lab',
+  nodes: 2,
+  ...CONFORMANCE_LAB,
+  setup: preloadConformanceImages,
 });
 
 describe("Kubernetes' Netpol e2e specs, one per NetworkPolicy feature", () => {

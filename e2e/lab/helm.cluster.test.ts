@@ -2,35 +2,31 @@
 // images built from images/*/Dockerfile, imported into each node's containerd, and
 // `helm install flock charts/flock`. The agents (and BIRD) run as the chart's DaemonSet, the
 // operator as its Deployment; no flock process runs outside a container.
-import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NodeConfig } from '@flock/api';
-import { NODECONFIGS, POOLS, objectPath, silentLogger } from '@flock/kube';
-import { eventually, requireKernelTier } from '@flock/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLOCK_NAMESPACE, helmUninstall, helmUpgrade } from './helm.js';
-import { Lab } from './lab.js';
-import { containerProcesses, processPrivileges } from './node/processes.js';
+import { NODECONFIGS, POOLS, objectPath } from '@flock/kube';
+import { eventually } from '@flock/testkit';
+import { describe, expect, it } from 'vitest';
+import { CHART, FLOCK_NAMESPACE, RELEASE, helm, helmSet } from './helm.js';
+import {
+  FLOCK_ARGV,
+  containerProcesses,
+  nodeProcesses,
+  processPrivileges,
+} from './node/processes.js';
 import { sampleDeployment } from './plan.js';
 import { RouterWatch } from './router-watch.js';
 import { readState } from './state.js';
 import { probeFromRouter } from './status.js';
 import { DEPLOYMENTS, labKubectl, listPods, waitForPods, type LabPod } from './workloads.js';
+import { startLab } from './test-lab.js';
 
-let lab: Lab;
-let dir: string;
-
-beforeAll(async () => {
-  requireKernelTier('bird', 'nsenter', 'flock-controlplane', 'kubectl', 'helm');
-  dir = await mkdtemp(join(tmpdir(), 'flock-lab-helm-'));
-  lab = new Lab({ nodes: 2, dir, log: silentLogger, install: 'helm' });
-  await lab.up();
-}, 600_000);
-
-afterAll(async () => {
-  await lab?.down();
-  if (dir) await rm(dir, { recursive: true, force: true });
+const { lab, dir } = startLab({
+  tmpPrefix: 'flock-lab-helm-',
+  tools: ['bird', 'nsenter', 'flock-controlplane', 'kubectl', 'helm'],
+  nodes: 2,
+  install: 'helm',
 });
 
 describe('helm install onto real nodes', () => {
@@ -39,11 +35,7 @@ describe('helm install onto real nodes', () => {
       'the release running',
       async () => {
         const all = await listPods(lab, FLOCK_NAMESPACE, 'app.kubernetes.io/instance=flock');
-        const ready = all.filter((p) =>
-          (p.status?.['containerStatuses'] as { ready: boolean }[] | undefined)?.every(
-            (c) => c.ready,
-          ),
-        );
+        const ready = all.filter(allReady);
         // An agent and a BFD speaker a node, two operators.
         return ready.length === all.length && all.length === 6 ? all : undefined;
       },
@@ -55,23 +47,12 @@ describe('helm install onto real nodes', () => {
     );
     // Every flock process of every node is a container's: in the kubelet's kubepods tree, none
     // among the node's own daemons (its `system` cgroup).
-    const flockIn = async (pids: number[]) => {
-      const cmds = await Promise.all(
-        pids.map((pid) => readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')),
-      );
-      return cmds
-        .map((c) => c.split('\0'))
-        .filter(
-          (argv) =>
-            argv.some((a) => a.endsWith('agent/dist/main.js')) || /\/bird$/.test(argv[0] ?? ''),
-        )
-        .map((argv) => argv.join(' '));
-    };
+    const isFlock = (argv: string[]) => FLOCK_ARGV.agent(argv) || FLOCK_ARGV.bird(argv);
     for (const node of lab.nodes) {
-      expect(await flockIn(await node.cgroup.pids('system'))).toEqual([]);
-      const inPods = await flockIn(await node.cgroup.pids('kubepods'));
-      expect(inPods.some((c) => c.includes('agent/dist/main.js'))).toBe(true);
-      expect(inPods.some((c) => c.includes('bird'))).toBe(true);
+      expect(await nodeProcesses(node, 'system', isFlock)).toEqual([]);
+      const inPods = await containerProcesses(node, isFlock);
+      expect(inPods.some((p) => FLOCK_ARGV.agent(p.argv))).toBe(true);
+      expect(inPods.some((p) => FLOCK_ARGV.bird(p.argv))).toBe(true);
     }
   });
 
@@ -104,15 +85,9 @@ describe('helm install onto real nodes', () => {
   it('runs with least privilege: the capabilities, user, root file system and mounts the running containers have', async () => {
     const expectedAgentMounts = ['/etc/flock', '/run/bird', '/run/flock', '/run/netns', '/tmp'];
     for (const node of lab.nodes) {
-      const [agent] = await containerProcesses(node, (a) =>
-        a.some((x) => x.endsWith('agent/dist/main.js')),
-      );
-      const bgpBird = (a: string[]) =>
-        a[0] === '/usr/sbin/bird' && a.includes('/run/bird/bird.ctl');
-      const bfdBird = (a: string[]) =>
-        a[0] === '/usr/sbin/bird' && a.includes('/run/flock/bfd/bird.ctl');
-      const [bird] = await containerProcesses(node, bgpBird);
-      const [bfd] = await containerProcesses(node, bfdBird);
+      const [agent] = await containerProcesses(node, FLOCK_ARGV.agent);
+      const [bird] = await containerProcesses(node, FLOCK_ARGV.bgpBird);
+      const [bfd] = await containerProcesses(node, FLOCK_ARGV.bfdBird);
       expect(agent && bird && bfd, `agent, BIRD and BFD speaker on ${node.plan.name}`).toBeTruthy();
       // The BFD speaker: BIRD for BFD only, NET_ADMIN (socket priority), no API token, one mount.
       const speaker = await processPrivileges(bfd!.pid);
@@ -149,11 +124,7 @@ describe('helm install onto real nodes', () => {
       });
     }
     const operators = (
-      await Promise.all(
-        lab.nodes.map((n) =>
-          containerProcesses(n, (a) => a.some((x) => x.endsWith('operator/dist/main.js'))),
-        ),
-      )
+      await Promise.all(lab.nodes.map((n) => containerProcesses(n, FLOCK_ARGV.operator)))
     ).flat();
     expect(operators).toHaveLength(2);
     for (const op of operators)
@@ -177,9 +148,10 @@ describe('helm install onto real nodes', () => {
       await eventually('the prober running', async () => watch.probed() || undefined, {
         timeoutMs: 10_000,
       });
-      await helmUpgrade(lab.cp!.kubeconfigPath, [
-        'agent.logLevel=debug',
-        'agent.bgpPasswordSecrets={bgp-tor}',
+      // The installed release, its values kept but these.
+      await helm(lab.cp!.kubeconfigPath, [
+        ...['upgrade', RELEASE, CHART, '--reuse-values'],
+        ...helmSet(['agent.logLevel=debug', 'agent.bgpPasswordSecrets={bgp-tor}']),
       ]);
       await eventually(
         'every agent pod replaced and Ready, and every node session Established again',
@@ -232,9 +204,7 @@ describe('helm install onto real nodes', () => {
     const standby = operators.find((p) => p !== leader);
     expect(leader && standby, `leader ${holder} among ${operators.length} operators`).toBeTruthy();
     const node = lab.nodes.find((n) => n.plan.name === leader!.spec.nodeName)!;
-    const [proc] = await containerProcesses(node, (a) =>
-      a.some((x) => x.endsWith('operator/dist/main.js')),
-    );
+    const [proc] = await containerProcesses(node, FLOCK_ARGV.operator);
     process.kill(proc!.pid, 'SIGKILL');
     const killedAt = Date.now();
     await eventually(
@@ -274,7 +244,9 @@ describe('helm install onto real nodes', () => {
 
   it('helm uninstall removes what docs/install.md says and leaves the rest, pods still served', async () => {
     const pods = await waitForPods(lab, 'default', 'app=web', 4);
-    await helmUninstall(lab.cp!.kubeconfigPath);
+    // Waiting for the release's pods to be gone.
+    const wait = ['--wait', '--timeout', '120s'];
+    await helm(lab.cp!.kubeconfigPath, ['uninstall', RELEASE, ...wait], 180_000);
     // Gone: the workloads, the accounts and their RBAC.
     for (const [kind, name] of [
       ['daemonset', 'flock-agent'],

@@ -29,50 +29,30 @@ export function flockImages(): LabImage[] {
   });
 }
 
+/**
+ * `helm ARGS` against the lab's release namespace with `kubeconfig`: the one way the lab runs
+ * helm (install, upgrade, uninstall are its ARGS).
+ */
+export async function helm(kubeconfig: string, args: string[], timeoutMs = 120_000): Promise<void> {
+  requireTools('helm');
+  await run('helm', [...args, '--namespace', FLOCK_NAMESPACE, '--kubeconfig', kubeconfig], {
+    timeoutMs,
+  });
+}
+
+/** `--set KEY=VALUE` for each of `values`. */
+export const helmSet = (values: string[]) => values.flatMap((v) => ['--set', v]);
+
 /** `helm upgrade --install` of the chart with the lab's images and `values` (KEY=VALUE). */
 export async function helmInstall(kubeconfig: string, values: string[] = []): Promise<void> {
-  requireTools('helm');
-  const set = [
+  const images = [
     `agent.image.repository=${FLOCK_IMAGES.agent.repository}`,
     `agent.image.tag=${FLOCK_IMAGES.agent.tag}`,
     `operator.image.repository=${FLOCK_IMAGES.operator.repository}`,
     `operator.image.tag=${FLOCK_IMAGES.operator.tag}`,
-    ...values,
   ];
-  await run(
-    'helm',
-    [
-      ...['upgrade', '--install', RELEASE, CHART, '--namespace', FLOCK_NAMESPACE],
-      ...['--create-namespace', '--kubeconfig', kubeconfig],
-      ...set.flatMap((v) => ['--set', v]),
-    ],
-    { timeoutMs: 120_000 },
-  );
-}
-
-/** `helm upgrade` of the installed release, keeping its values and changing `values`. */
-export async function helmUpgrade(kubeconfig: string, values: string[]): Promise<void> {
-  requireTools('helm');
-  await run(
-    'helm',
-    [
-      ...['upgrade', RELEASE, CHART, '--namespace', FLOCK_NAMESPACE, '--kubeconfig', kubeconfig],
-      '--reuse-values',
-      ...values.flatMap((v) => ['--set', v]),
-    ],
-    { timeoutMs: 120_000 },
-  );
-}
-
-/** `helm uninstall`, waiting for the release's pods to be gone. */
-export async function helmUninstall(kubeconfig: string): Promise<void> {
-  requireTools('helm');
-  await run(
-    'helm',
-    [
-      ...['uninstall', RELEASE, '--namespace', FLOCK_NAMESPACE, '--kubeconfig', kubeconfig],
-      ...['--wait', '--timeout', '120s'],
-    ],
-    { timeoutMs: 180_000 },
-  );
+  await helm(kubeconfig, [
+    ...['upgrade', '--install', RELEASE, CHART, '--create-namespace'],
+    ...helmSet([...images, ...values]),
+  ]);
 }

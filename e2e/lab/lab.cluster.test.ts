@@ -2,21 +2,16 @@
 // (containerd, runc, kubelet, kube-proxy, the agent and BIRD each), and a router namespace.
 // Pods on every node get public addresses from their node's prefix, the router learns every
 // node's aggregate over BGP and reaches every pod; a deleted pod is unwired and unreachable.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { NodeConfig, ipToBigInt, splitCidr } from '@flock/api';
-import { NODECONFIGS, objectPath, silentLogger } from '@flock/kube';
-import { eventually, requireKernelTier } from '@flock/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Lab } from './lab.js';
+import { NODECONFIGS, objectPath } from '@flock/kube';
+import { eventually } from '@flock/testkit';
+import { describe, expect, it } from 'vitest';
+import { isPodReady } from './pod-list.js';
 import { SAMPLE_PINNED6, sampleDeployment, samplePinned } from './plan.js';
 import { readState } from './state.js';
 import { probeFromRouter } from './status.js';
 import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
-
-let lab: Lab;
-let dir: string;
+import { startLab } from './test-lab.js';
 
 /** Is `ip` inside the prefix `cidr` (of its family)? */
 const inPrefix = (ip: string, cidr: string) => {
@@ -25,17 +20,11 @@ const inPrefix = (ip: string, cidr: string) => {
   return ipToBigInt(ip) >> shift === ipToBigInt(p.address) >> shift;
 };
 
-beforeAll(async () => {
-  requireKernelTier('bird', 'nsenter', 'flock-controlplane', 'kubectl');
-  dir = await mkdtemp(join(tmpdir(), 'flock-lab-it-'));
-  lab = new Lab({ nodes: 3, dir, log: silentLogger });
-  await lab.up();
-  await lab.apply(DEPLOYMENTS, sampleDeployment(3));
-}, 600_000);
-
-afterAll(async () => {
-  await lab?.down();
-  if (dir) await rm(dir, { recursive: true, force: true });
+const { lab, dir } = startLab({
+  tmpPrefix: 'flock-lab-it-',
+  tools: ['bird', 'nsenter', 'flock-controlplane', 'kubectl'],
+  nodes: 3,
+  setup: (lab) => lab.apply(DEPLOYMENTS, sampleDeployment(3)),
 });
 
 describe('scenario 1: public pod addresses on every node, reachable from the router', () => {
@@ -180,11 +169,7 @@ describe('scenario 3: the 2026-08-16 blackhole (a pinned pod evicted from a node
         const pods = await listPods(lab, 'default', 'app=pinned');
         return pods.find(
           (p) =>
-            p.metadata.name !== old!.metadata.name &&
-            p.spec.nodeName === b.name &&
-            (p.status?.conditions as { type: string; status: string }[] | undefined)?.some(
-              (c) => c.type === 'Ready' && c.status === 'True',
-            ),
+            p.metadata.name !== old!.metadata.name && p.spec.nodeName === b.name && isPodReady(p),
         );
       },
       { timeoutMs: 120_000, intervalMs: 100 },

@@ -1,4 +1,5 @@
-// The fields of a Pod list the lab reads (a zod schema at the boundary: what the API returns).
+// The fields of a Pod list the lab and its benchmarks read (a zod schema at the boundary: what
+// the API returns).
 import { z } from 'zod';
 
 export const PodList = z.object({
@@ -17,12 +18,18 @@ export const PodList = z.object({
         .looseObject({
           phase: z.string().optional(),
           podIPs: z.array(z.object({ ip: z.string() })).optional(),
+          conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional(),
           containerStatuses: z
             .array(
               z.looseObject({
                 name: z.string().optional(),
                 containerID: z.string().optional(),
                 ready: z.boolean().optional(),
+                state: z
+                  .looseObject({
+                    running: z.object({ startedAt: z.string() }).optional(),
+                  })
+                  .optional(),
               }),
             )
             .optional(),
@@ -32,3 +39,7 @@ export const PodList = z.object({
   ),
 });
 export type LabPod = z.infer<typeof PodList>['items'][number];
+
+/** The pod's Ready condition is True. */
+export const isPodReady = (p: LabPod) =>
+  p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;

@@ -4,8 +4,9 @@
 // {"failure": {...}}, the end of the first round as {"started": true}; on SIGTERM it prints {"summary": {target: {ok, failed}}}
 // and exits. One process for the whole run, so the probe rate does not depend on process starts.
 //   node prober.js INTERVAL_MS TIMEOUT_MS ADDRESS:PORT|[ADDRESS]:PORT ...
-import { connect, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { askHostname } from './ask-hostname.js';
 
 interface Target {
   key: string;
@@ -27,23 +28,6 @@ const timeoutMs = Number(timeoutText);
 const targets = targetTexts.map(parseTarget);
 const counts = new Map(targets.map((t) => [t.key, { ok: 0, failed: 0 }]));
 
-function probe(t: Target): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: t.host, port: t.port });
-    let reply = '';
-    const done = (error?: string) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(error);
-    };
-    const timer = setTimeout(() => done(`no answer within ${timeoutMs} ms`), timeoutMs);
-    socket.on('connect', () => socket.write('GET /hostname HTTP/1.0\r\n\r\n'));
-    socket.on('data', (d: Buffer) => (reply += d.toString()));
-    socket.on('error', (e) => done(e.message));
-    socket.on('end', () => done(reply ? undefined : 'empty reply'));
-  });
-}
-
 let running = true;
 const stop = () => {
   running = false;
@@ -55,14 +39,13 @@ while (running) {
   const started = Date.now();
   await Promise.all(
     targets.map(async (t) => {
-      const error = await probe(t);
+      const answer = await askHostname(t.host, t.port, timeoutMs);
       const c = counts.get(t.key)!;
-      if (error === undefined) c.ok++;
+      if (answer.ok) c.ok++;
       else {
         c.failed++;
-        process.stdout.write(
-          `${JSON.stringify({ failure: { target: t.key, at: new Date().toISOString(), error } })}\n`,
-        );
+        const failure = { target: t.key, at: new Date().toISOString(), error: answer.error };
+        process.stdout.write(`${JSON.stringify({ failure })}\n`);
       }
     }),
   );

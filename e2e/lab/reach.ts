@@ -3,9 +3,10 @@
 // every INTERVAL_MS until it answers, and prints {"ip": ADDRESS, "at": EPOCH_MS} then. For the
 // pod start-up benchmark: a pod is reachable from the router when this prints it.
 //   node reach.js PORT INTERVAL_MS
-import { connect, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
+import { askHostname } from './ask-hostname.js';
 
 const [portText, intervalText] = process.argv.slice(2);
 if (!/^\d{1,5}$/.test(portText ?? '') || !/^\d+$/.test(intervalText ?? ''))
@@ -13,26 +14,9 @@ if (!/^\d{1,5}$/.test(portText ?? '') || !/^\d+$/.test(intervalText ?? ''))
 const port = Number(portText);
 const intervalMs = Number(intervalText);
 
-function answers(host: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    let reply = '';
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), 1_000);
-    socket.on('connect', () => socket.write('GET /hostname HTTP/1.0\r\n\r\n'));
-    socket.on('data', (d: Buffer) => (reply += d.toString()));
-    socket.on('error', () => done(false));
-    socket.on('end', () => done(reply.length > 0));
-  });
-}
-
 const watching = new Set<string>();
 async function watch(ip: string): Promise<void> {
-  while (!(await answers(ip))) await delay(intervalMs);
+  while (!(await askHostname(ip, port, 1_000)).ok) await delay(intervalMs);
   process.stdout.write(`${JSON.stringify({ ip, at: Date.now() })}\n`);
 }
 

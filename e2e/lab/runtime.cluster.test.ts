@@ -3,43 +3,28 @@
 // the agent is down; a failed ADD (the node's IPv4 slice exhausted) leaving nothing behind and
 // the kubelet retrying it; a sandbox killed under the kubelet and re-created with a new
 // container ID; containerd and the kubelet restarted under running pods.
-import { readFile, rm } from 'node:fs/promises';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { objectPath, PODS, silentLogger } from '@flock/kube';
-import { eventually, requireKernelTier } from '@flock/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { objectPath, PODS } from '@flock/kube';
+import { eventually } from '@flock/testkit';
+import { describe, expect, it } from 'vitest';
 import { stopDaemon } from './daemon.js';
-import { Lab } from './lab.js';
 import type { LabNode } from './node/lab-node.js';
 import { workloadContainer } from './plan.js';
 import { readState } from './state.js';
 import { probeFromRouter } from './status.js';
 import { listPods, waitForPods, type LabPod } from './workloads.js';
+import { startLab } from './test-lab.js';
 
-let lab: Lab;
-let dir: string;
-
-beforeAll(async () => {
-  requireKernelTier('bird', 'nsenter', 'flock-controlplane', 'kubectl');
-  dir = await mkdtemp(join(tmpdir(), 'flock-lab-rt-'));
-  // A /29 per node: eight IPv4 addresses, so a handful of pods exhausts a node's slice. A short
-  // quarantine, so that a freed address is handed out again within the test.
-  lab = new Lab({
-    nodes: 2,
-    dir,
-    log: silentLogger,
-    nodePrefix4: 29,
-    agentArgs: ['--address-quarantine', '1s'],
-  });
-  await lab.up();
-}, 600_000);
-
-afterAll(async () => {
-  await lab?.down();
-  if (dir) await rm(dir, { recursive: true, force: true });
+// A /29 per node: eight IPv4 addresses, so a handful of pods exhausts a node's slice. A short
+// quarantine, so that a freed address is handed out again within the test.
+const { lab, dir } = startLab({
+  tmpPrefix: 'flock-lab-rt-',
+  tools: ['bird', 'nsenter', 'flock-controlplane', 'kubectl'],
+  nodes: 2,
+  nodePrefix4: 29,
+  agentArgs: ['--address-quarantine', '1s'],
 });
 
 /**

@@ -3,15 +3,10 @@
 // multipath on a node, readiness withdrawing an anycast path; BIRD killed and restarted under
 // a living agent, the agent restarted under a living BIRD without a route flap; NetworkPolicy
 // between pods of different nodes; no pod announcing what it does not own; no spoofing.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ANYCAST_ANNOTATION, PINNED_IP_ANNOTATION } from '@flock/api';
-import { silentLogger } from '@flock/kube';
-import { eventually, requireKernelTier } from '@flock/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Lab } from './lab.js';
+import { eventually } from '@flock/testkit';
+import { describe, expect, it } from 'vitest';
 import { labDeployment, ROUTER_ID6, SAMPLE_ANYCAST6, SAMPLE_PINNED6 } from './plan.js';
 import { podAddresses, probeFrom, probeFromRouter } from './status.js';
 import {
@@ -27,9 +22,7 @@ import {
   waitForPods,
 } from './workloads.js';
 import { readState } from './state.js';
-
-let lab: Lab;
-let dir: string;
+import { startLab } from './test-lab.js';
 
 const nodeAddress = (nodeName: string | undefined) =>
   lab.plans.find((p) => p.name === nodeName)!.node6;
@@ -52,17 +45,11 @@ async function podEvents(namespace: string, prefix: string, reason: string): Pro
     .map((e) => e.message ?? '');
 }
 
-beforeAll(async () => {
-  requireKernelTier('bird', 'nsenter', 'flock-controlplane', 'kubectl');
-  dir = await mkdtemp(join(tmpdir(), 'flock-lab-it-'));
-  lab = new Lab({ nodes: 3, dir, log: silentLogger });
-  await lab.up();
-  await applySamples(lab, 3);
-}, 600_000);
-
-afterAll(async () => {
-  await lab?.down();
-  if (dir) await rm(dir, { recursive: true, force: true });
+const { lab, dir } = startLab({
+  tmpPrefix: 'flock-lab-it-',
+  tools: ['bird', 'nsenter', 'flock-controlplane', 'kubectl'],
+  nodes: 3,
+  setup: (lab) => applySamples(lab, 3),
 });
 
 describe('the samples', () => {

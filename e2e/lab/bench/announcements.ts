@@ -18,6 +18,7 @@ import { ANYCAST_ANNOTATION, PINNED_IP_ANNOTATION } from '@flock/api';
 import { createLogger, objectPath, PODS } from '@flock/kube';
 import { eventually } from '@flock/testkit';
 import { Lab } from '../lab.js';
+import { isPodReady, PodList } from '../pod-list.js';
 import { workloadContainer } from '../plan.js';
 
 const NODES = 3;
@@ -67,20 +68,6 @@ function barePod(name: string, node: string, annotations: Record<string, string>
   };
 }
 
-const PodList = z.object({
-  items: z.array(
-    z.looseObject({
-      metadata: z.looseObject({ name: z.string() }),
-      status: z
-        .looseObject({
-          podIPs: z.array(z.object({ ip: z.string() })).optional(),
-          conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional(),
-        })
-        .optional(),
-    }),
-  ),
-});
-
 /** When each bench pod was first seen Ready (polling the API). */
 function stampReady(lab: Lab): { ready: Map<string, number>; stop(): void } {
   const ready = new Map<string, number>();
@@ -97,10 +84,7 @@ function stampReady(lab: Lab): { ready: Map<string, number>; stop(): void } {
         .catch(() => undefined);
       const now = Date.now();
       for (const p of raw === undefined ? [] : PodList.parse(raw).items) {
-        const isReady = p.status?.conditions?.some(
-          (c) => c.type === 'Ready' && c.status === 'True',
-        );
-        if (isReady && !ready.has(p.metadata.name)) ready.set(p.metadata.name, now);
+        if (isPodReady(p) && !ready.has(p.metadata.name)) ready.set(p.metadata.name, now);
       }
       await delay(50);
     }

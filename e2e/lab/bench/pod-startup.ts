@@ -22,6 +22,7 @@ import { createLogger } from '@flock/kube';
 import { eventually, summarize, table } from '@flock/testkit';
 import { FLOCK_NAMESPACE } from '../helm.js';
 import { Lab } from '../lab.js';
+import { isPodReady, PodList, type LabPod } from '../pod-list.js';
 import { labDeployment, labScript } from '../plan.js';
 import { WORKLOAD_PORT } from '../status.js';
 import { DEPLOYMENTS } from '../workloads.js';
@@ -45,44 +46,13 @@ const ptpRanges = (i: number, dual: boolean) => [
   ...(dual ? [[{ subnet: `2001:db8:244:${i}::/64` }]] : []),
 ];
 
-const BenchPods = z.object({
-  items: z.array(
-    z.looseObject({
-      metadata: z.looseObject({ name: z.string() }),
-      spec: z.looseObject({ nodeName: z.string().optional() }),
-      status: z
-        .looseObject({
-          podIPs: z.array(z.object({ ip: z.string() })).optional(),
-          conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional(),
-          containerStatuses: z
-            .array(
-              z.looseObject({
-                name: z.string(),
-                ready: z.boolean(),
-                state: z
-                  .looseObject({
-                    running: z.object({ startedAt: z.string() }).optional(),
-                  })
-                  .optional(),
-              }),
-            )
-            .optional(),
-        })
-        .optional(),
-    }),
-  ),
-});
-type BenchPod = z.infer<typeof BenchPods>['items'][number];
-const isReady = (p: BenchPod) =>
-  p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-
-async function pods(lab: Lab, namespace: string, selector: string): Promise<BenchPod[]> {
+async function pods(lab: Lab, namespace: string, selector: string): Promise<LabPod[]> {
   const raw = await lab.api!.request({
     method: 'GET',
     path: `/api/v1/namespaces/${namespace}/pods`,
     query: { labelSelector: selector },
   });
-  return BenchPods.parse(raw).items;
+  return PodList.parse(raw).items;
 }
 
 /** The router's reach prober: addresses in, {ip, at} out. */
@@ -186,7 +156,7 @@ async function turn(lab: Lab, candidate: Candidate) {
         const node = p.spec.nodeName ?? '?';
         perNode.set(node, (perNode.get(node) ?? 0) + 1);
       }
-      if (isReady(p) && !ready.has(p.metadata.name)) ready.set(p.metadata.name, now);
+      if (isPodReady(p) && !ready.has(p.metadata.name)) ready.set(p.metadata.name, now);
     }
     const reachedAll = [...addresses.values()].filter((ips) =>
       ips.every((ip) => reach.reached.has(ip)),
@@ -197,7 +167,7 @@ async function turn(lab: Lab, candidate: Candidate) {
       nextReport = now + 15_000;
     }
     if (now > deadline) {
-      const stuck = list.filter((p) => !isReady(p) || !addresses.has(p.metadata.name));
+      const stuck = list.filter((p) => !isPodReady(p) || !addresses.has(p.metadata.name));
       const events = await lab.api!.request({
         method: 'GET',
         path: '/api/v1/namespaces/default/events',
@@ -271,7 +241,9 @@ async function agentRestarts(lab: Lab): Promise<number[]> {
       async () =>
         (await pods(lab, FLOCK_NAMESPACE, selector)).find(
           (p) =>
-            p.spec.nodeName === node.name && p.metadata.name !== before.metadata.name && isReady(p),
+            p.spec.nodeName === node.name &&
+            p.metadata.name !== before.metadata.name &&
+            isPodReady(p),
         ),
       { timeoutMs: 180_000, intervalMs: 50 },
     );

@@ -16,20 +16,30 @@ export interface ConformanceLabOptions {
   progress?: (line: string) => void;
 }
 
+/** What a conformance lab needs beyond the lab's own tools. */
+export const CONFORMANCE_TOOLS = [GINKGO, E2E_BINARY];
+/** Kubernetes' e2e specs assume its own node failure detection (see LabOptions). */
+export const CONFORMANCE_LAB = { nodeFailureDetection: 'default' } as const;
+
+/** agnhost preloaded under the e2e registry name on every node of a lab that is up. */
+export async function preloadConformanceImages(lab: Lab): Promise<void> {
+  const images = await preloadE2eImages(lab, lab.options.dir);
+  lab.options.progress?.(`preloaded ${images.join(', ')} on every node`);
+}
+
 /** A lab of real nodes (flock as processes) with agnhost preloaded under the e2e registry name. */
 export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
-  requireKernelTier('bird', 'nsenter', 'unshare', 'flock-controlplane', GINKGO, E2E_BINARY);
+  requireKernelTier('bird', 'nsenter', 'unshare', 'flock-controlplane', ...CONFORMANCE_TOOLS);
   const lab = new Lab({
     nodes: o.nodes,
     dir: o.dir,
     log: o.log,
-    nodeFailureDetection: 'default',
+    ...CONFORMANCE_LAB,
     ...(o.progress ? { progress: o.progress } : {}),
   });
   await lab.up();
   try {
-    const images = await preloadE2eImages(lab, o.dir);
-    o.progress?.(`preloaded ${images.join(', ')} on every node`);
+    await preloadConformanceImages(lab);
   } catch (e) {
     await lab.down();
     throw e;

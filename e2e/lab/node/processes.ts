@@ -54,19 +54,40 @@ export interface NodeProcess {
   argv: string[];
 }
 
-/** The processes of the node's containers (the kubelet's kubepods tree) whose argv matches. */
-export async function containerProcesses(
+const isBird = (argv: string[]) => /\/bird$/.test(argv[0] ?? '');
+
+/** Which flock program an argv runs (the chart's containers and the node's own daemons alike). */
+export const FLOCK_ARGV = {
+  agent: (argv: string[]) => argv.some((a) => a.endsWith('agent/dist/main.js')),
+  operator: (argv: string[]) => argv.some((a) => a.endsWith('operator/dist/main.js')),
+  bird: (argv: string[]) => isBird(argv),
+  /** The BFD speaker: a BIRD started on a bfd.conf (the chart's and the processes lab's). */
+  bfdBird: (argv: string[]) => isBird(argv) && argv.some((a) => a.endsWith('/bfd.conf')),
+  /** The BGP BIRD: every other BIRD. */
+  bgpBird: (argv: string[]) => isBird(argv) && !argv.some((a) => a.endsWith('/bfd.conf')),
+} as const;
+
+/**
+ * The processes in one of the node's cgroups whose argv matches: `kubepods` (the kubelet's tree:
+ * the containers) or `system` (the node's own daemons).
+ */
+export async function nodeProcesses(
   node: LabNode,
+  cgroup: 'kubepods' | 'system',
   match: (argv: string[]) => boolean,
 ): Promise<NodeProcess[]> {
   const out: NodeProcess[] = [];
-  for (const pid of await node.cgroup.pids('kubepods')) {
+  for (const pid of await node.cgroup.pids(cgroup)) {
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
     const argv = cmdline.split('\0').filter(Boolean);
     if (argv.length && match(argv)) out.push({ pid, argv });
   }
   return out;
 }
+
+/** The processes of the node's containers (the kubelet's kubepods tree) whose argv matches. */
+export const containerProcesses = (node: LabNode, match: (argv: string[]) => boolean) =>
+  nodeProcesses(node, 'kubepods', match);
 
 /** The effective capabilities of a process, by name, sorted. */
 export function decodeCapabilities(hex: string): string[] {

@@ -1,100 +1,31 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import {
-  API_VERSION,
-  CniErrorCode,
-  NODECONFIG_KIND,
-  silentLogger,
-  type AgentRequest,
-  type NodeConfig,
-} from '@flock/api';
-import { AddressAllocator, AllocationStore } from '@flock/ipam';
-import type { Pod } from '@flock/api';
+// CNI ADD: allocation, wiring, commit, and what it refuses.
+import { CniErrorCode, silentLogger, type Pod } from '@flock/api';
+import { AddressAllocator } from '@flock/ipam';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
-import { FakeDatapath, hostVethName } from '../datapath/index.js';
+import { hostVethName } from '../datapath/index.js';
 import { PodLookupWithFallback, nodePodCache } from '../pods.js';
-import { CniHandlers, type CniHandlerDeps, type NodeState } from './handlers.js';
+import {
+  committedHook,
+  datapath,
+  handlers,
+  hostLinks,
+  make,
+  node,
+  nodeConfig,
+  pod,
+  pods,
+  request,
+  setNode,
+  setUp,
+  store,
+  tearDown,
+  warnings,
+} from './test-support.js';
 
-const nodeConfig: NodeConfig = {
-  apiVersion: API_VERSION,
-  kind: NODECONFIG_KIND,
-  metadata: { name: 'node-a', annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
-  spec: {
-    pool: 'dc1',
-    cidr6: '2001:db8:100::/64',
-    cidr4: '192.0.2.16/28',
-    pinnedCIDRs: ['2001:db8:200::/64', '198.51.100.0/24'],
-    anycastCIDRs: ['2001:db8:300::/120'],
-    bgp: { asn: 64512, peers: [], allowedPodCommunities: { standard: ['65000:666'] } },
-  },
-};
-
-const pod = (name: string, annotations: Record<string, string> = {}, uid = `uid-${name}`): Pod => ({
-  metadata: { namespace: 'default', name, uid, annotations },
-  spec: { nodeName: 'node-a', containers: [] },
-});
-
-let dir: string;
-let store: AllocationStore;
-let datapath: FakeDatapath;
-let node: NodeState | undefined;
-let pods: Map<string, Pod>;
-let warnings: string[];
-let committedHook: string[];
-let handlers: CniHandlers;
-const hostLinks = () =>
-  datapath
-    .hostState()
-    .links.filter((l) => l.kind === 'veth')
-    .map((l) => l.name);
-
-function make(extra: Partial<CniHandlerDeps> = {}) {
-  handlers = new CniHandlers({
-    store,
-    datapath,
-    node: () => node,
-    pods: { get: async (ns, name) => pods.get(`${ns}/${name}`) },
-    logger: silentLogger,
-    warn: (_pod, reason, message) => warnings.push(`${reason}: ${message}`),
-    hooks: { beforeCommit: async (e) => void committedHook.push(e.containerID) },
-    ...extra,
-  });
-}
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'flock-cni-'));
-  store = new AllocationStore(join(dir, 'store.json'));
-  await store.load();
-  datapath = new FakeDatapath();
-  const alloc = AddressAllocator.create({
-    cidr6: nodeConfig.spec.cidr6,
-    cidr4: nodeConfig.spec.cidr4!,
-    pinnedCIDRs: nodeConfig.spec.pinnedCIDRs!,
-  });
-  if (!alloc.ok) throw new Error(alloc.error);
-  node = { nodeConfig, allocator: alloc.value };
-  pods = new Map([['default/web', pod('web')]]);
-  warnings = [];
-  committedHook = [];
-  make();
-});
-afterEach(() => rm(dir, { recursive: true, force: true }));
-
-const request = (
-  command: AgentRequest['command'],
-  over: Partial<AgentRequest> = {},
-): AgentRequest => ({
-  command,
-  containerID: 'c1',
-  ifName: 'eth0',
-  netns: datapath.createNetns('/var/run/netns/p1'),
-  args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'web' },
-  config: { cniVersion: '1.1.0', name: 'flock', type: 'flock' },
-  ...over,
-});
+beforeEach(setUp);
+afterEach(tearDown);
 
 describe('CNI ADD', () => {
   it('allocates, wires, commits and answers a 1.1.0 result', async () => {
@@ -139,7 +70,7 @@ describe('CNI ADD', () => {
   });
 
   it('says try again later before the NodeConfig exists', async () => {
-    node = undefined;
+    setNode(undefined);
     expect(await handlers.handle(request('ADD'))).toMatchObject({
       ok: false,
       error: { code: CniErrorCode.TryAgainLater },
@@ -273,7 +204,7 @@ describe('CNI ADD', () => {
     // A /30 IPv4 slice has two usable addresses (never the first or the last).
     const tiny = AddressAllocator.create({ cidr6: '2001:db8:100::/64', cidr4: '192.0.2.16/30' });
     if (!tiny.ok) throw new Error(tiny.error);
-    node = { nodeConfig, allocator: tiny.value };
+    setNode({ nodeConfig, allocator: tiny.value });
     const results = [];
     for (let i = 0; i < 3; i++) {
       pods.set(`default/p${i}`, pod(`p${i}`));
@@ -285,117 +216,5 @@ describe('CNI ADD', () => {
     expect(results[2]).toMatchObject({ ok: false, error: { code: CniErrorCode.Exhausted } });
     expect(store.entries()).toHaveLength(2);
     expect(tiny.value.allocations()).toHaveLength(2);
-  });
-});
-
-describe('CNI DEL, CHECK, GC, STATUS', () => {
-  it('DEL removes everything and is idempotent, also without a netns', async () => {
-    await handlers.handle(request('ADD'));
-    expect(await handlers.handle(request('DEL'))).toEqual({ ok: true });
-    expect(await handlers.handle(request('DEL', { netns: undefined }))).toEqual({ ok: true });
-    expect(await handlers.handle(request('DEL', { containerID: 'never-added' }))).toEqual({
-      ok: true,
-    });
-    expect(store.entries()).toEqual([]);
-    expect(hostLinks()).toEqual([]);
-    expect(node!.allocator.isQuarantined('2001:db8:100::1')).toBe(true);
-    // The quarantine is in the store too, for the agent's next start.
-    expect(store.released()).toEqual([
-      expect.objectContaining({ ip: '2001:db8:100::1', pinned: false }),
-      ...(node!.nodeConfig.spec.cidr4 ? [expect.objectContaining({ pinned: false })] : []),
-    ]);
-  });
-
-  it('DEL of a known pod deletes its veth without reading it first (the store vouches for it)', async () => {
-    await handlers.handle(request('ADD'));
-    const reads = datapath.memory.reads;
-    expect(await handlers.handle(request('DEL'))).toEqual({ ok: true });
-    expect(datapath.memory.reads).toBe(reads);
-    expect(hostLinks()).toEqual([]);
-    // Unknown to the store: the veth's MAC is read before anything is deleted.
-    expect(await handlers.handle(request('DEL', { containerID: 'never-added' }))).toEqual({
-      ok: true,
-    });
-    expect(datapath.memory.reads).toBe(reads + 1);
-  });
-
-  it('CHECK passes on a healthy pod and reports a deleted route', async () => {
-    await handlers.handle(request('ADD'));
-    expect(await handlers.handle(request('CHECK'))).toEqual({ ok: true });
-    const veth = hostVethName('c1', 'eth0');
-    datapath.tamperHost([
-      {
-        op: 'route-del',
-        step: 'host-routes',
-        route: {
-          dst: '2001:db8:100::1/128',
-          type: 'unicast',
-          proto: 241,
-          nexthops: [{ dev: veth }],
-        },
-      },
-    ]);
-    const r = await handlers.handle(request('CHECK'));
-    expect(r).toMatchObject({
-      ok: false,
-      error: { msg: expect.stringContaining('2001:db8:100::1') },
-    });
-    expect(await handlers.handle(request('CHECK', { containerID: 'unknown' }))).toMatchObject({
-      ok: false,
-      error: { code: CniErrorCode.UnknownContainer },
-    });
-  });
-
-  it('GC removes attachments the runtime no longer lists', async () => {
-    pods.set('default/other', pod('other'));
-    await handlers.handle(request('ADD'));
-    await handlers.handle(
-      request('ADD', {
-        containerID: 'c2',
-        netns: datapath.createNetns('/var/run/netns/p2'),
-        args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'other' },
-      }),
-    );
-    const gc = request('GC', { containerID: undefined, ifName: undefined, netns: undefined });
-    gc.config['cni.dev/valid-attachments'] = [{ containerID: 'c2', ifname: 'eth0' }];
-    expect(await handlers.handle(gc)).toEqual({ ok: true });
-    expect(store.entries().map((e) => e.containerID)).toEqual(['c2']);
-    expect(hostLinks()).toEqual([hostVethName('c2', 'eth0')]);
-  });
-
-  it('GC also removes a flock veth that no allocation accounts for', async () => {
-    const netns = datapath.createNetns('/var/run/netns/crashed');
-    await datapath.setupPod({
-      containerID: 'lost',
-      ifName: 'eth0',
-      netns,
-      hostVeth: hostVethName('lost', 'eth0'),
-      ip6: '2001:db8:100::99',
-    });
-    const gc = request('GC', { containerID: undefined, ifName: undefined, netns: undefined });
-    gc.config['cni.dev/valid-attachments'] = [];
-    expect(await handlers.handle(gc)).toEqual({ ok: true });
-    expect(hostLinks()).toEqual([]);
-  });
-
-  it('STATUS is 50 until the node is ready', async () => {
-    node = undefined;
-    expect(handlers.status()).toMatchObject({ ok: false, error: { code: 50 } });
-    make({ ready: () => false });
-    expect(handlers.status()).toMatchObject({ ok: false, error: { code: 50 } });
-  });
-});
-
-describe('undoIfUnchanged (the orphan sweep)', () => {
-  it('removes the entry it was given, and nothing that replaced it', async () => {
-    await handlers.handle(request('ADD'));
-    const stale = store.get('c1', 'eth0')!;
-    expect(
-      await handlers.undoIfUnchanged({ ...stale, createdAt: '2000-01-01T00:00:00.000Z' }),
-    ).toBe(false);
-    expect(store.get('c1', 'eth0')).toBeDefined();
-    expect(await handlers.undoIfUnchanged(stale)).toBe(true);
-    expect(store.get('c1', 'eth0')).toBeUndefined();
-    expect(await handlers.undoIfUnchanged(stale)).toBe(false);
   });
 });
