@@ -19,7 +19,14 @@ import { sampleDeployment } from './plan.js';
 import { RouterWatch } from './router-watch.js';
 import { readState } from './state.js';
 import { probeFromRouter } from './status.js';
-import { DEPLOYMENTS, labKubectl, listPods, waitForPods, type LabPod } from './workloads.js';
+import {
+  DEPLOYMENTS,
+  labKubectl,
+  listPods,
+  waitForPods,
+  waitForReadyPods,
+  type LabPod,
+} from './workloads.js';
 import { startLab } from './test-lab.js';
 
 const { lab, dir } = startLab({
@@ -75,7 +82,7 @@ describe('helm install onto real nodes', () => {
         expect(routes.find((r) => r.prefix === prefix)?.via).toEqual([plan.node6]);
     }
     await lab.apply(DEPLOYMENTS, sampleDeployment(4));
-    const pods = await waitForPods(lab, 'default', 'app=web', 4);
+    const pods = await waitForReadyPods(lab, 'default', 'app=web', 4);
     const state = (await readState(dir))!;
     for (const pod of pods)
       for (const { ip } of pod.status!.podIPs!)
@@ -139,7 +146,7 @@ describe('helm install onto real nodes', () => {
   });
 
   it('helm upgrade rolls the agents while the workloads serve: no failed probe, no address re-allocated, no route withdrawn', async () => {
-    const before = await waitForPods(lab, 'default', 'app=web', 4);
+    const before = await waitForReadyPods(lab, 'default', 'app=web', 4);
     const oldAgents = new Set((await agentPods()).map((p) => p.metadata.uid));
     const ips = before.flatMap((p) => p.status!.podIPs!.map((i) => i.ip));
     const watch = RouterWatch.start(lab.router!, ips);
@@ -188,7 +195,7 @@ describe('helm install onto real nodes', () => {
     expect(result.failures).toEqual([]);
     for (const c of Object.values(result.summary)) expect(c.ok).toBeGreaterThan(20);
     expect(result.deleted).toEqual([]);
-    const after = await waitForPods(lab, 'default', 'app=web', 4);
+    const after = await waitForReadyPods(lab, 'default', 'app=web', 4);
     const addresses = (pods: LabPod[]) =>
       Object.fromEntries(pods.map((p) => [p.metadata.name, p.status!.podIPs!.map((i) => i.ip)]));
     expect(addresses(after)).toEqual(addresses(before));

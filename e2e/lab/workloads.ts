@@ -12,7 +12,7 @@ import {
   SHOP_NAMESPACES,
   UNREADY_FILE,
 } from './plan.js';
-import { PodList, type LabPod } from './pod-list.js';
+import { PodList, isPodReady, type LabPod } from './pod-list.js';
 import { inNetns, type NetnsRef } from './status.js';
 
 export type { LabPod } from './pod-list.js';
@@ -81,6 +81,33 @@ export async function waitForPods(
     if (Date.now() > deadline)
       throw new Error(
         `${running.length} of ${count} pods (${selector}) running: ${pods.map((p) => `${p.metadata.name}=${p.status?.phase}`).join(', ')}`,
+      );
+    await delay(500);
+  }
+}
+
+/**
+ * waitForPods, then until every one of them is Ready too: Running only means the containers
+ * started, and a workload that is not listening yet refuses connections (under load agnhost
+ * takes seconds).
+ */
+export async function waitForReadyPods(
+  lab: Lab,
+  namespace: string,
+  selector: string,
+  count: number,
+  timeoutMs = 120_000,
+): Promise<LabPod[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pods = await waitForPods(lab, namespace, selector, count, timeoutMs);
+    if (pods.every(isPodReady)) return pods;
+    if (Date.now() > deadline)
+      throw new Error(
+        `pods (${selector}) not Ready: ${pods
+          .filter((p) => !isPodReady(p))
+          .map((p) => p.metadata.name)
+          .join(', ')}`,
       );
     await delay(500);
   }
