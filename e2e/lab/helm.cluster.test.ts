@@ -301,24 +301,17 @@ describe('helm install onto real nodes', () => {
       const tables = await node.ns.enter('nft', ['list', 'tables']);
       expect(tables.stdout).toContain('table inet flock');
     }
-    // The pods keep their addresses and their routes on the node; the BFD speakers left with
-    // the release, so the router saw BFD Down and withdrew every node's routes at once.
+    // The pods keep their addresses and their routes on the node. What the router does is a
+    // race (docs/install.md): BIRD's graceful stop makes it keep the routes as stale, unless a
+    // BFD speaker's silence is noticed first, which withdraws them; so it is not asserted.
     for (const pod of pods) {
       const node = lab.node(pod.spec.nodeName!);
       for (const { ip } of pod.status!.podIPs!) {
-        const route = await node.ns.enter('ip', [
-          ip.includes(':') ? '-6' : '-4',
-          'route',
-          'show',
-          ip,
-        ]);
+        const route = await node.ns.enter('ip', [ip.includes(':') ? '-6' : '-4', 'route', 'show', ip]);
         expect(route.stdout, `${ip} routed on its node`).toMatch(/dev flock/);
       }
     }
-    await eventually('the router withdrew every node route', async () => {
-      const learned = await lab.router!.routes();
-      return lab.plans.every((p) => !learned.some((r) => r.via.includes(p.node6)));
-    });
+  });
   });
 });
 
