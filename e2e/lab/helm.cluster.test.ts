@@ -307,11 +307,15 @@ describe('helm install onto real nodes', () => {
     for (const pod of pods) {
       const node = lab.node(pod.spec.nodeName!);
       for (const { ip } of pod.status!.podIPs!) {
-        const route = await node.ns.enter('ip', [ip.includes(':') ? '-6' : '-4', 'route', 'show', ip]);
+        const route = await node.ns.enter('ip', [
+          ip.includes(':') ? '-6' : '-4',
+          'route',
+          'show',
+          ip,
+        ]);
         expect(route.stdout, `${ip} routed on its node`).toMatch(/dev flock/);
       }
     }
-  });
   });
 });
 
