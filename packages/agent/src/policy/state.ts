@@ -142,7 +142,14 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
   });
 
   return {
-    state: { namespaces: namespacesFor(input.namespaces, pods, policies), pods, policies, local },
+    state: {
+      namespaces: namespacesFor(input.namespaces, pods, policies),
+      pods,
+      policies,
+      clusterPolicies: [],
+      nodes: [],
+      local,
+    },
     problems,
     unknownPods,
   };
