@@ -64,7 +64,13 @@ export const CHECKS: Check[] = [
   {
     verb: 'watch',
     resource: 'clusternetworkpolicies.policy.networking.k8s.io',
-    expect: both(false, true),
+    expect: both(true, true),
+  },
+  {
+    verb: 'patch',
+    resource: 'clusternetworkpolicies.policy.networking.k8s.io',
+    subresource: 'status',
+    expect: both(true, false),
   },
   {
     verb: 'update',
