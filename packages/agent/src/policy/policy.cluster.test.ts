@@ -112,6 +112,21 @@ async function ingressIsolated(pod: TestPod): Promise<boolean> {
   return r.stdout.includes(`"${pod.veth}"`);
 }
 
+interface EventItem {
+  type: string;
+  reason: string;
+  regarding: { kind: string; name: string };
+  note: string;
+}
+
+/** The Event (events.k8s.io, any namespace) about this object, if one was written. */
+async function eventAbout(kind: string, name: string): Promise<EventItem | undefined> {
+  const list = (await api.request({ method: 'GET', path: '/apis/events.k8s.io/v1/events' })) as {
+    items: EventItem[];
+  };
+  return list.items.find((e) => e.regarding.kind === kind && e.regarding.name === name);
+}
+
 /** The PolicyApplied condition of this node's NodeConfig status. */
 async function policyApplied() {
   const nc = (await api.request({ method: 'GET', path: objectPath(NODECONFIGS, 'node-a') })) as {
@@ -234,22 +249,9 @@ describe('NetworkPolicy enforced by the agent', () => {
     expect(logged).toMatch(
       /networkpolicy default\/too-big: spec\.ingress\[0\]\.from\[0\]\.podSelector/,
     );
-    const event = await eventually('a Warning Event on the NetworkPolicy', async () => {
-      const list = (await api.request({
-        method: 'GET',
-        path: '/apis/events.k8s.io/v1/namespaces/default/events',
-      })) as {
-        items: {
-          type: string;
-          reason: string;
-          regarding: { kind: string; name: string };
-          note: string;
-        }[];
-      };
-      return list.items.find(
-        (e) => e.regarding.kind === 'NetworkPolicy' && e.regarding.name === 'too-big',
-      );
-    });
+    const event = await eventually('a Warning Event on the NetworkPolicy', () =>
+      eventAbout('NetworkPolicy', 'too-big'),
+    );
     expect(event).toMatchObject({ type: 'Warning', reason: 'PolicyNotEnforceable' });
     expect(event.note).toMatch(/isolated \(Ingress\) and it allows nothing/);
     const failed = await eventually('PolicyApplied=False on the NodeConfig', async () => {
@@ -311,22 +313,9 @@ describe('ClusterNetworkPolicy enforced by the agent (the upstream CRD)', () => 
       subject: { namespaces: {} },
       egress: [{ action: 'Accept', to: [{ domainNames: ['example.com'] }] }],
     });
-    const event = await eventually('a Warning Event on the ClusterNetworkPolicy', async () => {
-      const list = (await api.request({
-        method: 'GET',
-        path: '/apis/events.k8s.io/v1/events',
-      })) as {
-        items: {
-          type: string;
-          reason: string;
-          regarding: { kind: string; name: string };
-          note: string;
-        }[];
-      };
-      return list.items.find(
-        (e) => e.regarding.kind === 'ClusterNetworkPolicy' && e.regarding.name === 'dns-only',
-      );
-    });
+    const event = await eventually('a Warning Event on the ClusterNetworkPolicy', () =>
+      eventAbout('ClusterNetworkPolicy', 'dns-only'),
+    );
     expect(event).toMatchObject({ type: 'Warning', reason: 'PolicyNotEnforceable' });
     expect(event.note).toMatch(/domainNames peers cannot be enforced/);
 
