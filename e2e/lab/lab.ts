@@ -23,6 +23,7 @@ import {
   startControlPlane,
   type ControlPlane,
 } from '@flock/testkit';
+import { cnpCrd } from './cnp-crd.js';
 import { startDaemon, stopDaemon, type Daemon } from './daemon.js';
 import { flockImages, helmInstall } from './helm.js';
 import { labImages } from './node/images.js';
@@ -218,9 +219,15 @@ export class Lab {
     const api = this.api!;
     this.step('CRDs and the flock-system namespace');
     for (const [, crd] of allCrds()) await this.apply(CUSTOM_RESOURCE_DEFINITIONS, crd);
-    await eventually('CRDs served', () =>
-      api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/pools' }),
-    );
+    // As the chart's defaults install it (clusterNetworkPolicy.crds).
+    await this.apply(CUSTOM_RESOURCE_DEFINITIONS, cnpCrd('experimental'));
+    await eventually('CRDs served', async () => {
+      await api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/pools' });
+      return api.request({
+        method: 'GET',
+        path: '/apis/policy.networking.k8s.io/v1alpha2/clusternetworkpolicies',
+      });
+    });
     await api
       .request({
         method: 'POST',
