@@ -80,8 +80,17 @@ async function firstLine(file: string, args: string[]): Promise<string> {
   return r.stdout.trim().split('\n')[0] ?? '';
 }
 
-/** The versions a report names. */
+/** The versions a report names: the e2e binary's and ginkgo's, and the cluster's. */
 export async function versions(lab: Lab): Promise<Record<string, string>> {
+  return {
+    'Kubernetes e2e specs (k8s.io/kubernetes/test/e2e)': await firstLine(E2E_BINARY, ['--version']),
+    ginkgo: await firstLine(GINKGO, ['version']),
+    ...(await clusterVersions(lab)),
+  };
+}
+
+/** The lab's components and flock's commit. */
+export async function clusterVersions(lab: Lab): Promise<Record<string, string>> {
   const server = (await lab.api!.request({ method: 'GET', path: '/version' })) as {
     gitVersion?: string;
   };
@@ -90,8 +99,6 @@ export async function versions(lab: Lab): Promise<Record<string, string>> {
     () => 'unknown',
   );
   return {
-    'Kubernetes e2e specs (k8s.io/kubernetes/test/e2e)': await firstLine(E2E_BINARY, ['--version']),
-    ginkgo: await firstLine(GINKGO, ['version']),
     'kube-apiserver': server.gitVersion ?? 'unknown',
     'kubelet, kube-proxy (nftables mode)': await firstLine('kubelet', ['--version']),
     containerd: await firstLine('containerd', ['--version']),
