@@ -14,6 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@flock/kube';
+import { option } from '../conformance/options.js';
 import { loadSctp } from '../conformance/prepare.js';
 import { conformanceVersions } from './versions.js';
 import { cnpLab, explainFailure, runNotes } from './lab.js';
@@ -22,12 +23,6 @@ import { runCnpSuite } from './run.js';
 
 const root = new URL('../../../../', import.meta.url).pathname;
 const say = (line: string) => console.log(`cnp-conformance: ${line}`);
-
-function option(args: string[], name: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) if (args[i] === name && args[i + 1]) out.push(args[++i]!);
-  return out;
-}
 
 async function main(args: string[]): Promise<number> {
   const nodes = Number(option(args, '--nodes')[0] ?? 3);

@@ -1,42 +1,19 @@
 // A lab for network-policy-api's conformance suite, and what a report says about the run: which
 // binary ran and why, and which failures are not flock's (an SCTP probe on a kernel without it).
-import type { Logger } from '@flock/kube';
-import { requireKernelTier } from '@flock/testkit';
-import { Lab } from '../lab.js';
+import { conformanceLab, type ConformanceLabOptions } from '../conformance/run.js';
+import type { Lab } from '../lab.js';
 import type { CaseResult } from './events.js';
 import { preloadCnpImages } from './prepare.js';
 import { CNP_BINARY, CNP_BINARY_NO_SCTP, SCTP_ONLY_TESTS } from './run.js';
 
-export interface CnpLabOptions {
-  dir: string;
-  nodes: number;
-  log: Logger;
-  progress?: (line: string) => void;
-}
-
 /**
- * A lab of real nodes, flock as processes (the lab applies the chart's ClusterNetworkPolicy CRD
- * before the agents start), Kubernetes' own node-failure timings (the suite's 10 StatefulSet
- * pods keep a small machine busy), and agnhost under the suite's image references.
+ * A conformance lab (../conformance/run.ts: flock as processes — the lab applies the chart's
+ * ClusterNetworkPolicy CRD before the agents start — and Kubernetes' own node-failure timings,
+ * which the suite's 10 StatefulSet pods need on a small machine) with agnhost under the suite's
+ * image references.
  */
-export async function cnpLab(o: CnpLabOptions): Promise<Lab> {
-  requireKernelTier('bird', 'nsenter', 'unshare', 'flock-controlplane', 'go');
-  const lab = new Lab({
-    nodes: o.nodes,
-    dir: o.dir,
-    log: o.log,
-    nodeFailureDetection: 'default',
-    ...(o.progress ? { progress: o.progress } : {}),
-  });
-  await lab.up();
-  try {
-    const images = await preloadCnpImages(lab);
-    o.progress?.(`tagged the lab's agnhost as ${images.join(', ')} on every node`);
-  } catch (e) {
-    await lab.down();
-    throw e;
-  }
-  return lab;
+export function cnpLab(o: Omit<ConformanceLabOptions, 'tools' | 'preload'>): Promise<Lab> {
+  return conformanceLab({ ...o, tools: ['go'], preload: preloadCnpImages });
 }
 
 /** A failure that is the kernel's, not flock's: an SCTP probe where the kernel has no SCTP. */

@@ -14,11 +14,24 @@ export interface ConformanceLabOptions {
   nodes: number;
   log: Logger;
   progress?: (line: string) => void;
+  /** The suite's programs (default: ginkgo and the e2e binary). */
+  tools?: readonly string[];
+  /** What the suite needs on the nodes; the images it returns are logged (default: the e2e images). */
+  preload?: (lab: Lab) => Promise<string[]>;
 }
 
-/** A lab of real nodes (flock as processes) with agnhost preloaded under the e2e registry name. */
+/**
+ * A lab of real nodes (flock as processes) with Kubernetes' own node-failure timings and the
+ * suite's images preloaded (by default agnhost and busybox under the e2e registry name).
+ */
 export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
-  requireKernelTier('bird', 'nsenter', 'unshare', 'flock-controlplane', GINKGO, E2E_BINARY);
+  requireKernelTier(
+    'bird',
+    'nsenter',
+    'unshare',
+    'flock-controlplane',
+    ...(o.tools ?? [GINKGO, E2E_BINARY]),
+  );
   const lab = new Lab({
     nodes: o.nodes,
     dir: o.dir,
@@ -28,7 +41,7 @@ export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
   });
   await lab.up();
   try {
-    const images = await preloadE2eImages(lab, o.dir);
+    const images = await (o.preload ?? ((l: Lab) => preloadE2eImages(l, o.dir)))(lab);
     o.progress?.(`preloaded ${images.join(', ')} on every node`);
   } catch (e) {
     await lab.down();
