@@ -7,7 +7,13 @@ import {
   type AddressAllocator,
   type AllocationEntry,
 } from '@flock/ipam';
-import { EventRecorder, startHealthServer, type KubeTransport } from '@flock/kube';
+import {
+  CLUSTER_NETWORK_POLICIES,
+  EventRecorder,
+  apiVersionOf,
+  startHealthServer,
+  type KubeTransport,
+} from '@flock/kube';
 import type { FileSystem } from '@flock/exec';
 import { API_VERSION, NODECONFIG_KIND, type Logger } from '@flock/api';
 import { Registry } from 'prom-client';
@@ -157,15 +163,21 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
           resyncMs: config.resyncMs,
           warn: (p) =>
             void events.event(
-              {
-                apiVersion: 'networking.k8s.io/v1',
-                kind: 'NetworkPolicy',
-                metadata: {
-                  name: p.name,
-                  namespace: p.namespace,
-                  ...(p.uid ? { uid: p.uid } : {}),
-                },
-              },
+              p.kind === 'ClusterNetworkPolicy'
+                ? {
+                    apiVersion: apiVersionOf(CLUSTER_NETWORK_POLICIES),
+                    kind: CLUSTER_NETWORK_POLICIES.kind,
+                    metadata: { name: p.name, ...(p.uid ? { uid: p.uid } : {}) },
+                  }
+                : {
+                    apiVersion: 'networking.k8s.io/v1',
+                    kind: 'NetworkPolicy',
+                    metadata: {
+                      name: p.name,
+                      namespace: p.namespace,
+                      ...(p.uid ? { uid: p.uid } : {}),
+                    },
+                  },
               {
                 type: 'Warning',
                 reason: 'PolicyNotEnforceable',

@@ -12,3 +12,4 @@ export * from './cni.js';
 export * from './pod.js';
 export * from './logger.js';
 export { allCrds } from './crd/definitions.js';
+export * from './cluster-network-policy.js';

@@ -1,6 +1,9 @@
 // Which API resource a request is about (group/version/plural), the REST paths of its objects,
 // and the namespace/name keys the cache and the work queue use.
 import {
+  CLUSTER_NETWORK_POLICY_GROUP,
+  CLUSTER_NETWORK_POLICY_PLURAL,
+  CLUSTER_NETWORK_POLICY_VERSION,
   GROUP,
   NODECONFIG_KIND,
   NODECONFIG_PLURAL,
@@ -148,6 +151,14 @@ export const NETWORK_POLICIES: ResourceRef = {
   plural: 'networkpolicies',
   kind: 'NetworkPolicy',
   namespaced: true,
+};
+/** sig-network's ClusterNetworkPolicy (sigs.k8s.io/network-policy-api; an optional CRD). */
+export const CLUSTER_NETWORK_POLICIES: ResourceRef = {
+  group: CLUSTER_NETWORK_POLICY_GROUP,
+  version: CLUSTER_NETWORK_POLICY_VERSION,
+  plural: CLUSTER_NETWORK_POLICY_PLURAL,
+  kind: 'ClusterNetworkPolicy',
+  namespaced: false,
 };
 export const CUSTOM_RESOURCE_DEFINITIONS: ResourceRef = {
   group: 'apiextensions.k8s.io',

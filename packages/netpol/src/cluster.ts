@@ -10,7 +10,7 @@ import {
 } from '@flock/api';
 import { addressInterval } from './addresses.js';
 import { fail } from './errors.js';
-import type { Pod, Protocol, State } from './state.js';
+import type { Node, Pod, Protocol, State } from './state.js';
 
 // Per-object memos for update(), kept on the objects themselves: a WeakMap lookup per pod costs
 // more than the rest of an unchanged pod's handling. A pod's PodInfo is a function of the pod
@@ -83,6 +83,25 @@ function podInfo(pod: Pod): PodInfo {
 
 const json = (x: unknown) => JSON.stringify(x);
 
+interface NodeInfo {
+  name: string;
+  labels: Record<string, string>;
+  addresses: PodAddress[];
+}
+
+/** A node's labels and the IPs among its status.addresses (InternalIP, ExternalIP, ...). */
+function nodeInfo(node: Node): NodeInfo {
+  const seen = new Set<bigint>();
+  const addresses: PodAddress[] = [];
+  for (const a of node.status?.addresses ?? []) {
+    const parsed = addressInterval(a.address);
+    if (!parsed || seen.has(parsed.interval.lo)) continue; // a Hostname entry, or a repeat
+    seen.add(parsed.interval.lo);
+    addresses.push({ family: parsed.family, n: parsed.interval.lo });
+  }
+  return { name: node.metadata.name, labels: node.metadata.labels ?? {}, addresses };
+}
+
 /** Same meaning for translate(): objects differ but every field it reads is equal. */
 function samePod(a: PodInfo, b: PodInfo): boolean {
   return (
@@ -127,6 +146,10 @@ export class Cluster {
   private readonly liveCache = new Map<string, PodInfo[]>();
   private readonly podCache = new Map<string, Map<string, PodInfo[]>>();
   private allLive: PodInfo[] | undefined;
+  /** Nodes (labels, addresses) for ClusterNetworkPolicy `nodes` peers, and selector results. */
+  private nodes: NodeInfo[] = [];
+  private nodesJson = '[]';
+  private readonly nodeCache = new Map<string, PodAddress[]>();
 
   constructor(state: State) {
     this.update(state);
@@ -206,7 +229,32 @@ export class Cluster {
       }
     }
     if (changes.pods.length) this.allLive = undefined;
+    this.updateNodes(state.nodes);
     return changes;
+  }
+
+  private updateNodes(nodes: readonly Node[]): void {
+    const infos = nodes
+      .map((n) => nodeInfo(n))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const text = JSON.stringify(infos, (_, v: unknown) => (typeof v === 'bigint' ? `${v}` : v));
+    if (text === this.nodesJson) return;
+    this.nodes = infos;
+    this.nodesJson = text;
+    this.nodeCache.clear();
+  }
+
+  /** Addresses of the nodes a `nodes` peer selects (their status.addresses that are IPs). */
+  nodeAddresses(selector: LabelSelector): PodAddress[] {
+    const key = JSON.stringify(selector);
+    let hit = this.nodeCache.get(key);
+    if (!hit) {
+      hit = this.nodes
+        .filter((n) => matchesSelector(selector, n.labels))
+        .flatMap((n) => n.addresses);
+      this.nodeCache.set(key, hit);
+    }
+    return hit;
   }
 
   hasNamespace(name: string): boolean {

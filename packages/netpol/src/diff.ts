@@ -35,6 +35,18 @@ function sameLines(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
+const CHAIN_JUMP = /(?:^|\s)(?:goto|jump) ([\w.-]+)/g;
+
+/** Chains the rules of a chain jump or go to (comments, which may say anything, left out). */
+export function chainTargets(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const line of lines) {
+    for (const m of line.replace(/comment "[^"]*"/g, '').matchAll(CHAIN_JUMP))
+      out.push(m[1] as string);
+  }
+  return out;
+}
+
 /** Elements only in `a`, in a's order. */
 function minus(a: readonly string[], b: readonly string[]): string[] {
   if (a === b || a.length === 0) return [];
@@ -78,6 +90,34 @@ export function diffTables(prev: NftTable, next: NftTable): string | undefined {
     }
   }
   for (const [name, c] of nextChains) if (!prevChains.has(name)) made.push(c);
+  // A chain cannot be deleted while a rule of another chain jumps to it either (a pod chain's
+  // `goto` to its chain after an admin Pass): such a chain is re-made too, and deleted first.
+  const referrers = new Map<string, string[]>();
+  for (const c of prev.chains) {
+    if (c.hook) continue;
+    for (const target of chainTargets(c.lines)) {
+      const list = referrers.get(target) ?? [];
+      list.push(c.name);
+      referrers.set(target, list);
+    }
+  }
+  const goneSet = new Set(gone);
+  for (let i = 0; i < gone.length; i++) {
+    for (const from of referrers.get(gone[i] as string) ?? []) {
+      if (goneSet.has(from)) continue;
+      goneSet.add(from);
+      gone.push(from);
+      const n = nextChains.get(from);
+      if (n) {
+        made.push(n);
+        changed.add(from);
+      }
+    }
+  }
+  // Referring chains first: deleting one releases its jumps.
+  const refers = (name: string) =>
+    chainTargets(prevChains.get(name)?.lines ?? []).some((t) => goneSet.has(t));
+  gone.sort((a, b) => Number(refers(b)) - Number(refers(a)));
 
   // Sets and maps that lose an element are flushed and declared again with all their elements;
   // those that only gain are declared again with the new ones. A map element jumping to a chain

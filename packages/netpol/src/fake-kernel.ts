@@ -3,9 +3,11 @@
 // matter to them — a transaction applies whole or not at all; a set declared again (with the
 // same declaration) gets the elements added; a chain cannot be deleted while a
 // map element jumps to it; an element cannot be deleted unless present, nor added twice; a rule
-// cannot name a set that does not exist; a map element cannot jump to a missing chain. Its real
+// cannot name a set that does not exist; a map element or a rule cannot jump to a missing chain,
+// and a chain a rule jumps to cannot be deleted. Its real
 // twin is nft itself (diff.kernel.test.ts compares the two ways on a real table).
 import type { NftRun } from './apply.js';
+import { chainTargets } from './diff.js';
 import { TABLE_FAMILY, TABLE_NAME, tableScript, type NftSet, type NftTable } from './render.js';
 
 const TABLE = `${TABLE_FAMILY} ${TABLE_NAME}`;
@@ -130,6 +132,8 @@ export class FakeNftKernel {
           table.sets.some((s) => s.kind === 'map' && s.elements.some((e) => jumpTarget(e) === name))
         )
           throw new Error(`nft: ${line}: Device or resource busy`);
+        if (table.chains.some((c) => c.name !== name && chainTargets(c.lines).includes(name)))
+          throw new Error(`nft: ${line}: Device or resource busy (a rule jumps to it)`);
         table.chains.splice(index, 1);
         continue;
       }
@@ -180,6 +184,12 @@ export class FakeNftKernel {
       );
     }
     if (i >= lines.length) throw new Error('unterminated table block');
+    for (const c of t.chains) {
+      for (const target of chainTargets(c.lines)) {
+        if (!t.chains.some((x) => x.name === target))
+          throw new Error(`nft: chain ${c.name}: no chain ${target} to jump to`);
+      }
+    }
     for (const s of t.sets) {
       for (const e of s.kind === 'map' ? s.elements : []) {
         if (!t.chains.some((c) => c.name === jumpTarget(e)))

@@ -59,5 +59,5 @@ describe('incremental translation and apply', () => {
     // The property must have exercised the incremental path, not only replaces.
     expect(totals.diff).toBeGreaterThan(totals.steps / 10);
     expect(totals.replace).toBeGreaterThan(0);
-  });
+  }, 120_000);
 });

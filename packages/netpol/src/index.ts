@@ -17,6 +17,7 @@ export {
   type NftTable,
 } from './render.js';
 export { diffTables } from './diff.js';
+export { NAMESPACE_NAME_LABEL } from './cluster.js';
 export { FakeNftKernel } from './fake-kernel.js';
 export * from './apply.js';
 

@@ -26,16 +26,39 @@ export interface TupleSetIR {
   v6: string[];
 }
 
-/** One allow rule: peers (undefined = any address) and ports (undefined = any port). */
-export type RuleIR =
-  | { kind: 'allow'; comment: string; peers?: string; ports?: string }
-  | { kind: 'tuples'; comment: string; tuples: string };
+/**
+ * What a matching rule does. Absent: a NetworkPolicy allow rule. ClusterNetworkPolicy rules
+ * always carry one: `accept` (allowed, nothing later is consulted for this direction), `deny`
+ * (dropped) or `pass` (the rest of the tier is skipped: Admin → NetworkPolicy, Baseline → the
+ * default, allow).
+ */
+export type RuleAction = 'accept' | 'deny' | 'pass';
 
-/** A pod isolated in one direction: traffic passes only if some rule allows it. */
-export interface DirectionIR {
-  /** The policies (`ns/name`) that isolate the pod in this direction. */
+/** One rule: peers (undefined = any address) and ports (undefined = any port). */
+export type RuleIR =
+  | { kind: 'allow'; comment: string; peers?: string; ports?: string; action?: RuleAction }
+  | { kind: 'tuples'; comment: string; tuples: string; action?: RuleAction };
+
+/** The ClusterNetworkPolicy rules of one tier for one pod and direction, in evaluation order. */
+export interface TierIR {
+  /** The ClusterNetworkPolicies (by name), in order of precedence. */
   policies: string[];
   rules: RuleIR[];
+}
+
+/**
+ * A pod with rules in one direction: the Admin tier first, then NetworkPolicy (when some policy
+ * isolates the pod: only what its rules allow passes), else the Baseline tier, else everything.
+ */
+export interface DirectionIR {
+  /** The NetworkPolicies (`ns/name`) that isolate the pod in this direction (may be none). */
+  policies: string[];
+  /** Their allow rules. */
+  rules: RuleIR[];
+  /** Admin tier ClusterNetworkPolicy rules selecting the pod (absent: none). */
+  admin?: TierIR;
+  /** Baseline tier rules (absent: none, or the pod is isolated by a NetworkPolicy). */
+  baseline?: TierIR;
 }
 
 export interface LocalPodIR {
@@ -45,9 +68,9 @@ export interface LocalPodIR {
   interface: string;
   /** Source addresses the pod may use (its pod IPs and anycast addresses): anti-spoofing. */
   sources: { v4: string[]; v6: string[] };
-  /** undefined: not isolated for ingress (everything may reach it). */
+  /** undefined: no policy of any tier selects it for ingress (everything may reach it). */
   ingress?: DirectionIR;
-  /** undefined: not isolated for egress. */
+  /** undefined: no policy of any tier selects it for egress. */
   egress?: DirectionIR;
 }
 

@@ -4,7 +4,7 @@
 // Per packet the work is constant in the number of pods and peers: two hash lookups for
 // anti-spoofing, conntrack, then one verdict-map lookup per direction that jumps straight to the
 // pod's own chain, whose rules each test set membership (hash or interval sets).
-import type { DirectionIR, LocalPodIR, NetpolIR, RuleIR } from './ir.js';
+import type { DirectionIR, LocalPodIR, NetpolIR, RuleAction, RuleIR } from './ir.js';
 
 export const TABLE_FAMILY = 'inet';
 export const TABLE_NAME = 'flock';
@@ -85,10 +85,18 @@ export const egressChain = (pod: LocalPodIR) => `egress_${pod.interface}`;
 /** Which families a peer or tuple set has elements for (an empty family set is not written). */
 type Families = Map<string, { v4: boolean; v6: boolean }>;
 
-/** Rules of one pod chain: ingress matches sources and accepts; egress matches destinations and
- *  returns to the base chain (the destination's ingress is checked there too). */
-function ruleLines(rule: RuleIR, direction: 'ingress' | 'egress', families: Families): string[] {
-  const verdict = direction === 'ingress' ? 'accept' : 'return';
+/** Allowed: ingress accepts; egress returns to the base chain (the destination's ingress is
+ *  checked there too). */
+const allowVerdict = (direction: 'ingress' | 'egress') =>
+  direction === 'ingress' ? 'accept' : 'return';
+
+/** Rules of one pod chain: ingress matches sources, egress matches destinations. */
+function ruleLines(
+  rule: RuleIR,
+  direction: 'ingress' | 'egress',
+  families: Families,
+  verdict: string,
+): string[] {
   const note = comment(rule.comment);
   if (rule.kind === 'tuples') {
     const has = families.get(rule.tuples);
@@ -111,24 +119,67 @@ function ruleLines(rule: RuleIR, direction: 'ingress' | 'egress', families: Fami
   ];
 }
 
-function podChain(
+/** The chain an Admin tier Pass goes to (the NetworkPolicy or Baseline tier of the pod). */
+export const passChain = (chain: string) => `${chain}_pass`;
+
+/**
+ * A pod's chain(s) of one direction: Admin tier rules first (Accept allows, Deny drops, Pass
+ * goes to the next tier), then either the NetworkPolicy tier (its allow rules, then drop) or,
+ * when no NetworkPolicy isolates the pod, the Baseline tier (Pass there means the default:
+ * allowed); falling off the end allows. An Admin Pass needs the next tier in a chain of its own
+ * (`goto` skips the rest of the Admin rules); without Pass rules it follows inline.
+ */
+function podChains(
   pod: LocalPodIR,
   d: DirectionIR,
   direction: 'ingress' | 'egress',
   families: Families,
-): NftChain {
+): NftChain[] {
   const name = direction === 'ingress' ? ingressChain(pod) : egressChain(pod);
-  return {
+  const allow = allowVerdict(direction);
+  const verdict = (action: RuleAction | undefined, pass: string) =>
+    action === 'deny' ? 'drop' : action === 'pass' ? pass : allow;
+  const next =
+    d.policies.length > 0
+      ? [...d.rules.flatMap((r) => ruleLines(r, direction, families, allow)), '\t\tcounter drop']
+      : (d.baseline?.rules ?? []).flatMap((r) =>
+          ruleLines(r, direction, families, verdict(r.action, allow)),
+        );
+  const admin = d.admin?.rules ?? [];
+  const split = next.length > 0 && admin.some((r) => r.action === 'pass');
+  const sub = passChain(name);
+  const notes = [
+    d.admin ? `admin ${d.admin.policies.join(' ')}` : '',
+    d.policies.join(' '),
+    d.baseline ? `baseline ${d.baseline.policies.join(' ')}` : '',
+  ].filter((n) => n !== '');
+  const main: NftChain = {
     name,
     hook: false,
     lines: [
       `\tchain ${name} {`,
-      `\t\t${comment(`${pod.pod} ${direction}: ${d.policies.join(' ')}`)}`,
-      ...d.rules.flatMap((r) => ruleLines(r, direction, families)),
-      '\t\tcounter drop',
+      `\t\t${comment(`${pod.pod} ${direction}: ${notes.join(' ')}`)}`,
+      ...admin.flatMap((r) =>
+        ruleLines(r, direction, families, verdict(r.action, split ? `goto ${sub}` : allow)),
+      ),
+      ...(split ? [`\t\tgoto ${sub}`] : next),
       '\t}',
     ],
   };
+  if (!split) return [main];
+  return [
+    main,
+    {
+      name: sub,
+      hook: false,
+      lines: [
+        `\tchain ${sub} {`,
+        `\t\t${comment(`${pod.pod} ${direction} after an admin Pass`)}`,
+        ...next,
+        '\t}',
+      ],
+    },
+  ];
 }
 
 function antiSpoofing(): string[] {
@@ -241,8 +292,8 @@ export function renderTable(ir: NetpolIR): NftTable {
   }
   const chains: NftChain[] = [];
   for (const pod of ir.pods) {
-    if (pod.ingress) chains.push(podChain(pod, pod.ingress, 'ingress', families));
-    if (pod.egress) chains.push(podChain(pod, pod.egress, 'egress', families));
+    if (pod.ingress) chains.push(...podChains(pod, pod.ingress, 'ingress', families));
+    if (pod.egress) chains.push(...podChains(pod, pod.egress, 'egress', families));
   }
   chains.push(...BASE_CHAINS);
   return { sets, chains };

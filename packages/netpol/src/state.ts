@@ -3,7 +3,7 @@
 // loose (the rest of a Kubernetes object passes through), but inside a NetworkPolicy spec every
 // field must be known: a field flock does not understand could narrow what the policy allows,
 // so it is refused rather than ignored.
-import { LabelSelector, ObjectMeta, ipFamily } from '@flock/api';
+import { ClusterNetworkPolicy, LabelSelector, ObjectMeta, ipFamily } from '@flock/api';
 import { z } from 'zod';
 import { cidrInterval, contains } from './addresses.js';
 import { NetpolError, formatPath, type NetpolIssue } from './errors.js';
@@ -147,6 +147,19 @@ export const NetworkPolicy = z.looseObject({
 });
 export type NetworkPolicy = z.infer<typeof NetworkPolicy>;
 
+/** A Node as a ClusterNetworkPolicy `nodes` peer reads it: labels and status.addresses. */
+export const Node = z.looseObject({
+  metadata: ObjectMeta,
+  status: z
+    .looseObject({
+      addresses: z.array(z.looseObject({ type: z.string(), address: z.string() })).nullish(),
+    })
+    .nullish(),
+});
+export type Node = z.infer<typeof Node>;
+
+export { ClusterNetworkPolicy };
+
 export const LocalPod = z.strictObject({
   namespace: z.string().min(1),
   name: z.string().min(1),
@@ -162,6 +175,10 @@ export const State = z.looseObject({
   namespaces: z.array(Namespace).default([]),
   pods: z.array(Pod).default([]),
   policies: z.array(NetworkPolicy).default([]),
+  /** policy.networking.k8s.io/v1alpha2 ClusterNetworkPolicies (tiers Admin and Baseline). */
+  clusterPolicies: z.array(ClusterNetworkPolicy).default([]),
+  /** Nodes, for ClusterNetworkPolicy `nodes` peers (their status.addresses). */
+  nodes: z.array(Node).default([]),
   local: z.array(LocalPod).default([]),
 });
 export type State = z.infer<typeof State>;
@@ -172,6 +189,8 @@ const KIND_OF: Record<string, string> = {
   namespaces: 'namespace',
   pods: 'pod',
   policies: 'networkpolicy',
+  clusterPolicies: 'clusternetworkpolicy',
+  nodes: 'node',
   local: 'local',
 };
 

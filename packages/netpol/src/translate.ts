@@ -3,22 +3,15 @@
 // Pure: the same state always gives the same IR. Cost is linear in policies selecting local
 // pods × the pods their peers select; selector results and peer sets are computed once.
 import { matchesSelector, type Family } from '@flock/api';
-import { addressInterval, contains, formatAddress } from './addresses.js';
+import { addressInterval, formatAddress } from './addresses.js';
 import { Cluster, type PodInfo } from './cluster.js';
+import { clusterPolicyViews, subjectSelects, type ClusterPolicyView } from './cluster-policy.js';
 import { fail } from './errors.js';
-import type { DirectionIR, LocalPodIR, NetpolIR, RuleIR } from './ir.js';
-import {
-  NFT_PROTOCOL,
-  numericRange,
-  portElements,
-  resolveNamedPort,
-  type PortRange,
-} from './ports.js';
-import { blockIntervals, invalidate } from './invalidate.js';
-import { SetCache, SetRegistry, type FamilyIntervals, type Tuple } from './sets.js';
-import type { LocalPod, NetworkPolicy, Peer, PolicyPort, Protocol, State } from './state.js';
-
-type Direction = 'ingress' | 'egress';
+import type { DirectionIR, LocalPodIR, NetpolIR, RuleIR, TierIR } from './ir.js';
+import { invalidate } from './invalidate.js';
+import { SetCache } from './sets.js';
+import type { LocalPod, NetworkPolicy, Peer, State } from './state.js';
+import { Translator, type Direction, type RuleView } from './translator.js';
 
 interface PolicyView {
   key: string;
@@ -32,15 +25,9 @@ interface LocalView {
   info: PodInfo;
   ingress: PolicyView[];
   egress: PolicyView[];
+  /** ClusterNetworkPolicies whose subject selects the pod, in order of evaluation. */
+  cluster: ClusterPolicyView[];
 }
-
-/** Rule of one direction, as the API has it (`from` for ingress, `to` for egress). */
-interface RuleView {
-  peers: Peer[];
-  ports: PolicyPort[];
-}
-
-const PROTOCOL_NUMBER: Record<Protocol, number> = { TCP: 6, UDP: 17, SCTP: 132 };
 
 /** policyTypes defaulting of networking.k8s.io/v1: Ingress always, Egress if there are egress rules. */
 export function effectiveTypes(policy: NetworkPolicy): { ingress: boolean; egress: boolean } {
@@ -50,176 +37,65 @@ export function effectiveTypes(policy: NetworkPolicy): { ingress: boolean; egres
   return { ingress: types.includes('Ingress'), egress: types.includes('Egress') };
 }
 
+/** Absent or empty `from` / `to`: any address. */
+const anyIfEmpty = (peers: Peer[] | null | undefined) => (peers?.length ? peers : undefined);
+
 function rulesOf(policy: NetworkPolicy, direction: Direction): RuleView[] {
   if (direction === 'ingress')
-    return (policy.spec.ingress ?? []).map((r) => ({ peers: r.from ?? [], ports: r.ports ?? [] }));
-  return (policy.spec.egress ?? []).map((r) => ({ peers: r.to ?? [], ports: r.ports ?? [] }));
+    return (policy.spec.ingress ?? []).map((r) => ({
+      peers: anyIfEmpty(r.from),
+      ports: r.ports ?? [],
+    }));
+  return (policy.spec.egress ?? []).map((r) => ({ peers: anyIfEmpty(r.to), ports: r.ports ?? [] }));
 }
 
-class Translator {
-  private readonly sets: SetRegistry;
-
-  constructor(
-    private readonly cluster: Cluster,
-    cache: SetCache,
-    private readonly peersJson: (peers: Peer[]) => string,
-  ) {
-    this.sets = new SetRegistry(cache);
+/** The rules of every policy of one tier that selects the pod, in order; undefined if none. */
+function tierRules(
+  translator: Translator,
+  local: LocalView,
+  direction: Direction,
+  tier: 'Admin' | 'Baseline',
+): TierIR | undefined {
+  const policies: string[] = [];
+  const rules: RuleIR[] = [];
+  for (const view of local.cluster) {
+    if (view.tier !== tier || view[direction].length === 0) continue;
+    policies.push(view.name);
+    for (const rule of view[direction]) {
+      const owner = { key: view.name, namespace: '' };
+      rules.push(...translator.rule(owner, direction, rule.comment, rule, local.info, rule.action));
+    }
   }
+  return policies.length ? { policies, rules } : undefined;
+}
 
-  ir(pods: LocalPodIR[]): NetpolIR {
-    return {
-      pods,
-      addressSets: this.sets.addressSets,
-      portSets: this.sets.portSets,
-      tupleSets: this.sets.tupleSets,
-    };
+/** A pod's rules of one direction, every tier; undefined when no policy of any tier selects it. */
+function directionOf(
+  translator: Translator,
+  local: LocalView,
+  direction: Direction,
+): DirectionIR | undefined {
+  const isolating = local[direction];
+  // In order of evaluation, so that sets are named in that order too.
+  const admin = tierRules(translator, local, direction, 'Admin');
+  const rules: RuleIR[] = [];
+  for (const view of isolating) {
+    const owner = { key: view.key, namespace: view.policy.metadata.namespace };
+    rulesOf(view.policy, direction).forEach((rule, index) => {
+      const comment = `${view.key} ${direction}[${index}]`;
+      rules.push(...translator.rule(owner, direction, comment, rule, local.info));
+    });
   }
-
-  direction(local: LocalView, direction: Direction): DirectionIR | undefined {
-    const policies = local[direction];
-    if (policies.length === 0) return undefined;
-    const rules: RuleIR[] = [];
-    for (const view of policies) {
-      rulesOf(view.policy, direction).forEach((rule, index) => {
-        rules.push(...this.rule(view, direction, index, rule, local.info));
-      });
-    }
-    return { policies: policies.map((p) => p.key), rules };
-  }
-
-  /** The IR rules of one policy rule for one local pod (none when it can match nothing). */
-  private rule(
-    view: PolicyView,
-    direction: Direction,
-    index: number,
-    rule: RuleView,
-    pod: PodInfo,
-  ): RuleIR[] {
-    // Rules with the same peers share one set, across policies: the key is what the peers
-    // mean (their JSON, plus the namespace when a podSelector-only peer refers to it).
-    const ownNamespace = rule.peers.some((p) => !p.ipBlock && !p.namespaceSelector);
-    const peersKey = `${ownNamespace ? view.policy.metadata.namespace : ''}\0${this.peersJson(rule.peers)}`;
-    const comment = `${view.key} ${direction}[${index}]`;
-    const source = { namespace: view.policy.metadata.namespace, peers: rule.peers };
-    let peers: string | undefined;
-    if (rule.peers.length > 0) {
-      const name = this.sets.peers(peersKey, comment, source, () =>
-        this.peerIntervals(view, rule.peers),
-      );
-      if (name === null) return [];
-      peers = name;
-    }
-    if (rule.ports.length === 0) return [{ kind: 'allow', comment, ...(peers ? { peers } : {}) }];
-
-    const numeric: PortRange[] = [];
-    const named: { name: string; protocol: Protocol }[] = [];
-    for (const p of rule.ports) {
-      const range = numericRange(p);
-      if (range) numeric.push(range);
-      else named.push({ name: p.port as string, protocol: p.protocol ?? 'TCP' });
-    }
-    const out: RuleIR[] = [];
-    if (direction === 'ingress') {
-      // The destination is this pod: its own containers say what the names mean.
-      for (const n of named) {
-        for (const port of resolveNamedPort(pod.namedPorts, n.name, n.protocol)) {
-          numeric.push({ protocol: n.protocol, lo: port, hi: port });
-        }
-      }
-    } else if (named.length > 0) {
-      const tuplesKey = `${peersKey}\0${JSON.stringify(named)}`;
-      const tuples = this.sets.tuples(tuplesKey, comment, source, () =>
-        this.namedTuples(view, rule.peers, named),
-      );
-      if (tuples !== null) out.push({ kind: 'tuples', comment, tuples });
-    }
-    if (numeric.length > 0) {
-      const { elements, interval } = portElements(numeric);
-      out.unshift({
-        kind: 'allow',
-        comment,
-        ...(peers ? { peers } : {}),
-        ports: this.sets.ports(elements, interval),
-      });
-    }
-    return out;
-  }
-
-  private peerIntervals(view: PolicyView, peers: Peer[]): FamilyIntervals {
-    const out: FamilyIntervals = { 4: [], 6: [] };
-    for (const peer of peers) {
-      const block = blockIntervals(peer);
-      if (block) {
-        out[block.family].push(...block.intervals);
-        continue;
-      }
-      for (const pod of this.peerPods(view, peer)) {
-        for (const a of pod.addresses) out[a.family].push({ lo: a.n, hi: a.n });
-      }
-    }
-    return out;
-  }
-
-  private peerPods(view: PolicyView, peer: Peer): PodInfo[] {
-    return this.cluster.selectPeerPods(
-      view.policy.metadata.namespace,
-      peer.podSelector,
-      peer.namespaceSelector,
-    );
-  }
-
-  /** Egress to named ports: every destination pod's own meaning of each name, per address. */
-  private namedTuples(
-    view: PolicyView,
-    peers: Peer[],
-    named: { name: string; protocol: Protocol }[],
-  ): Tuple[] {
-    // Destination pods, with the addresses of each that the peers allow.
-    const destinations = new Map<PodInfo, Set<bigint>>();
-    const add = (pod: PodInfo, n: bigint) => {
-      let set = destinations.get(pod);
-      if (!set) destinations.set(pod, (set = new Set()));
-      set.add(n);
-    };
-    if (peers.length === 0) {
-      for (const pod of this.cluster.allLivePods()) for (const a of pod.addresses) add(pod, a.n);
-    }
-    for (const peer of peers) {
-      const block = blockIntervals(peer);
-      if (block) {
-        for (const pod of this.cluster.allLivePods()) {
-          for (const a of pod.addresses) {
-            if (
-              a.family === block.family &&
-              block.intervals.some((iv) => contains(iv, { lo: a.n, hi: a.n }))
-            )
-              add(pod, a.n);
-          }
-        }
-      } else {
-        for (const pod of this.peerPods(view, peer)) for (const a of pod.addresses) add(pod, a.n);
-      }
-    }
-    const tuples: Tuple[] = [];
-    for (const [pod, allowed] of destinations) {
-      for (const n of named) {
-        for (const port of resolveNamedPort(pod.namedPorts, n.name, n.protocol)) {
-          for (const a of pod.addresses) {
-            if (!allowed.has(a.n)) continue;
-            tuples.push({
-              family: a.family,
-              n: a.n,
-              order: PROTOCOL_NUMBER[n.protocol],
-              protocol: NFT_PROTOCOL[n.protocol],
-              port,
-            });
-          }
-        }
-      }
-    }
-    return tuples;
-  }
+  // NetworkPolicy decides for the pods it isolates: the Baseline tier is never reached.
+  const baseline =
+    isolating.length === 0 ? tierRules(translator, local, direction, 'Baseline') : undefined;
+  if (isolating.length === 0 && !admin && !baseline) return undefined;
+  return {
+    policies: isolating.map((p) => p.key),
+    rules,
+    ...(admin ? { admin } : {}),
+    ...(baseline ? { baseline } : {}),
+  };
 }
 
 function sourcesOf(cluster: Cluster, local: LocalView): { v4: string[]; v6: string[] } {
@@ -250,7 +126,7 @@ function localViews(state: State, cluster: Cluster): LocalView[] {
         `${entry.interface} is used by another local pod`,
       );
     byPod.add(key);
-    byInterface.set(entry.interface, { entry, info, ingress: [], egress: [] });
+    byInterface.set(entry.interface, { entry, info, ingress: [], egress: [], cluster: [] });
   });
   return [...byInterface.values()].sort((a, b) => (a.entry.interface < b.entry.interface ? -1 : 1));
 }
@@ -292,10 +168,25 @@ function translateWith(
       if (view.egress) local.egress.push(view);
     }
   }
+  const clusterPolicies = clusterPolicyViews(state.clusterPolicies);
+  const names = new Set<string>();
+  for (const view of clusterPolicies) {
+    if (names.has(view.name))
+      fail(`clusternetworkpolicy ${view.name}`, 'metadata.name', 'listed twice');
+    names.add(view.name);
+  }
+  if (clusterPolicies.length > 0) {
+    for (const local of locals) {
+      const labels = cluster.namespaceLabels.get(local.info.namespace) ?? {};
+      for (const view of clusterPolicies) {
+        if (subjectSelects(view, local.info, labels)) local.cluster.push(view);
+      }
+    }
+  }
   const translator = new Translator(cluster, cache, peersJson);
   const pods = locals.map((local): LocalPodIR => {
-    const ingress = translator.direction(local, 'ingress');
-    const egress = translator.direction(local, 'egress');
+    const ingress = directionOf(translator, local, 'ingress');
+    const egress = directionOf(translator, local, 'egress');
     return {
       pod: local.info.key,
       interface: local.entry.interface,

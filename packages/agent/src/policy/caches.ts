@@ -17,6 +17,7 @@ import {
 } from '@flock/kube';
 import { Namespace, Pod } from '@flock/netpol';
 import type { z } from 'zod';
+import { ClusterPolicyCaches } from './cluster-caches.js';
 
 /** A pod as policy enforcement sees it: identity, labels, named ports, phase and addresses. */
 export const PolicyPod = Pod.transform((p) => ({
@@ -61,6 +62,8 @@ export interface PolicyCaches {
   namespaces: Cache<PolicyNamespace>;
   /** Raw objects: validated by the reconciler, which reports what it cannot enforce. */
   policies: Cache<KubeObject>;
+  /** ClusterNetworkPolicies and Nodes, when their CRD is installed (absent: not enforced). */
+  cluster?: ClusterPolicyCaches;
 }
 
 export function policyCaches(
@@ -69,6 +72,8 @@ export function policyCaches(
   metrics?: MetricsOptions,
   /** Restart a watch that delivered nothing for this long (the agent's --watchdog). */
   watchdogMs?: number,
+  /** How often to look for the ClusterNetworkPolicy CRD while it is not installed. */
+  recheckMs?: number,
 ): PolicyCaches {
   const common = {
     logger,
@@ -92,6 +97,12 @@ export function policyCaches(
       source: resourceListWatch(transport, NETWORK_POLICIES),
       name: 'policy-networkpolicies',
       ...common,
+    }),
+    cluster: new ClusterPolicyCaches({
+      transport,
+      logger,
+      ...(watchdogMs ? { watchdogMs } : {}),
+      ...(recheckMs ? { recheckMs } : {}),
     }),
   };
 }

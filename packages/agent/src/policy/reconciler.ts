@@ -20,6 +20,7 @@ import {
   type PolicyResult,
   type PolicyResultListener,
 } from './result.js';
+import { ClusterPolicyChecker } from './cluster-validate.js';
 import { buildPolicyState, type LocalAttachment, type PolicyProblem } from './state.js';
 import { PolicyChecker } from './validate.js';
 
@@ -48,6 +49,7 @@ const QUEUE = 'policy';
 export class PolicyReconciler {
   private readonly queue = new KeyedMutex();
   private readonly checker = new PolicyChecker();
+  private readonly clusterChecker = new ClusterPolicyChecker();
   /** Keeps selector results and set contents between passes: a pass costs what changed. */
   private readonly translator = new IncrementalTranslator();
   /** Pending entries whose ADD is in beforeCommit or past it: in the table before they commit. */
@@ -71,8 +73,13 @@ export class PolicyReconciler {
   private readonly synced: Promise<void>;
 
   constructor(private readonly options: PolicyReconcilerOptions) {
-    const { pods, namespaces, policies } = options.caches;
-    this.synced = Promise.all([pods.synced, namespaces.synced, policies.synced]).then(() => {
+    const { pods, namespaces, policies, cluster } = options.caches;
+    this.synced = Promise.all([
+      pods.synced,
+      namespaces.synced,
+      policies.synced,
+      cluster?.ready,
+    ]).then(() => {
       this.complete = true;
     });
     this.synced.catch(() => undefined); // stopped before sync
@@ -102,6 +109,7 @@ export class PolicyReconciler {
     pods.start();
     namespaces.start();
     policies.start();
+    this.options.caches.cluster?.start(trigger);
     // The first pass as soon as the caches are complete, not a debounce later.
     void this.synced.then(
       () => this.enqueue(false).catch(() => undefined),
@@ -127,8 +135,8 @@ export class PolicyReconciler {
     clearInterval(this.tick);
     for (const u of this.unsubscribe.splice(0)) u();
     await this.queue.run(QUEUE, () => Promise.resolve());
-    const { pods, namespaces, policies } = this.options.caches;
-    await Promise.all([pods.stop(), namespaces.stop(), policies.stop()]);
+    const { pods, namespaces, policies, cluster } = this.options.caches;
+    await Promise.all([pods.stop(), namespaces.stop(), policies.stop(), cluster?.stop()]);
   }
 
   /** Subscribe to results (each pass whose result differs from the previous one). */
@@ -234,6 +242,10 @@ export class PolicyReconciler {
       namespaces: caches.namespaces.list(),
       pods: caches.pods.list(),
       policies: caches.policies.list().flatMap((raw) => this.checker.check(raw) ?? []),
+      clusterPolicies: (caches.cluster?.clusterPolicies() ?? []).flatMap(
+        (raw) => this.clusterChecker.check(raw) ?? [],
+      ),
+      nodes: caches.cluster?.nodeList() ?? [],
       locals,
     });
     // Self-heal passes start from scratch: a full translation and a full replace of the table.

@@ -1,6 +1,6 @@
 // What one reconcile pass reports: the NodeConfig condition PolicyApplied is made from it (the
 // status writer subscribes with PolicyReconciler.onResult), and so are the agent's logs.
-import type { NetpolIR } from '@flock/netpol';
+import type { DirectionIR, NetpolIR } from '@flock/netpol';
 import type { BuiltState } from './state.js';
 
 export type PolicyReason =
@@ -29,13 +29,20 @@ export type PolicyResultListener = (result: PolicyResult) => void;
 
 /** The outcome of a pass that reached the kernel. */
 export function appliedResult(built: BuiltState, ir: NetpolIR): PolicyResult {
-  const rules = ir.pods.reduce(
-    (n, p) => n + (p.ingress?.rules.length ?? 0) + (p.egress?.rules.length ?? 0),
-    0,
-  );
-  const isolated = ir.pods.filter((p) => p.ingress || p.egress).length;
+  const count = (d: DirectionIR | undefined) =>
+    (d?.rules.length ?? 0) + (d?.admin?.rules.length ?? 0) + (d?.baseline?.rules.length ?? 0);
+  const rules = ir.pods.reduce((n, p) => n + count(p.ingress) + count(p.egress), 0);
+  // Isolated: some NetworkPolicy isolates the pod in a direction.
+  const isolated = ir.pods.filter(
+    (p) => (p.ingress?.policies.length ?? 0) > 0 || (p.egress?.policies.length ?? 0) > 0,
+  ).length;
+  const cluster = ir.pods.filter((p) =>
+    [p.ingress, p.egress].some((d) => d?.admin || d?.baseline),
+  ).length;
   const counts = { rules, pods: ir.pods.length };
-  const summary = `${ir.pods.length} local pod(s), ${isolated} isolated, ${rules} rule(s)`;
+  const summary = `${ir.pods.length} local pod(s), ${isolated} isolated, ${
+    cluster ? `${cluster} under ClusterNetworkPolicy, ` : ''
+  }${rules} rule(s)`;
   const unknown = built.unknownPods.length
     ? `; isolated until their Pod is known again: ${built.unknownPods.join(', ')}`
     : '';

@@ -4,9 +4,17 @@
 // every other pod of the cluster is a peer known by status.podIPs. Pure and deterministic.
 import { matchesSelector } from '@flock/api';
 import type { AllocationEntry } from '@flock/ipam';
-import type { LocalPod, NetworkPolicy, Pod, State } from '@flock/netpol';
+import {
+  NAMESPACE_NAME_LABEL,
+  type LocalPod,
+  type NetworkPolicy,
+  type Pod,
+  type State,
+} from '@flock/netpol';
 import { hostVethName } from '../datapath/index.js';
 import type { PolicyNamespace, PolicyPod } from './caches.js';
+import type { PolicyNode } from './cluster-caches.js';
+import type { CheckedClusterPolicy } from './cluster-validate.js';
 import type { CheckedPolicy } from './validate.js';
 
 /**
@@ -29,11 +37,18 @@ export interface PolicyInputs {
   /** Every pod of the cluster (this node's included: they are recognised and skipped). */
   pods: readonly PolicyPod[];
   policies: readonly CheckedPolicy[];
+  /** ClusterNetworkPolicies (none when the CRD is not installed). */
+  clusterPolicies?: readonly CheckedClusterPolicy[];
+  /** Nodes, for ClusterNetworkPolicy `nodes` peers. */
+  nodes?: readonly PolicyNode[];
   locals: readonly LocalAttachment[];
 }
 
 /** A policy that cannot be enforced as written and selects a pod of this node. */
 export interface PolicyProblem {
+  /** A NetworkPolicy unless said otherwise. */
+  kind?: 'ClusterNetworkPolicy';
+  /** '' for a ClusterNetworkPolicy (cluster-scoped). */
   namespace: string;
   name: string;
   uid?: string;
@@ -140,12 +155,60 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
     );
     return selects ? [{ namespace, name, ...(uid ? { uid } : {}), message: problem }] : [];
   });
+  const clusterPolicies = (input.clusterPolicies ?? []).map((c) => c.policy);
+  problems.push(...clusterProblems(input, localLabels));
 
   return {
-    state: { namespaces: namespacesFor(input.namespaces, pods, policies), pods, policies, local },
+    state: {
+      namespaces: namespacesFor(input.namespaces, pods, policies),
+      pods,
+      policies,
+      clusterPolicies,
+      nodes: [...(input.nodes ?? [])],
+      local,
+    },
     problems,
     unknownPods,
   };
+}
+
+/** ClusterNetworkPolicies that cannot be enforced as written and select a pod of this node. */
+function clusterProblems(
+  input: PolicyInputs,
+  locals: readonly { namespace: string; labels: Record<string, string> }[],
+): PolicyProblem[] {
+  const checked = (input.clusterPolicies ?? []).filter((c) => c.problem);
+  if (checked.length === 0) return [];
+  const nsLabels = new Map(
+    input.namespaces.map((n) => [
+      n.metadata.name,
+      { ...n.metadata.labels, [NAMESPACE_NAME_LABEL]: n.metadata.name },
+    ]),
+  );
+  return checked.flatMap(({ policy, problem }) => {
+    const { namespaces, pods } = policy.spec.subject;
+    const selects = locals.some((l) => {
+      const labels = nsLabels.get(l.namespace) ?? { [NAMESPACE_NAME_LABEL]: l.namespace };
+      if (namespaces) return matchesSelector(namespaces, labels);
+      return (
+        pods != null &&
+        matchesSelector(pods.namespaceSelector ?? undefined, labels) &&
+        matchesSelector(pods.podSelector, l.labels)
+      );
+    });
+    const { name, uid } = policy.metadata;
+    return selects
+      ? [
+          {
+            kind: 'ClusterNetworkPolicy' as const,
+            namespace: '',
+            name,
+            ...(uid ? { uid } : {}),
+            message: problem ?? '',
+          },
+        ]
+      : [];
+  });
 }
 
 /**

@@ -63,6 +63,87 @@ const rule = (peersKey: 'from' | 'to') =>
     { requiredKeys: [] },
   );
 
+// ClusterNetworkPolicy (v1alpha2): both tiers, few priorities (ties), every peer and protocol kind.
+const cnpPort = fc.oneof(
+  fc.integer({ min: 1, max: 65535 }).map((number) => ({ number })),
+  fc
+    .tuple(fc.integer({ min: 1, max: 60000 }), fc.integer({ min: 1, max: 5000 }))
+    .map(([start, span]) => ({ range: { start, end: start + span } })),
+);
+const cnpProtocol = fc.oneof(
+  fc
+    .tuple(fc.constantFrom('tcp', 'udp', 'sctp'), cnpPort)
+    .map(([p, destinationPort]) => ({ [p]: { destinationPort } })),
+  portName.map((destinationNamedPort) => ({ destinationNamedPort })),
+);
+const cnpPods = fc.record({ namespaceSelector: selector, podSelector: selector });
+const cnpIngressPeer = fc.oneof(
+  selector.map((namespaces) => ({ namespaces })),
+  cnpPods.map((pods) => ({ pods })),
+);
+const cnpEgressPeer = fc.oneof(
+  cnpIngressPeer,
+  selector.map((nodes) => ({ nodes })),
+  fc.constantFrom(['10.0.0.0/22'], ['0.0.0.0/0'], ['fd00::/112']).map((networks) => ({ networks })),
+);
+const cnpRule = (peersKey: 'from' | 'to') =>
+  fc
+    .record(
+      {
+        action: fc.constantFrom('Accept', 'Deny', 'Pass'),
+        [peersKey]: fc.array(peersKey === 'from' ? cnpIngressPeer : cnpEgressPeer, {
+          minLength: 1,
+          maxLength: 2,
+        }),
+        protocols: fc.array(cnpProtocol, { minLength: 1, maxLength: 2 }),
+      },
+      { requiredKeys: ['action', peersKey] },
+    )
+    .map((r) => {
+      // The API refuses named ports with nodes and networks peers.
+      const peers = r[peersKey] as Record<string, unknown>[];
+      const protocols = r['protocols'] as Record<string, unknown>[] | undefined;
+      if (!protocols || !peers.some((p) => p['nodes'] || p['networks'])) return r;
+      const numeric = protocols.filter((p) => !p['destinationNamedPort']);
+      const { protocols: _, ...rest } = r;
+      return numeric.length ? { ...rest, protocols: numeric } : rest;
+    });
+export const clusterPolicies = fc.array(
+  fc.record(
+    {
+      tier: fc.constantFrom('Admin', 'Baseline'),
+      priority: fc.integer({ min: 0, max: 3 }),
+      subject: fc.oneof(
+        selector.map((namespaces) => ({ namespaces })),
+        cnpPods.map((pods) => ({ pods })),
+      ),
+      ingress: fc.array(cnpRule('from'), { maxLength: 2 }),
+      egress: fc.array(cnpRule('to'), { maxLength: 2 }),
+    },
+    { requiredKeys: ['tier', 'priority', 'subject'] },
+  ),
+  { maxLength: 3 },
+);
+export interface NodeSpec {
+  labels: Record<string, string>;
+  host: number;
+}
+export const nodes: fc.Arbitrary<NodeSpec[]> = fc.array(
+  fc.record({ labels, host: fc.integer({ min: 0, max: 1023 }) }),
+  { maxLength: 3 },
+);
+/** Node objects: each with an IPv4 and an IPv6 InternalIP (inside the pods' ranges, too). */
+export const nodeObjects = (list: readonly NodeSpec[]) =>
+  list.map(({ labels, host }, i) => ({
+    metadata: { name: `node${i}`, labels },
+    status: {
+      addresses: [
+        { type: 'InternalIP', address: `10.0.${host >> 8}.${host & 255}` },
+        { type: 'InternalIP', address: `fd00::1:${host.toString(16)}` },
+      ],
+    },
+  }));
+
 const ifaceName = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$/);
 
 export function arbitraryState(): fc.Arbitrary<StateInput> {
@@ -100,10 +181,12 @@ export function arbitraryState(): fc.Arbitrary<StateInput> {
         ),
         { maxLength: 6 },
       ),
+      clusterPolicies,
+      nodes,
       localMask: fc.array(fc.boolean(), { minLength: 10, maxLength: 10 }),
       ifaces: fc.uniqueArray(ifaceName, { minLength: 10, maxLength: 10 }),
     })
-    .map(({ nsLabels, pods, policies, localMask, ifaces }) => {
+    .map(({ nsLabels, pods, policies, clusterPolicies, nodes, localMask, ifaces }) => {
       const podObjects = pods.map((p, i) => ({
         metadata: { name: `p${i}`, namespace: p.ns, labels: p.labels },
         spec: { containers: [{ name: 'c', ports: p.ports }] },
@@ -123,6 +206,11 @@ export function arbitraryState(): fc.Arbitrary<StateInput> {
           metadata: { name: `np${i}`, namespace: ns },
           spec,
         })),
+        clusterPolicies: clusterPolicies.map((spec, i) => ({
+          metadata: { name: `cnp${i}` },
+          spec,
+        })),
+        nodes: nodeObjects(nodes),
         local: podObjects.flatMap((p, i) =>
           localMask[i]
             ? [

@@ -4,8 +4,26 @@
 // with the previous one (as the agent's caches do), and now and then a fully re-parsed copy
 // (every object new, same content).
 import fc from 'fast-check';
-import { LocalPod, Namespace, NetworkPolicy, Pod, parseState, type State } from '../state.js';
-import { arbitraryState, labels, portName, protocol } from './arbitrary.js';
+import {
+  ClusterNetworkPolicy,
+  LocalPod,
+  Namespace,
+  NetworkPolicy,
+  Node,
+  Pod,
+  parseState,
+  type State,
+} from '../state.js';
+import {
+  arbitraryState,
+  clusterPolicies,
+  labels,
+  nodeObjects,
+  nodes,
+  portName,
+  protocol,
+  type NodeSpec,
+} from './arbitrary.js';
 
 const NAMESPACES = ['x', 'y', 'z'];
 
@@ -30,6 +48,9 @@ export type Change =
   | { kind: 'namespaceLabels'; at: number; labels: Record<string, string> }
   | { kind: 'policyAdd'; policy: unknown }
   | { kind: 'policyRemove'; at: number }
+  | { kind: 'clusterPolicyAdd'; spec: unknown }
+  | { kind: 'clusterPolicyRemove'; at: number }
+  | { kind: 'nodes'; nodes: NodeSpec[] }
   | { kind: 'localAdd'; at: number }
   | { kind: 'localRemove'; at: number }
   | { kind: 'reparse' };
@@ -66,6 +87,14 @@ export function arbitraryChange(): fc.Arbitrary<Change> {
         .map((p) => ({ kind: 'policyAdd' as const, policy: p[0] })),
     },
     { weight: 1, arbitrary: at.map((i) => ({ kind: 'policyRemove' as const, at: i })) },
+    {
+      weight: 1,
+      arbitrary: clusterPolicies
+        .filter((p) => p.length > 0)
+        .map((p) => ({ kind: 'clusterPolicyAdd' as const, spec: p[0] })),
+    },
+    { weight: 1, arbitrary: at.map((i) => ({ kind: 'clusterPolicyRemove' as const, at: i })) },
+    { weight: 1, arbitrary: nodes.map((n) => ({ kind: 'nodes' as const, nodes: n })) },
     { weight: 2, arbitrary: at.map((i) => ({ kind: 'localAdd' as const, at: i })) },
     { weight: 1, arbitrary: at.map((i) => ({ kind: 'localRemove' as const, at: i })) },
     { weight: 1, arbitrary: fc.constant({ kind: 'reparse' as const }) },
@@ -149,6 +178,20 @@ export function applyChange(state: State, change: Change, step: number): State {
       if (p) s.policies = without(s.policies, p);
       break;
     }
+    case 'clusterPolicyAdd':
+      s.clusterPolicies = [
+        ...s.clusterPolicies,
+        ClusterNetworkPolicy.parse({ metadata: { name: `cnp-q${step}` }, spec: change.spec }),
+      ];
+      break;
+    case 'clusterPolicyRemove': {
+      const p = pick(s.clusterPolicies, change.at);
+      if (p) s.clusterPolicies = without(s.clusterPolicies, p);
+      break;
+    }
+    case 'nodes':
+      s.nodes = nodeObjects(change.nodes).map((n) => Node.parse(n));
+      break;
     case 'localAdd': {
       const p = pick(s.pods, change.at);
       if (!p || isLocal(p)) break;

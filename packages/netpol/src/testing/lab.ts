@@ -10,7 +10,9 @@ import { run } from '@flock/exec';
 import { Netns, vethBetween } from '@flock/testkit';
 import { NftApplier, nftRunner } from '../apply.js';
 import { renderState } from '../index.js';
-import type { StateInput } from '../state.js';
+import { renderTable } from '../render.js';
+import { parseState, type StateInput } from '../state.js';
+import { translate } from '../translate.js';
 import { local as localEntry, namespace, pod as podObject, type PortDecl } from './builders.js';
 import { PeerClient, type ProbeAnswer } from './peer-client.js';
 
@@ -48,6 +50,10 @@ export interface StateOptions {
   exclude?: string[];
   /** Anycast source addresses per local pod, as the agent passes them. */
   anycast?: Record<string, string[]>;
+  /** ClusterNetworkPolicies (Admin and Baseline tiers). */
+  clusterPolicies?: unknown[];
+  /** Node objects, for ClusterNetworkPolicy `nodes` peers. */
+  nodes?: unknown[];
 }
 
 let portCounter = 0;
@@ -224,7 +230,7 @@ export class PolicyLab {
 
   /** The cluster state the agent would build: every pod (local and remote) and these policies. */
   state(policies: unknown[], options: StateOptions = {}): StateInput {
-    const { exclude = [], anycast = {} } = options;
+    const { exclude = [], anycast = {}, clusterPolicies = [], nodes = [] } = options;
     const pods = this.allEndpoints().filter((e) => e.kind === 'pod' && !exclude.includes(e.ref));
     return {
       namespaces: Object.entries(this.namespaceLabels).map(([name, labels]) =>
@@ -239,6 +245,8 @@ export class PolicyLab {
         ),
       ),
       policies: policies as StateInput['policies'],
+      clusterPolicies: clusterPolicies as StateInput['clusterPolicies'],
+      nodes: nodes as StateInput['nodes'],
       local: pods
         .filter((e) => e.local)
         .map((e) => localEntry(e.ref, this.interfaces.get(e.ref) ?? '', anycast[e.ref])),
@@ -248,6 +256,13 @@ export class PolicyLab {
   /** Render and apply the state for these policies in the node namespace. */
   async apply(policies: unknown[], options: StateOptions = {}): Promise<void> {
     await this.applier.apply(renderState(this.state(policies, options)));
+  }
+
+  /** The same state as a table, applied as a diff to the last one when the structure allows. */
+  async applyTable(policies: unknown[], options: StateOptions = {}): Promise<void> {
+    await this.applier.applyTable(
+      renderTable(translate(parseState(this.state(policies, options)))),
+    );
   }
 
   /** One probe with real packets; `reply` is the name of the pod that answered. */

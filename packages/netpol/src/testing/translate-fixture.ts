@@ -27,7 +27,12 @@ export const locals = [local('x/a', 'fl-a'), local('x/b', 'fl-b'), local('y/a', 
 
 export function tr(
   policies: unknown[],
-  extra: { pods?: unknown[]; local?: unknown[] } = {},
+  extra: {
+    pods?: unknown[];
+    local?: unknown[];
+    clusterPolicies?: unknown[];
+    nodes?: unknown[];
+  } = {},
 ): NetpolIR {
   return translate(
     parseState(
@@ -35,6 +40,8 @@ export function tr(
         namespaces,
         pods: [...pods, ...(extra.pods ?? [])],
         policies,
+        clusterPolicies: extra.clusterPolicies ?? [],
+        nodes: extra.nodes ?? [],
         local: extra.local ?? locals,
       }),
     ),

@@ -1,0 +1,166 @@
+// The inputs of ClusterNetworkPolicy enforcement, which exist only when sig-network's CRD
+// (policy.networking.k8s.io/v1alpha2) is installed: the ClusterNetworkPolicies themselves (raw,
+// like NetworkPolicies: checked by the reconciler, enforced fail-closed when unreadable) and the
+// Nodes (labels and status.addresses, for `nodes` peers). Whether the CRD is there is asked of
+// the API server (a LIST of one object: 404 means not installed) at start and then every
+// `recheckMs`; its absence is logged once. The caches start when it is found, and `ready`
+// resolves after the first definite answer (and, when installed, the caches' first sync), so the
+// first pass never runs without policies that exist.
+import type { Logger } from '@flock/api';
+import {
+  CLUSTER_NETWORK_POLICIES,
+  Cache,
+  NODES,
+  errorMessage,
+  isNotFound,
+  resourceListWatch,
+  resourcePath,
+  type KubeObject,
+  type KubeTransport,
+} from '@flock/kube';
+import { Node } from '@flock/netpol';
+import type { z } from 'zod';
+
+/** A Node as a `nodes` peer reads it: name, labels, the addresses of its status. */
+export const PolicyNode = Node.transform((n) => ({
+  metadata: {
+    name: n.metadata.name,
+    ...(n.metadata.labels ? { labels: n.metadata.labels } : {}),
+  },
+  status: {
+    addresses: (n.status?.addresses ?? []).map((a) => ({ type: a.type, address: a.address })),
+  },
+}));
+export type PolicyNode = z.output<typeof PolicyNode>;
+
+export interface ClusterPolicyCachesOptions {
+  transport: KubeTransport;
+  logger: Logger;
+  watchdogMs?: number;
+  /** How often to ask again whether the CRD is installed, while it is not (default 60 s). */
+  recheckMs?: number;
+  /** After an error (neither found nor 404), ask again after this long (default 5 s). */
+  retryMs?: number;
+}
+
+export class ClusterPolicyCaches {
+  private policies: Cache<KubeObject> | undefined;
+  private nodes: Cache<PolicyNode> | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private stopped = false;
+  private loggedAbsent = false;
+  private onChange: () => void = () => undefined;
+  private resolveReady!: () => void;
+  /** The first definite answer: not installed, or installed and synced. */
+  readonly ready = new Promise<void>((r) => (this.resolveReady = r));
+
+  constructor(private readonly options: ClusterPolicyCachesOptions) {}
+
+  /** Is the CRD installed (and its caches running)? */
+  get installed(): boolean {
+    return this.policies !== undefined;
+  }
+
+  /** Probe for the CRD now (and later, while absent); `onChange` is called on every change. */
+  start(onChange: () => void): void {
+    this.onChange = onChange;
+    void this.probe();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.resolveReady();
+    await Promise.all([this.policies?.stop(), this.nodes?.stop()]);
+  }
+
+  /** The raw ClusterNetworkPolicies (none while the CRD is not installed). */
+  clusterPolicies(): KubeObject[] {
+    return this.policies?.list() ?? [];
+  }
+
+  nodeList(): PolicyNode[] {
+    return this.nodes?.list() ?? [];
+  }
+
+  private later(ms: number): void {
+    if (!this.stopped) this.timer = setTimeout(() => void this.probe(), ms);
+  }
+
+  private async probe(): Promise<void> {
+    if (this.stopped) return;
+    const { transport, logger } = this.options;
+    try {
+      await transport.request({
+        method: 'GET',
+        path: resourcePath(CLUSTER_NETWORK_POLICIES),
+        query: { limit: 1 },
+      });
+    } catch (error) {
+      if (isNotFound(error)) {
+        if (!this.loggedAbsent)
+          logger.info(
+            'ClusterNetworkPolicy CRD (policy.networking.k8s.io/v1alpha2) is not installed: cluster policies are not enforced until it is',
+            { recheckMs: this.options.recheckMs ?? 60_000 },
+          );
+        this.loggedAbsent = true;
+        this.resolveReady();
+        this.later(this.options.recheckMs ?? 60_000);
+      } else {
+        logger.warn('cannot tell whether the ClusterNetworkPolicy CRD is installed', {
+          error: errorMessage(error),
+        });
+        this.later(this.options.retryMs ?? 5_000);
+      }
+      return;
+    }
+    if (this.stopped) return;
+    logger.info('ClusterNetworkPolicy CRD is installed: watching ClusterNetworkPolicies and Nodes');
+    this.startCaches();
+  }
+
+  private startCaches(): void {
+    const { transport, logger, watchdogMs } = this.options;
+    const common = { logger, ...(watchdogMs ? { watchdogMs } : {}) };
+    const policies = new Cache<KubeObject>({
+      source: resourceListWatch(transport, CLUSTER_NETWORK_POLICIES),
+      name: 'policy-clusternetworkpolicies',
+      ...common,
+    });
+    const nodes = new Cache<PolicyNode>({
+      source: resourceListWatch(transport, NODES),
+      schema: PolicyNode,
+      name: 'policy-nodes',
+      ...common,
+    });
+    const trigger = () => this.onChange();
+    const sameVersion = (a: KubeObject, b: KubeObject) =>
+      a === b || a.metadata.resourceVersion === b.metadata.resourceVersion;
+    // Node status changes often (heartbeats are Leases, but conditions still move): only a change
+    // of what a peer reads triggers a pass.
+    const sameNode = (a: PolicyNode, b: PolicyNode) => JSON.stringify(a) === JSON.stringify(b);
+    policies.addHandler(
+      {
+        onAdd: trigger,
+        onDelete: trigger,
+        onUpdate: (a, b) => void (sameVersion(a, b) || trigger()),
+      },
+      { replay: false },
+    );
+    nodes.addHandler(
+      { onAdd: trigger, onDelete: trigger, onUpdate: (a, b) => void (sameNode(a, b) || trigger()) },
+      { replay: false },
+    );
+    this.policies = policies;
+    this.nodes = nodes;
+    policies.start();
+    nodes.start();
+    void Promise.all([policies.synced, nodes.synced]).then(
+      () => {
+        this.resolveReady();
+        trigger();
+      },
+      () => undefined, // stopped before sync
+    );
+  }
+}

@@ -1,0 +1,185 @@
+import { silentLogger, type Pod } from '@flock/api';
+import type { AllocationEntry } from '@flock/ipam';
+import { CLUSTER_NETWORK_POLICIES, NAMESPACES, NODES, PODS, type KubeObject } from '@flock/kube';
+import { FakeApiServer, createMemoryLogger, type MemoryLogger } from '@flock/kube/testing';
+import { NftApplier } from '@flock/netpol';
+import { eventually } from '@flock/testkit';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hostVethName } from '../datapath/index.js';
+import { policyCaches } from './caches.js';
+import { checkClusterPolicy } from './cluster-validate.js';
+import { PolicyReconciler } from './reconciler.js';
+import type { PolicyProblem } from './state.js';
+import { RecordingNft, entry, namespace, pod } from './test-support.js';
+
+let api: FakeApiServer;
+let nft: RecordingNft;
+let entries: AllocationEntry[];
+let warnings: PolicyProblem[];
+let logger: MemoryLogger;
+let reconciler: PolicyReconciler;
+const veth = (name: string) => hostVethName(`ctr-${name}`, 'eth0');
+const put = (ref: Parameters<FakeApiServer['putObject']>[0], obj: object) =>
+  api.putObject(ref, obj as KubeObject);
+const cnp = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: 'policy.networking.k8s.io/v1alpha2',
+  kind: 'ClusterNetworkPolicy',
+  metadata: { name },
+  spec,
+});
+const denyFromAll = cnp('deny', {
+  tier: 'Admin',
+  priority: 10,
+  subject: { namespaces: {} },
+  ingress: [{ action: 'Deny', from: [{ namespaces: {} }] }],
+});
+const adminChain = (script: string) =>
+  script.includes(`chain ingress_${veth('web')} {`) && script.includes('Admin deny ingress[0]');
+
+async function start(recheckMs = 50) {
+  reconciler = new PolicyReconciler({
+    caches: policyCaches(api, logger, undefined, undefined, recheckMs),
+    store: { entries: () => entries },
+    pods: { get: async () => undefined as Pod | undefined },
+    applier: new NftApplier(nft.run),
+    logger: silentLogger,
+    warn: (p) => warnings.push(p),
+    debounceMs: 20,
+    resyncMs: 60_000,
+  });
+  reconciler.start();
+  expect(await reconciler.waitForSync(5_000)).toBe(true);
+  await eventually('the first pass', () => reconciler.lastResult !== undefined);
+}
+
+beforeEach(() => {
+  api = new FakeApiServer();
+  put(NAMESPACES, namespace('shop'));
+  const uid = put(PODS, pod('web', { app: 'web' }, ['2001:db8:1::5'])).metadata.uid;
+  entries = [entry('web', '2001:db8:1::5', { podUID: uid })];
+  nft = new RecordingNft();
+  warnings = [];
+  logger = createMemoryLogger();
+});
+afterEach(async () => {
+  await reconciler?.stop();
+});
+
+describe('ClusterNetworkPolicy in the agent', () => {
+  it('runs without the CRD, says so once, and starts enforcing when it is installed', async () => {
+    await start();
+    expect(reconciler.lastResult).toMatchObject({ ok: true, reason: 'Applied' });
+    await new Promise((r) => setTimeout(r, 200)); // several re-checks
+    expect(
+      logger.find('info', 'CRD (policy.networking.k8s.io/v1alpha2) is not installed'),
+    ).toHaveLength(1);
+    api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
+    put(CLUSTER_NETWORK_POLICIES, denyFromAll);
+    await eventually('the Admin rule in force', () => adminChain(nft.last));
+    expect(reconciler.lastResult?.message).toMatch(/1 under ClusterNetworkPolicy/);
+    api.deleteObject(CLUSTER_NETWORK_POLICIES, 'deny');
+    await eventually('gone again', () => !adminChain(nft.last));
+  });
+
+  it('with the CRD installed, the first pass already has the policies', async () => {
+    api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
+    put(CLUSTER_NETWORK_POLICIES, denyFromAll);
+    await start();
+    expect(adminChain(nft.kernel.listing())).toBe(true);
+    expect(nft.scripts).toHaveLength(1);
+  });
+
+  it('nodes peers follow the Node objects’ addresses', async () => {
+    api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
+    put(
+      CLUSTER_NETWORK_POLICIES,
+      cnp('no-nodes', {
+        tier: 'Admin',
+        priority: 1,
+        subject: { namespaces: {} },
+        egress: [{ action: 'Deny', to: [{ nodes: { matchLabels: { infra: 'yes' } } }] }],
+      }),
+    );
+    await start();
+    const node = (ip: string) => ({
+      metadata: { name: 'n1', labels: { infra: 'yes' } },
+      status: {
+        addresses: [
+          { type: 'InternalIP', address: ip },
+          { type: 'Hostname', address: 'n1' },
+        ],
+      },
+    });
+    put(NODES, node('2001:db8:ff::1'));
+    await eventually('the node address', () => nft.last.includes('2001:db8:ff::1'));
+    put(NODES, node('2001:db8:ff::2'));
+    await eventually('the new address', () => nft.last.includes('2001:db8:ff::2'));
+    expect(nft.last).not.toContain('2001:db8:ff::1');
+  });
+
+  it('a policy it cannot read fails closed and is reported once, as the API defines', async () => {
+    api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
+    put(
+      CLUSTER_NETWORK_POLICIES,
+      cnp('future', {
+        tier: 'Admin',
+        priority: 5,
+        subject: { namespaces: {} },
+        ingress: [
+          { action: 'Accept', from: [{ namespaces: {} }], fromTheFuture: true },
+          { action: 'Pass', from: [{ namespaces: {} }] },
+        ],
+      }),
+    );
+    await start();
+    await eventually('a warning', () => warnings.length > 0);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        kind: 'ClusterNetworkPolicy',
+        name: 'future',
+        message: expect.stringMatching(/spec\.ingress\[0\].*fail-closed/),
+      }),
+    ]);
+    expect(reconciler.lastResult).toMatchObject({ ok: false, reason: 'PolicyNotEnforceable' });
+    // The Accept rule is gone; the Pass rule denies.
+    expect(nft.last).toContain('drop comment "Admin future ingress[0] flock-fail-closed"');
+    expect(nft.last).not.toMatch(/accept comment "Admin future/);
+  });
+});
+
+describe('checkClusterPolicy', () => {
+  it('keeps a readable policy as it is; reports domainNames (they match nothing)', () => {
+    const ok = checkClusterPolicy(denyFromAll);
+    expect(ok?.problem).toBeUndefined();
+    const dns = checkClusterPolicy(
+      cnp('dns', {
+        tier: 'Baseline',
+        priority: 1,
+        subject: { namespaces: {} },
+        egress: [{ action: 'Accept', to: [{ domainNames: ['*.example.com'] }] }],
+      }),
+    );
+    expect(dns?.problem).toMatch(/spec\.egress\[0\]: domainNames peers cannot be enforced/);
+    expect(dns?.policy.spec.tier).toBe('Baseline');
+  });
+
+  it('an unreadable subject and tier: every pod, Admin; egress Deny is every address', () => {
+    const c = checkClusterPolicy(
+      cnp('odd', {
+        tier: 'Developer',
+        priority: 3,
+        subject: { everything: true },
+        egress: [{ action: 'Deny', to: [{ namespaces: {} }] }],
+      }),
+    );
+    expect(c?.policy.spec).toEqual({
+      tier: 'Admin',
+      priority: 3,
+      subject: { namespaces: {} },
+      ingress: [],
+      egress: [
+        { name: 'flock-fail-closed', action: 'Deny', to: [{ networks: ['0.0.0.0/0', '::/0'] }] },
+      ],
+    });
+  });
+});

@@ -1,0 +1,198 @@
+// The rule half of translate(): one policy rule of one direction, for one local pod, as IR rules
+// whose peers, ports and named-port tuples are resolved into named sets (shared by every rule
+// with the same meaning, and kept across states in a SetCache). NetworkPolicy and
+// ClusterNetworkPolicy rules both come here as a RuleView: peers in NetworkPolicy's terms
+// (podSelector / namespaceSelector / ipBlock), plus node selectors, and ports.
+import type { LabelSelector } from '@flock/api';
+import { contains } from './addresses.js';
+import type { Cluster, PodInfo } from './cluster.js';
+import type { NetpolIR, LocalPodIR, RuleAction, RuleIR } from './ir.js';
+import { blockIntervals } from './invalidate.js';
+import {
+  NFT_PROTOCOL,
+  numericRange,
+  portElements,
+  resolveNamedPort,
+  type PortRange,
+} from './ports.js';
+import { SetRegistry, type FamilyIntervals, type SetCache, type Tuple } from './sets.js';
+import type { Peer, PolicyPort, Protocol } from './state.js';
+
+export type Direction = 'ingress' | 'egress';
+
+/** One rule of one direction: `from` for ingress, `to` for egress. */
+export interface RuleView {
+  /** undefined: any address (NetworkPolicy's absent or empty `from`/`to`). */
+  peers: Peer[] | undefined;
+  /** ClusterNetworkPolicy `nodes` peers: the addresses of the nodes they select. */
+  nodes?: LabelSelector[];
+  ports: PolicyPort[];
+}
+
+/** Whose rule it is: `ns/name` (or a cluster policy's name) and the namespace it is read in. */
+export interface RuleOwner {
+  key: string;
+  namespace: string;
+}
+
+const PROTOCOL_NUMBER: Record<Protocol, number> = { TCP: 6, UDP: 17, SCTP: 132 };
+
+export class Translator {
+  private readonly sets: SetRegistry;
+
+  constructor(
+    private readonly cluster: Cluster,
+    cache: SetCache,
+    private readonly peersJson: (peers: Peer[]) => string,
+  ) {
+    this.sets = new SetRegistry(cache);
+  }
+
+  ir(pods: LocalPodIR[]): NetpolIR {
+    return {
+      pods,
+      addressSets: this.sets.addressSets,
+      portSets: this.sets.portSets,
+      tupleSets: this.sets.tupleSets,
+    };
+  }
+
+  /** The IR rules of one policy rule for one local pod (none when it can match nothing). */
+  rule(
+    owner: RuleOwner,
+    direction: Direction,
+    comment: string,
+    rule: RuleView,
+    pod: PodInfo,
+    action?: RuleAction,
+  ): RuleIR[] {
+    const act = action ? { action } : {};
+    const selectorPeers = rule.peers ?? [];
+    const nodes = rule.nodes ?? [];
+    // Rules with the same peers share one set, across policies: the key is what the peers
+    // mean (their JSON, plus the namespace when a podSelector-only peer refers to it, plus the
+    // node addresses when nodes are peers).
+    const ownNamespace = selectorPeers.some((p) => !p.ipBlock && !p.namespaceSelector);
+    const nodeAddresses = nodes.flatMap((s) => this.cluster.nodeAddresses(s));
+    const nodeKey = nodes.length ? `\0nodes ${nodeAddresses.map((a) => a.n).join(',')}` : '';
+    const peersKey = `${ownNamespace ? owner.namespace : ''}\0${this.peersJson(selectorPeers)}${nodeKey}`;
+    const source = { namespace: owner.namespace, peers: selectorPeers };
+    let peers: string | undefined;
+    if (rule.peers !== undefined || nodes.length > 0) {
+      const name = this.sets.peers(peersKey, comment, source, () => {
+        const out = this.peerIntervals(owner, selectorPeers);
+        for (const a of nodeAddresses) out[a.family].push({ lo: a.n, hi: a.n });
+        return out;
+      });
+      if (name === null) return [];
+      peers = name;
+    }
+    if (rule.ports.length === 0)
+      return [{ kind: 'allow', comment, ...(peers ? { peers } : {}), ...act }];
+
+    const numeric: PortRange[] = [];
+    const named: { name: string; protocol: Protocol }[] = [];
+    for (const p of rule.ports) {
+      const range = numericRange(p);
+      if (range) numeric.push(range);
+      else named.push({ name: p.port as string, protocol: p.protocol ?? 'TCP' });
+    }
+    const out: RuleIR[] = [];
+    if (direction === 'ingress') {
+      // The destination is this pod: its own containers say what the names mean.
+      for (const n of named) {
+        for (const port of resolveNamedPort(pod.namedPorts, n.name, n.protocol)) {
+          numeric.push({ protocol: n.protocol, lo: port, hi: port });
+        }
+      }
+    } else if (named.length > 0) {
+      const tuplesKey = `${peersKey}\0${JSON.stringify(named)}`;
+      const tuples = this.sets.tuples(tuplesKey, comment, source, () =>
+        this.namedTuples(owner, rule.peers, named),
+      );
+      if (tuples !== null) out.push({ kind: 'tuples', comment, tuples, ...act });
+    }
+    if (numeric.length > 0) {
+      const { elements, interval } = portElements(numeric);
+      out.unshift({
+        kind: 'allow',
+        comment,
+        ...(peers ? { peers } : {}),
+        ports: this.sets.ports(elements, interval),
+        ...act,
+      });
+    }
+    return out;
+  }
+
+  private peerIntervals(owner: RuleOwner, peers: Peer[]): FamilyIntervals {
+    const out: FamilyIntervals = { 4: [], 6: [] };
+    for (const peer of peers) {
+      const block = blockIntervals(peer);
+      if (block) {
+        out[block.family].push(...block.intervals);
+        continue;
+      }
+      for (const pod of this.peerPods(owner, peer)) {
+        for (const a of pod.addresses) out[a.family].push({ lo: a.n, hi: a.n });
+      }
+    }
+    return out;
+  }
+
+  private peerPods(owner: RuleOwner, peer: Peer): PodInfo[] {
+    return this.cluster.selectPeerPods(owner.namespace, peer.podSelector, peer.namespaceSelector);
+  }
+
+  /** Egress to named ports: every destination pod's own meaning of each name, per address. */
+  private namedTuples(
+    owner: RuleOwner,
+    peers: Peer[] | undefined,
+    named: { name: string; protocol: Protocol }[],
+  ): Tuple[] {
+    // Destination pods, with the addresses of each that the peers allow.
+    const destinations = new Map<PodInfo, Set<bigint>>();
+    const add = (pod: PodInfo, n: bigint) => {
+      let set = destinations.get(pod);
+      if (!set) destinations.set(pod, (set = new Set()));
+      set.add(n);
+    };
+    if (peers === undefined) {
+      for (const pod of this.cluster.allLivePods()) for (const a of pod.addresses) add(pod, a.n);
+    }
+    for (const peer of peers ?? []) {
+      const block = blockIntervals(peer);
+      if (block) {
+        for (const pod of this.cluster.allLivePods()) {
+          for (const a of pod.addresses) {
+            if (
+              a.family === block.family &&
+              block.intervals.some((iv) => contains(iv, { lo: a.n, hi: a.n }))
+            )
+              add(pod, a.n);
+          }
+        }
+      } else {
+        for (const pod of this.peerPods(owner, peer)) for (const a of pod.addresses) add(pod, a.n);
+      }
+    }
+    const tuples: Tuple[] = [];
+    for (const [pod, allowed] of destinations) {
+      for (const n of named) {
+        for (const port of resolveNamedPort(pod.namedPorts, n.name, n.protocol)) {
+          for (const a of pod.addresses) {
+            if (!allowed.has(a.n)) continue;
+            tuples.push({
+              family: a.family,
+              n: a.n,
+              order: PROTOCOL_NUMBER[n.protocol],
+              protocol: NFT_PROTOCOL[n.protocol],
+              port,
+            });
+          }
+        }
+      }
+    }
+    return tuples;
+  }
+}
