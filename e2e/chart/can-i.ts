@@ -61,16 +61,6 @@ export const CHECKS: Check[] = [
     namespace: '*',
     expect: both(false, false),
   },
-  {
-    verb: 'watch',
-    resource: 'clusternetworkpolicies.policy.networking.k8s.io',
-    expect: both(false, true),
-  },
-  {
-    verb: 'update',
-    resource: 'clusternetworkpolicies.policy.networking.k8s.io',
-    expect: both(false, false),
-  },
   { verb: 'create', resource: 'events.events.k8s.io', namespace: '*', expect: both(true, true) },
   { verb: 'get', resource: 'secrets', namespace: '*', expect: both(false, false) },
   { verb: 'get', resource: 'secrets', namespace: 'kube-system', expect: both(false, false) },

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { LabelSelector, ObjectMeta } from './meta.js';
 import { isNetworkAddress, splitCidr } from './net.js';
+import { formatPath } from './path.js';
 
 export const CLUSTER_NETWORK_POLICY_GROUP = 'policy.networking.k8s.io';
 export const CLUSTER_NETWORK_POLICY_VERSION = 'v1alpha2';
@@ -149,3 +150,26 @@ export const ClusterNetworkPolicy = z.looseObject({
     .nullish(),
 });
 export type ClusterNetworkPolicy = z.infer<typeof ClusterNetworkPolicy>;
+
+/** Can flock enforce this ClusterNetworkPolicy as written? (The same on every node.) */
+export type Enforceability =
+  | { ok: true; policy: ClusterNetworkPolicy }
+  | { ok: false; reason: 'DomainNamesNotEnforced'; policy: ClusterNetworkPolicy; fields: string[] }
+  | { ok: false; reason: 'Unreadable'; issues: { field: string; message: string }[] };
+
+export function enforceability(raw: unknown): Enforceability {
+  const parsed = ClusterNetworkPolicy.safeParse(raw);
+  if (!parsed.success)
+    return {
+      ok: false,
+      reason: 'Unreadable',
+      issues: parsed.error.issues
+        .slice(0, 5)
+        .map((i) => ({ field: formatPath(i.path), message: i.message })),
+    };
+  const fields = (parsed.data.spec.egress ?? []).flatMap((r, i) =>
+    r.to.some((p) => p.domainNames) ? [`spec.egress[${i}]`] : [],
+  );
+  if (fields.length === 0) return { ok: true, policy: parsed.data };
+  return { ok: false, reason: 'DomainNamesNotEnforced', policy: parsed.data, fields };
+}

@@ -13,3 +13,4 @@ export * from './pod.js';
 export * from './logger.js';
 export { allCrds } from './crd/definitions.js';
 export * from './cluster-network-policy.js';
+export * from './path.js';

@@ -23,3 +23,4 @@ export * from './health.js';
 export * from './kubeconfig.js';
 export * from './duration.js';
 export * from './flags.js';
+export * from './served.js';

@@ -45,38 +45,43 @@ const npAllowR = policy('x/allow-r', {
   ingress: [{ from: [{ namespaceSelector: {}, podSelector: { matchLabels: { app: 'r' } } }] }],
 });
 
+/** The chain a pod chain jumps to for a tier (`admin` or `baseline`). */
+const tierOf = (t: ReturnType<typeof table>, pod: string, tier: string) => {
+  const jump = chain(t, pod)?.find((l) => l.startsWith(`jump ${tier}_`));
+  return jump ? chain(t, jump.slice(5)) : undefined;
+};
+
 describe('render: ClusterNetworkPolicy tiers', () => {
-  it('Admin Accept and Deny come before the NetworkPolicy rules, which end in drop', () => {
+  it('the Admin tier comes before the NetworkPolicy rules, which end in drop', () => {
     const t = table([admin('adm', 1, [{ action: 'Deny', from: [red] }])], [npAllowR]);
-    expect(chain(t, 'ingress_fl-a')).toEqual([
-      'ip saddr @peers_0_v4 drop comment "Admin adm ingress[0]"',
+    const lines = chain(t, 'ingress_fl-a');
+    expect(lines?.[0]).toMatch(/^jump admin_ingress_[0-9a-f]{12}$/);
+    expect(lines?.slice(1)).toEqual([
       'ip saddr @peers_1_v4 accept comment "x/allow-r ingress[0]"',
       'counter drop',
     ]);
+    expect(tierOf(t, 'ingress_fl-a', 'admin')).toEqual([
+      'ip saddr @peers_0_v4 drop comment "Admin adm ingress[0]"',
+    ]);
   });
 
-  it('an Admin Pass goes to a chain of its own holding the NetworkPolicy tier', () => {
+  it('an Admin Pass returns to the pod chain: on to the NetworkPolicy tier', () => {
     const t = table(
       [
         admin('adm', 1, [
           { action: 'Pass', from: [red] },
-          { action: 'Deny', from: [{ namespaces: {} }] },
+          { action: 'Accept', from: [{ namespaces: {} }] },
         ]),
       ],
       [npAllowR],
     );
-    expect(chain(t, 'ingress_fl-a')).toEqual([
-      'ip saddr @peers_0_v4 goto ingress_fl-a_pass comment "Admin adm ingress[0]"',
-      'ip saddr @peers_1_v4 drop comment "Admin adm ingress[1]"',
-      'goto ingress_fl-a_pass',
-    ]);
-    expect(chain(t, 'ingress_fl-a_pass')).toEqual([
-      'ip saddr @peers_2_v4 accept comment "x/allow-r ingress[0]"',
-      'counter drop',
+    expect(tierOf(t, 'ingress_fl-a', 'admin')).toEqual([
+      'ip saddr @peers_0_v4 return comment "Admin adm ingress[0]"',
+      'ip saddr @peers_1_v4 accept comment "Admin adm ingress[1]"',
     ]);
   });
 
-  it('without NetworkPolicy an Admin Pass reaches the Baseline tier, where Pass allows', () => {
+  it('without NetworkPolicy the Baseline tier follows, where Pass allows like Accept', () => {
     const t = table([
       admin('adm', 1, [{ action: 'Pass', from: [red] }]),
       baseline([
@@ -87,21 +92,21 @@ describe('render: ClusterNetworkPolicy tiers', () => {
         { action: 'Deny', from: [red] },
       ]),
     ]);
-    expect(chain(t, 'ingress_fl-a_pass')).toEqual([
+    const lines = chain(t, 'ingress_fl-a');
+    expect(lines?.map((l) => l.replace(/_[0-9a-f]{12}$/, ''))).toEqual([
+      'jump admin_ingress',
+      'jump baseline_ingress',
+    ]);
+    expect(tierOf(t, 'ingress_fl-a', 'baseline')).toEqual([
       'ip saddr @peers_1_v4 accept comment "Baseline base ingress[0]"',
       'ip saddr @peers_0_v4 drop comment "Baseline base ingress[1]"',
     ]);
+    // A NetworkPolicy isolating the pod: the Baseline tier is not reached.
+    const isolated = table([baseline([{ action: 'Deny', from: [red] }])], [npAllowR]);
+    expect(tierOf(isolated, 'ingress_fl-a', 'baseline')).toBeUndefined();
   });
 
-  it('a Pass with nothing after it allows, without a second chain', () => {
-    const t = table([admin('adm', 1, [{ action: 'Pass', from: [red] }])]);
-    expect(chain(t, 'ingress_fl-a')).toEqual([
-      'ip saddr @peers_0_v4 accept comment "Admin adm ingress[0]"',
-    ]);
-    expect(chain(t, 'ingress_fl-a_pass')).toBeUndefined();
-  });
-
-  it('egress: Accept returns to the base chain (the destination’s ingress still applies)', () => {
+  it('egress: Accept goes to the destination’s ingress check, Deny drops', () => {
     const t = table([
       clusterPolicy('adm', 'Admin', 1, {
         subject,
@@ -115,13 +120,33 @@ describe('render: ClusterNetworkPolicy tiers', () => {
         ],
       }),
     ]);
-    expect(chain(t, 'egress_fl-a')).toEqual([
-      'ip daddr @peers_0_v4 meta l4proto . th dport @ports_0 return comment "Admin adm egress[0]"',
+    expect(tierOf(t, 'egress_fl-a', 'admin')).toEqual([
+      'ip daddr @peers_0_v4 meta l4proto . th dport @ports_0 goto egress_allowed comment "Admin adm egress[0]"',
       'ip daddr @peers_1_v4 drop comment "Admin adm egress[1]"',
     ]);
+    expect(chain(t, 'egress_allowed')).toEqual(['oifname vmap @ingress_pods', 'accept']);
     expect(t.sets.find((s) => s.name === 'egress_pods')?.elements).toEqual([
       '"fl-a" : jump egress_fl-a',
     ]);
+  });
+
+  it('pods with the same tier rules share one tier chain', () => {
+    const two = renderTable(
+      translate(
+        parseState(
+          state({
+            namespaces,
+            pods: [...pods, pod('x/b', { app: 'b' }, ['10.0.0.2'])],
+            clusterPolicies: [admin('adm', 1, [{ action: 'Deny', from: [red] }])],
+            local: [...locals, local('x/b', 'fl-b')],
+          }),
+        ),
+      ),
+    );
+    const a = chain(two, 'ingress_fl-a')?.[0];
+    expect(a).toMatch(/^jump admin_ingress_/);
+    expect(chain(two, 'ingress_fl-b')?.[0]).toBe(a);
+    expect(two.chains.filter((c) => c.name.startsWith('admin_'))).toHaveLength(1);
   });
 });
 
@@ -130,20 +155,21 @@ describe('diff: ClusterNetworkPolicy chains', () => {
     { action: 'Pass', from: [red] },
     { action: 'Deny', from: [red] },
   ]);
+  const pass2 = admin('adm', 1, [{ action: 'Pass', from: [red] }]);
   // allow-r plus a rule without peers: the Pass chain changes, no set does.
   const npMore = policy('x/allow-r', {
     podSelector: {},
     ingress: [...(npAllowR.spec['ingress'] as unknown[]), {}],
   });
 
-  it('re-makes the pod chain when only its Pass chain changes, and the fake kernel takes it', async () => {
+  it('re-makes pod chains whose tier chain changes (a new name), and the fake kernel takes it', async () => {
     const kernel = new FakeNftKernel();
     const applier = new NftApplier(kernel.run);
     const steps = [
       table([pass], [npAllowR]),
-      table([pass], [npMore]), // only ingress_fl-a_pass changes
-      table([pass]), // the Pass chain goes: nothing after the Admin tier
-      table([pass], [npAllowR]), // and comes back
+      table([pass], [npMore]), // only the pod chain changes
+      table([pass2], [npMore]), // the Admin tier chain changes: a new one, the pod chain jumps there
+      table([pass2]),
       table([]), // no policies at all
     ];
     for (const step of steps) {
@@ -151,18 +177,21 @@ describe('diff: ClusterNetworkPolicy chains', () => {
       expect(kernel.normalised()).toEqual(replaced(step));
     }
     expect(applier.counts.diff).toBeGreaterThan(0);
-    const first = diffTables(steps[0]!, steps[1]!) ?? '';
-    // The referring chain is deleted before the chain it goes to.
-    expect(first.indexOf('delete chain inet flock ingress_fl-a\n')).toBeGreaterThan(-1);
-    expect(first.indexOf('delete chain inet flock ingress_fl-a\n')).toBeLessThan(
-      first.indexOf('delete chain inet flock ingress_fl-a_pass'),
+    const second = diffTables(steps[1]!, steps[2]!) ?? '';
+    const old = steps[1]!.chains.find((c) => c.name.startsWith('admin_'))!.name;
+    // The referring chain is deleted before the chain it jumps to.
+    expect(second.indexOf('delete chain inet flock ingress_fl-a\n')).toBeGreaterThan(-1);
+    expect(second.indexOf('delete chain inet flock ingress_fl-a\n')).toBeLessThan(
+      second.indexOf(`delete chain inet flock ${old}`),
     );
   });
 
-  it('the fake kernel refuses to delete a chain a rule still goes to', () => {
+  it('the fake kernel refuses to delete a chain a rule still jumps to', () => {
     const kernel = new FakeNftKernel();
-    kernel.execute(tableScript(table([pass], [npAllowR])));
-    expect(() => kernel.execute('delete chain inet flock ingress_fl-a_pass\n')).toThrow(/busy/);
+    const t = table([pass], [npAllowR]);
+    kernel.execute(tableScript(t));
+    const tier = t.chains.find((c) => c.name.startsWith('admin_'))!.name;
+    expect(() => kernel.execute(`delete chain inet flock ${tier}\n`)).toThrow(/busy/);
   });
 });
 

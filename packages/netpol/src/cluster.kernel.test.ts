@@ -158,7 +158,7 @@ describe('ClusterNetworkPolicy tiers (kernel)', () => {
     expect(await reaches('x/a', 'ext')).toBe(true);
   });
 
-  it('a diff that changes only the chain after an Admin Pass is taken by the real nft', async () => {
+  it('a diff that changes the NetworkPolicy tier behind an Admin Pass is taken by the real nft', async () => {
     const pass = clusterPolicy('pass-y', 'Admin', 10, {
       subject: inNs('x'),
       ingress: [
@@ -179,5 +179,19 @@ describe('ClusterNetworkPolicy tiers (kernel)', () => {
     expect(lab.applier.counts.replace).toBe(before.replace);
     expect(await reaches('y/b', 'x/a')).toBe(true); // the new NP rule, after the Pass
     expect(await reaches('z/a', 'x/a')).toBe(false); // the Admin Deny still holds
+    // The Admin tier changes (same sets): a new tier chain, the old one deleted after the pod
+    // chain that jumped to it — one diff the kernel takes.
+    const accept = clusterPolicy('pass-y', 'Admin', 10, {
+      subject: inNs('x'),
+      ingress: [
+        { action: 'Pass', from: [inNs('y')] },
+        { action: 'Accept', from: [inNs('z')] },
+      ],
+    });
+    const mid = { ...lab.applier.counts };
+    await lab.applyTable([more], { clusterPolicies: [accept] });
+    expect(lab.applier.counts.diff).toBe(mid.diff + 1);
+    expect(lab.applier.counts.replace).toBe(mid.replace);
+    expect(await reaches('z/a', 'x/a')).toBe(true);
   });
 });

@@ -22,17 +22,7 @@ export function formatIssue(issue: NetpolIssue): string {
     : `${issue.object}: ${issue.message}`;
 }
 
-/** Format a path like ['spec', 'ingress', 0, 'from'] as `spec.ingress[0].from`. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else if (typeof key === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key))
-      out += out ? `.${key}` : key;
-    else out += `[${JSON.stringify(String(key))}]`;
-  }
-  return out;
-}
+export { formatPath } from '@flock/api';
 
 /** Throw a NetpolError for one object and field. */
 export function fail(object: string, field: string, message: string): never {

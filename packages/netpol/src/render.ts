@@ -4,7 +4,8 @@
 // Per packet the work is constant in the number of pods and peers: two hash lookups for
 // anti-spoofing, conntrack, then one verdict-map lookup per direction that jumps straight to the
 // pod's own chain, whose rules each test set membership (hash or interval sets).
-import type { DirectionIR, LocalPodIR, NetpolIR, RuleAction, RuleIR } from './ir.js';
+import { createHash } from 'node:crypto';
+import type { DirectionIR, LocalPodIR, NetpolIR, RuleIR, TierIR } from './ir.js';
 
 export const TABLE_FAMILY = 'inet';
 export const TABLE_NAME = 'flock';
@@ -119,15 +120,45 @@ function ruleLines(
   ];
 }
 
-/** The chain an Admin tier Pass goes to (the NetworkPolicy or Baseline tier of the pod). */
-export const passChain = (chain: string) => `${chain}_pass`;
+/** Where an egress Accept of a ClusterNetworkPolicy goes: the destination's ingress, then accept. */
+export const EGRESS_ALLOWED = 'egress_allowed';
 
 /**
- * A pod's chain(s) of one direction: Admin tier rules first (Accept allows, Deny drops, Pass
- * goes to the next tier), then either the NetworkPolicy tier (its allow rules, then drop) or,
- * when no NetworkPolicy isolates the pod, the Baseline tier (Pass there means the default:
- * allowed); falling off the end allows. An Admin Pass needs the next tier in a chain of its own
- * (`goto` skips the rest of the Admin rules); without Pass rules it follows inline.
+ * The chain of one ClusterNetworkPolicy tier for a pod and direction, shared by every pod whose
+ * rules there are the same (named by a hash of its lines, so a change makes a new chain and the
+ * pod chains that jump to it change with it). Deny drops; Accept accepts (ingress) or goes to
+ * the destination's ingress check (egress: `goto egress_allowed`); Pass returns to the pod chain
+ * in the Admin tier (on to the NetworkPolicy tier) and allows in the Baseline tier (the default
+ * after it). Falling off the end returns: nothing in this tier matched.
+ */
+function tierChain(
+  tier: 'admin' | 'baseline',
+  d: TierIR,
+  direction: 'ingress' | 'egress',
+  families: Families,
+): NftChain | undefined {
+  const allow = direction === 'ingress' ? 'accept' : `goto ${EGRESS_ALLOWED}`;
+  const pass = tier === 'admin' ? 'return' : allow;
+  const rules = d.rules.flatMap((r) =>
+    ruleLines(
+      r,
+      direction,
+      families,
+      r.action === 'deny' ? 'drop' : r.action === 'pass' ? pass : allow,
+    ),
+  );
+  if (rules.length === 0) return undefined;
+  const body = [`\t\t${comment(`${tier} ${direction}: ${d.policies.join(' ')}`)}`, ...rules];
+  const hash = createHash('sha256').update(body.join('\n')).digest('hex').slice(0, 12);
+  const name = `${tier}_${direction}_${hash}`;
+  return { name, hook: false, lines: [`\tchain ${name} {`, ...body, '\t}'] };
+}
+
+/**
+ * A pod's chain of one direction: a jump to its Admin tier chain, then either the NetworkPolicy
+ * tier (its allow rules, then drop) or, when no NetworkPolicy isolates the pod, a jump to its
+ * Baseline tier chain; falling off the end allows. Returns the pod chain and the tier chains it
+ * jumps to (the caller keeps one of each shared chain).
  */
 function podChains(
   pod: LocalPodIR,
@@ -137,17 +168,11 @@ function podChains(
 ): NftChain[] {
   const name = direction === 'ingress' ? ingressChain(pod) : egressChain(pod);
   const allow = allowVerdict(direction);
-  const verdict = (action: RuleAction | undefined, pass: string) =>
-    action === 'deny' ? 'drop' : action === 'pass' ? pass : allow;
-  const next =
-    d.policies.length > 0
-      ? [...d.rules.flatMap((r) => ruleLines(r, direction, families, allow)), '\t\tcounter drop']
-      : (d.baseline?.rules ?? []).flatMap((r) =>
-          ruleLines(r, direction, families, verdict(r.action, allow)),
-        );
-  const admin = d.admin?.rules ?? [];
-  const split = next.length > 0 && admin.some((r) => r.action === 'pass');
-  const sub = passChain(name);
+  const admin = d.admin ? tierChain('admin', d.admin, direction, families) : undefined;
+  const baseline =
+    d.policies.length === 0 && d.baseline
+      ? tierChain('baseline', d.baseline, direction, families)
+      : undefined;
   const notes = [
     d.admin ? `admin ${d.admin.policies.join(' ')}` : '',
     d.policies.join(' '),
@@ -159,27 +184,16 @@ function podChains(
     lines: [
       `\tchain ${name} {`,
       `\t\t${comment(`${pod.pod} ${direction}: ${notes.join(' ')}`)}`,
-      ...admin.flatMap((r) =>
-        ruleLines(r, direction, families, verdict(r.action, split ? `goto ${sub}` : allow)),
-      ),
-      ...(split ? [`\t\tgoto ${sub}`] : next),
+      ...(admin ? [`\t\tjump ${admin.name}`] : []),
+      ...(d.policies.length > 0
+        ? [...d.rules.flatMap((r) => ruleLines(r, direction, families, allow)), '\t\tcounter drop']
+        : baseline
+          ? [`\t\tjump ${baseline.name}`]
+          : []),
       '\t}',
     ],
   };
-  if (!split) return [main];
-  return [
-    main,
-    {
-      name: sub,
-      hook: false,
-      lines: [
-        `\tchain ${sub} {`,
-        `\t\t${comment(`${pod.pod} ${direction} after an admin Pass`)}`,
-        ...next,
-        '\t}',
-      ],
-    },
-  ];
+  return [main, ...(admin ? [admin] : []), ...(baseline ? [baseline] : [])];
 }
 
 function antiSpoofing(): string[] {
@@ -188,6 +202,19 @@ function antiSpoofing(): string[] {
     `\t\tiifname @pod_ifaces iifname . ip6 saddr != @pod_sources_v6 drop ${comment('anti-spoofing')}`,
   ];
 }
+
+/** Only in tables with egress ClusterNetworkPolicy rules (so others stay as they were). */
+const EGRESS_ALLOWED_CHAIN: NftChain = {
+  name: EGRESS_ALLOWED,
+  hook: false,
+  lines: [
+    `\tchain ${EGRESS_ALLOWED} {`,
+    `\t\t${comment('egress accepted by a ClusterNetworkPolicy: the destination ingress decides')}`,
+    '\t\toifname vmap @ingress_pods',
+    '\t\taccept',
+    '\t}',
+  ],
+};
 
 const BASE_CHAINS: NftChain[] = [
   {
@@ -291,10 +318,23 @@ export function renderTable(ir: NetpolIR): NftTable {
     if (s.v6.length) sets.push(set(`${s.name}_v6`, type(6), undefined, s.comment, s.v6));
   }
   const chains: NftChain[] = [];
+  const shared = new Map<string, NftChain>();
   for (const pod of ir.pods) {
-    if (pod.ingress) chains.push(...podChains(pod, pod.ingress, 'ingress', families));
-    if (pod.egress) chains.push(...podChains(pod, pod.egress, 'egress', families));
+    for (const direction of ['ingress', 'egress'] as const) {
+      const d = pod[direction];
+      if (!d) continue;
+      const [main, ...tiers] = podChains(pod, d, direction, families);
+      chains.push(main as NftChain);
+      for (const t of tiers) if (!shared.has(t.name)) shared.set(t.name, t);
+    }
   }
+  chains.push(...shared.values());
+  if (
+    [...shared.values()].some(
+      (c) => c.name.startsWith('admin_egress_') || c.name.startsWith('baseline_egress_'),
+    )
+  )
+    chains.push(EGRESS_ALLOWED_CHAIN);
   chains.push(...BASE_CHAINS);
   return { sets, chains };
 }

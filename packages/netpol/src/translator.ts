@@ -74,7 +74,9 @@ export class Translator {
     // node addresses when nodes are peers).
     const ownNamespace = selectorPeers.some((p) => !p.ipBlock && !p.namespaceSelector);
     const nodeAddresses = nodes.flatMap((s) => this.cluster.nodeAddresses(s));
-    const nodeKey = nodes.length ? `\0nodes ${nodeAddresses.map((a) => a.n).join(',')}` : '';
+    const nodeKey = nodes.length
+      ? `\0nodes ${nodeAddresses.map((a) => `${a.family}:${a.n}`).join(',')}`
+      : '';
     const peersKey = `${ownNamespace ? owner.namespace : ''}\0${this.peersJson(selectorPeers)}${nodeKey}`;
     const source = { namespace: owner.namespace, peers: selectorPeers };
     let peers: string | undefined;

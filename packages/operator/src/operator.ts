@@ -1,7 +1,7 @@
 // startOperator: the caches (on leaders and standbys alike, so a new leader starts warm),
 // leader election on a Lease, and — while leading — a controller that reconciles Pools.
 // Health (/healthz, /readyz) and Prometheus metrics are served on one port.
-import { NodeConfig, Pool } from '@flock/api';
+import { NodeConfig, OPERATOR_FIELD_MANAGER, Pool } from '@flock/api';
 import { DEFAULT_PREFIX_QUARANTINE_MS } from '@flock/ipam';
 import {
   Cache,
@@ -21,6 +21,7 @@ import {
   type MetricsOptions,
 } from '@flock/kube';
 import { Registry } from 'prom-client';
+import { ClusterPolicyStatus } from './cluster-policy-status.js';
 import { wireHandlers } from './handlers.js';
 import { Limiter } from './limiter.js';
 import { METRICS_PREFIX, OperatorMetrics } from './metrics.js';
@@ -113,6 +114,15 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     quarantineMs: options.quarantineMs ?? DEFAULT_PREFIX_QUARANTINE_MS,
   });
 
+  // The Enforceable condition on ClusterNetworkPolicies (when their CRD is installed).
+  const clusterPolicies = new ClusterPolicyStatus({
+    transport,
+    logger: log,
+    fieldManager: OPERATOR_FIELD_MANAGER,
+    metrics: metricsOptions,
+    ...(options.watchdogMs ? { watchdogMs: options.watchdogMs } : {}),
+  });
+
   let session: Session | undefined;
   let stopping = false;
   const startSession = () => {
@@ -126,13 +136,14 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     const off = wireHandlers(view, controller);
     controller.start();
     session = { controller, off };
+    void clusterPolicies.setLeading(true);
   };
   const stopSession = async () => {
     const s = session;
     session = undefined;
     if (!s) return;
     s.off();
-    await s.controller.stop();
+    await Promise.all([s.controller.stop(), clusterPolicies.setLeading(false)]);
   };
 
   // On becoming leader: caches synced, then a fresh list (the last leader's writes may not
@@ -198,6 +209,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   view.pools.start();
   view.nodes.start();
   view.configs.start();
+  clusterPolicies.start();
   if (elector) elector.start();
   else void lead(new AbortController().signal);
   log.info('operator started', {
@@ -217,7 +229,12 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       log.info('operator stopping');
       if (elector) await elector.stop();
       else await stopSession();
-      await Promise.all([view.pools.stop(), view.nodes.stop(), view.configs.stop()]);
+      await Promise.all([
+        view.pools.stop(),
+        view.nodes.stop(),
+        view.configs.stop(),
+        clusterPolicies.stop(),
+      ]);
       view.close();
       clearInterval(ticker);
       await health?.close();

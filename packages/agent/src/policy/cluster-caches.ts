@@ -12,9 +12,8 @@ import {
   Cache,
   NODES,
   errorMessage,
-  isNotFound,
   resourceListWatch,
-  resourcePath,
+  resourceServed,
   type KubeObject,
   type KubeTransport,
 } from '@flock/kube';
@@ -90,28 +89,25 @@ export class ClusterPolicyCaches {
   private async probe(): Promise<void> {
     if (this.stopped) return;
     const { transport, logger } = this.options;
+    let served: boolean;
     try {
-      await transport.request({
-        method: 'GET',
-        path: resourcePath(CLUSTER_NETWORK_POLICIES),
-        query: { limit: 1 },
-      });
+      served = await resourceServed(transport, CLUSTER_NETWORK_POLICIES);
     } catch (error) {
-      if (isNotFound(error)) {
-        if (!this.loggedAbsent)
-          logger.info(
-            'ClusterNetworkPolicy CRD (policy.networking.k8s.io/v1alpha2) is not installed: cluster policies are not enforced until it is',
-            { recheckMs: this.options.recheckMs ?? 60_000 },
-          );
-        this.loggedAbsent = true;
-        this.resolveReady();
-        this.later(this.options.recheckMs ?? 60_000);
-      } else {
-        logger.warn('cannot tell whether the ClusterNetworkPolicy CRD is installed', {
-          error: errorMessage(error),
-        });
-        this.later(this.options.retryMs ?? 5_000);
-      }
+      logger.warn('cannot tell whether the ClusterNetworkPolicy CRD is installed', {
+        error: errorMessage(error),
+      });
+      this.later(this.options.retryMs ?? 5_000);
+      return;
+    }
+    if (!served) {
+      if (!this.loggedAbsent)
+        logger.info(
+          'ClusterNetworkPolicy CRD (policy.networking.k8s.io/v1alpha2) is not installed: cluster policies are not enforced until it is',
+          { recheckMs: this.options.recheckMs ?? 60_000 },
+        );
+      this.loggedAbsent = true;
+      this.resolveReady();
+      this.later(this.options.recheckMs ?? 60_000);
       return;
     }
     if (this.stopped) return;

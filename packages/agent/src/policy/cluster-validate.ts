@@ -14,9 +14,10 @@ import {
   CnpSubject,
   RuleAction,
   Tier,
+  enforceability,
   type ClusterNetworkPolicy as ClusterPolicy,
 } from '@flock/api';
-import { ClusterNetworkPolicy, formatIssue, formatPath, type NetpolIssue } from '@flock/netpol';
+import { ClusterNetworkPolicy, formatIssue, type NetpolIssue } from '@flock/netpol';
 import { z } from 'zod';
 
 export interface CheckedClusterPolicy {
@@ -50,24 +51,18 @@ function standInRules(rules: unknown, peers: 'from' | 'to'): Record<string, unkn
 
 /** Check one raw ClusterNetworkPolicy; undefined when it has no name (cannot happen for API objects). */
 export function checkClusterPolicy(raw: unknown): CheckedClusterPolicy | undefined {
-  const parsed = ClusterNetworkPolicy.safeParse(raw);
-  if (parsed.success) {
-    const domains = (parsed.data.spec.egress ?? []).flatMap((r, i) =>
-      r.to.some((p) => p.domainNames) ? [`spec.egress[${i}]`] : [],
-    );
-    if (domains.length === 0) return { policy: parsed.data };
+  const verdict = enforceability(raw);
+  if (verdict.ok) return { policy: verdict.policy };
+  if (verdict.reason === 'DomainNamesNotEnforced')
     return {
-      policy: parsed.data,
-      problem: `clusternetworkpolicy ${parsed.data.metadata.name}: ${domains.join(', ')}: domainNames peers cannot be enforced (flock does not see DNS) — they match nothing`,
+      policy: verdict.policy,
+      problem: `clusternetworkpolicy ${verdict.policy.metadata.name}: ${verdict.fields.join(', ')}: domainNames peers cannot be enforced (flock does not see DNS) — they match nothing`,
     };
-  }
   const id = Identity.safeParse(raw);
   if (!id.success) return undefined;
   const { name, uid } = id.data.metadata;
   const object = `clusternetworkpolicy ${name}`;
-  const issues: NetpolIssue[] = parsed.error.issues
-    .slice(0, 5)
-    .map((i) => ({ object, field: formatPath(i.path), message: i.message }));
+  const issues: NetpolIssue[] = verdict.issues.map((i) => ({ object, ...i }));
   const spec = ((raw as { spec?: unknown }).spec ?? {}) as Record<string, unknown>;
   const tier = Tier.safeParse(spec['tier']);
   const priority = Priority.safeParse(spec['priority']);

@@ -6,8 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
-import { type HttpTransport, NETWORK_POLICIES, NODECONFIGS, objectPath } from '@flock/kube';
-import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
+import { run } from '@flock/exec';
+import {
+  CLUSTER_NETWORK_POLICIES,
+  type HttpTransport,
+  NETWORK_POLICIES,
+  NODECONFIGS,
+  objectPath,
+  resourcePath,
+} from '@flock/kube';
+import { Netns, eventually, kubectl, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { TestNode } from '../testing/node-harness.js';
@@ -104,6 +112,21 @@ async function ingressIsolated(pod: TestPod): Promise<boolean> {
   return r.stdout.includes(`"${pod.veth}"`);
 }
 
+interface EventItem {
+  type: string;
+  reason: string;
+  regarding: { kind: string; name: string };
+  note: string;
+}
+
+/** The Event (events.k8s.io, any namespace) about this object, if one was written. */
+async function eventAbout(kind: string, name: string): Promise<EventItem | undefined> {
+  const list = (await api.request({ method: 'GET', path: '/apis/events.k8s.io/v1/events' })) as {
+    items: EventItem[];
+  };
+  return list.items.find((e) => e.regarding.kind === kind && e.regarding.name === name);
+}
+
 /** The PolicyApplied condition of this node's NodeConfig status. */
 async function policyApplied() {
   const nc = (await api.request({ method: 'GET', path: objectPath(NODECONFIGS, 'node-a') })) as {
@@ -112,9 +135,30 @@ async function policyApplied() {
   return nc.status?.conditions?.find((c) => c.type === 'PolicyApplied');
 }
 
+/** sig-network's ClusterNetworkPolicy CRD as released (v0.3.0, experimental channel). */
+async function installClusterPolicyCrd(): Promise<void> {
+  const out = await run('go', [
+    'mod',
+    'download',
+    '-json',
+    'sigs.k8s.io/network-policy-api@v0.3.0',
+  ]);
+  const dir = (JSON.parse(out.stdout) as { Dir: string }).Dir;
+  const file = join(
+    dir,
+    'config/crd/experimental/policy.networking.k8s.io_clusternetworkpolicies.yaml',
+  );
+  await kubectl(cp.kubeconfigPath, ['apply', '--server-side', '-f', file]);
+  await eventually('ClusterNetworkPolicies served', () =>
+    api.request({ method: 'GET', path: resourcePath(CLUSTER_NETWORK_POLICIES) }),
+  );
+}
+
 beforeAll(async () => {
-  requireKernelTier('cnitool', 'nsenter', 'nft');
+  requireKernelTier('cnitool', 'nsenter', 'nft', 'go', 'kubectl');
   ({ cp, api, apply } = await startTestCluster('node-a'));
+  // Installed before the agent starts: its first pass waits for the cluster policy caches.
+  await installClusterPolicyCrd();
   await apply(NODECONFIGS, {
     apiVersion: API_VERSION,
     kind: NODECONFIG_KIND,
@@ -205,22 +249,9 @@ describe('NetworkPolicy enforced by the agent', () => {
     expect(logged).toMatch(
       /networkpolicy default\/too-big: spec\.ingress\[0\]\.from\[0\]\.podSelector/,
     );
-    const event = await eventually('a Warning Event on the NetworkPolicy', async () => {
-      const list = (await api.request({
-        method: 'GET',
-        path: '/apis/events.k8s.io/v1/namespaces/default/events',
-      })) as {
-        items: {
-          type: string;
-          reason: string;
-          regarding: { kind: string; name: string };
-          note: string;
-        }[];
-      };
-      return list.items.find(
-        (e) => e.regarding.kind === 'NetworkPolicy' && e.regarding.name === 'too-big',
-      );
-    });
+    const event = await eventually('a Warning Event on the NetworkPolicy', () =>
+      eventAbout('NetworkPolicy', 'too-big'),
+    );
     expect(event).toMatchObject({ type: 'Warning', reason: 'PolicyNotEnforceable' });
     expect(event.note).toMatch(/isolated \(Ingress\) and it allows nothing/);
     const failed = await eventually('PolicyApplied=False on the NodeConfig', async () => {
@@ -240,5 +271,57 @@ describe('NetworkPolicy enforced by the agent', () => {
       reason: 'Applied',
       message: expect.stringMatching(/local pod/),
     });
+  });
+});
+
+describe('ClusterNetworkPolicy enforced by the agent (the upstream CRD)', () => {
+  const cnp = (name: string, spec: object) =>
+    apply(CLUSTER_NETWORK_POLICIES, {
+      apiVersion: 'policy.networking.k8s.io/v1alpha2',
+      kind: 'ClusterNetworkPolicy',
+      metadata: { name },
+      spec,
+    });
+  const deleteCnp = (name: string) =>
+    api.request({ method: 'DELETE', path: objectPath(CLUSTER_NETWORK_POLICIES, name) });
+
+  it('an Admin Deny overrides a NetworkPolicy allow; Pass defers to it; a Warning for domainNames', async () => {
+    const x = await wire(await createPod('cx', { app: 'cx' }));
+    const y = await wire(await createPod('cy', { app: 'cy' }));
+    const z = await wire(await createPod('cz', { app: 'cz' }));
+    await policy('cx-from-all', { podSelector: { matchLabels: { app: 'cx' } }, ingress: [{}] });
+    await eventually('cx isolated by its NetworkPolicy', () => ingressIsolated(x));
+    expect(await probe(y, x)).toBe('connected');
+    const pods = (app: string) => ({
+      pods: { namespaceSelector: {}, podSelector: { matchLabels: { app } } },
+    });
+    await cnp('guard-cx', {
+      tier: 'Admin',
+      priority: 10,
+      subject: pods('cx'),
+      ingress: [
+        { name: 'z-to-np', action: 'Pass', from: [pods('cz')] },
+        { name: 'no-one-else', action: 'Deny', from: [{ namespaces: {} }] },
+      ],
+    });
+    await eventually('Admin Deny in force', async () => (await probe(y, x)) === 'timeout');
+    expect(await probe(z, x)).toBe('connected'); // passed to the NetworkPolicy, which allows
+
+    await cnp('dns-only', {
+      tier: 'Baseline',
+      priority: 1,
+      subject: { namespaces: {} },
+      egress: [{ action: 'Accept', to: [{ domainNames: ['example.com'] }] }],
+    });
+    const event = await eventually('a Warning Event on the ClusterNetworkPolicy', () =>
+      eventAbout('ClusterNetworkPolicy', 'dns-only'),
+    );
+    expect(event).toMatchObject({ type: 'Warning', reason: 'PolicyNotEnforceable' });
+    expect(event.note).toMatch(/domainNames peers cannot be enforced/);
+
+    await deleteCnp('guard-cx');
+    await deleteCnp('dns-only');
+    await eventually('open again', async () => (await probe(y, x)) === 'connected');
+    await deletePolicy('cx-from-all');
   });
 });

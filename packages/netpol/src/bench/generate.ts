@@ -122,3 +122,93 @@ export function syntheticState(o: SyntheticOptions): StateInput {
   });
   return { namespaces, pods, policies, local } as unknown as StateInput;
 }
+
+/**
+ * C ClusterNetworkPolicies and 100 nodes beside syntheticState(): both tiers, every peer kind
+ * (namespaces, pods, nodes, networks), ports, ranges and named ports, Accept / Deny / Pass.
+ * Subjects rotate over the namespace labels (team, env) so that every local pod has several.
+ */
+export function syntheticClusterPolicies(
+  count: number,
+): Pick<StateInput, 'clusterPolicies' | 'nodes'> {
+  const nodes = Array.from({ length: 100 }, (_, i) => ({
+    metadata: { name: `node-${i}`, labels: { role: i % 10 === 0 ? 'infra' : 'worker' } },
+    status: {
+      addresses: [
+        { type: 'InternalIP', address: `192.168.${i >> 8}.${i & 255}` },
+        { type: 'InternalIP', address: `fd00:ffff::${i.toString(16)}` },
+        { type: 'Hostname', address: `node-${i}` },
+      ],
+    },
+  }));
+  const clusterPolicies = Array.from({ length: count }, (_, i) => {
+    const team = `t${i % 5}`;
+    const subject =
+      i % 2 === 0
+        ? { namespaces: { matchLabels: { team } } }
+        : {
+            pods: {
+              namespaceSelector: { matchLabels: { env: i % 4 === 1 ? 'prod' : 'dev' } },
+              podSelector: { matchLabels: { tier: TIERS[i % 3] as string } },
+            },
+          };
+    const kinds = [
+      {
+        ingress: [
+          { action: 'Pass', from: [{ namespaces: { matchLabels: { team } } }] },
+          {
+            action: 'Deny',
+            from: [{ namespaces: { matchLabels: { env: 'dev' } } }],
+            protocols: [{ tcp: { destinationPort: { range: { start: 8000, end: 8100 } } } }],
+          },
+        ],
+      },
+      {
+        egress: [
+          { action: 'Deny', to: [{ nodes: { matchLabels: { role: 'infra' } } }] },
+          {
+            action: 'Accept',
+            to: [{ networks: ['203.0.113.0/24', '2001:db8::/32'] }],
+            protocols: [{ tcp: { destinationPort: { number: 443 } } }],
+          },
+        ],
+      },
+      {
+        ingress: [
+          {
+            action: 'Accept',
+            from: [
+              {
+                pods: {
+                  namespaceSelector: { matchLabels: { team: 't0' } },
+                  podSelector: { matchLabels: { app: `app-${i % 7}` } },
+                },
+              },
+            ],
+            protocols: [{ destinationNamedPort: 'metrics' }],
+          },
+        ],
+        egress: [
+          {
+            action: 'Accept',
+            to: [{ namespaces: { matchLabels: { 'kubernetes.io/metadata.name': 'ns-0' } } }],
+            protocols: [
+              { udp: { destinationPort: { number: 53 } } },
+              { destinationNamedPort: 'dns' },
+            ],
+          },
+        ],
+      },
+    ];
+    return {
+      metadata: { name: `cnp-${i}` },
+      spec: {
+        tier: i % 4 === 3 ? 'Baseline' : 'Admin',
+        priority: i % 50,
+        subject,
+        ...kinds[i % kinds.length],
+      },
+    };
+  });
+  return { clusterPolicies, nodes } as Pick<StateInput, 'clusterPolicies' | 'nodes'>;
+}
