@@ -99,9 +99,11 @@ describe('the flock chart on a real API server', () => {
       '--timeout=60s',
       'crd/pools.flock.fritzlab.net',
       'crd/nodeconfigs.flock.fritzlab.net',
+      'crd/clusternetworkpolicies.policy.networking.k8s.io',
     ]);
     const objects = await manifest();
-    expect(objects.length).toBe(14); // the 13 default objects and the sample Pool
+    // The 13 default objects, the ClusterNetworkPolicy CRD and the sample Pool.
+    expect(objects.length).toBe(15);
     for (const o of objects) {
       const ns = o.metadata.namespace ? ['-n', o.metadata.namespace] : [];
       const kind =
@@ -395,7 +397,8 @@ describe('the flock chart on a real API server', () => {
       ['uninstall', RELEASE, '-n', NAMESPACE, '--wait', '--timeout', '60s'],
       { timeoutMs: 120_000 },
     );
-    for (const o of objects.filter((x) => x.kind !== 'Pool')) {
+    // Kept: the Pool (its CRD stays) and the ClusterNetworkPolicy CRD (helm.sh/resource-policy).
+    for (const o of objects.filter((x) => !['Pool', 'CustomResourceDefinition'].includes(x.kind))) {
       const ns = o.metadata.namespace ? ['-n', o.metadata.namespace] : [];
       const r = await kubectl(cp.kubeconfigPath, [
         'get',
@@ -413,6 +416,7 @@ describe('the flock chart on a real API server', () => {
       'crd',
       'pools.flock.fritzlab.net',
       'nodeconfigs.flock.fritzlab.net',
+      'clusternetworkpolicies.policy.networking.k8s.io',
     ]);
     // NodeConfigs stay with the CRD (the operator's finalizer holds them until it runs again).
     await get(objectPath(NODECONFIGS, NODE));

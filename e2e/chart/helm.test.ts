@@ -8,6 +8,7 @@ import { requireTools } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
 import {
   CHART,
+  CNP_CRD_SOURCE,
   GOLDEN,
   REPO,
   TESTDATA,
@@ -17,6 +18,7 @@ import {
   helmTemplate,
   parseObjects,
   podSpec,
+  withoutSource,
 } from './support.js';
 
 const CUSTOM = join(TESTDATA, 'custom-values.yaml');
@@ -54,13 +56,15 @@ describe('helm lint and template', () => {
 
   it('renders the defaults as in the golden file', async () => {
     const text = await helmTemplate();
-    golden('default.yaml', text);
+    golden('default.yaml', withoutSource(text, CNP_CRD_SOURCE));
     const objects = parseObjects(text);
     expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
       'ClusterRole/flock-agent',
       'ClusterRole/flock-operator',
       'ClusterRoleBinding/flock-agent',
       'ClusterRoleBinding/flock-operator',
+      // The upstream ClusterNetworkPolicy CRD (cnp-crd.test.ts).
+      'CustomResourceDefinition/clusternetworkpolicies.policy.networking.k8s.io',
       'DaemonSet/flock-agent',
       'DaemonSet/flock-bfd',
       'Deployment/flock-operator',
@@ -124,6 +128,7 @@ describe('helm lint and template', () => {
     const text = await helmTemplate(['-f', CUSTOM]);
     golden('custom.yaml', text);
     const objects = parseObjects(text);
+    expect(objects.some((o) => o.kind === 'CustomResourceDefinition')).toBe(false);
     // One replica: no PodDisruptionBudget (it would block every drain).
     expect(objects.some((o) => o.kind === 'PodDisruptionBudget')).toBe(false);
     expect(find(objects, 'Pool', 'lab')).toMatchObject({ spec: { bgp: { asn: 64600 } } });

@@ -277,12 +277,14 @@ describe('helm install onto real nodes', () => {
         undefined,
       { timeoutMs: 60_000, intervalMs: 500 },
     );
-    // Kept: the CRDs, the Pools and the NodeConfigs.
+    // Kept: the CRDs (the ClusterNetworkPolicy one by its resource policy), the Pools and the
+    // NodeConfigs.
     await labKubectl(lab, [
       'get',
       'crd',
       'pools.flock.fritzlab.net',
       'nodeconfigs.flock.fritzlab.net',
+      'clusternetworkpolicies.policy.networking.k8s.io',
     ]);
     await lab.api!.request({ method: 'GET', path: objectPath(POOLS, 'lab') });
     for (const plan of lab.plans)

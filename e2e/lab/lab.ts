@@ -23,6 +23,7 @@ import {
   startControlPlane,
   type ControlPlane,
 } from '@flock/testkit';
+import { cnpCrd } from './cnp-crd.js';
 import { startDaemon, stopDaemon, type Daemon } from './daemon.js';
 import { flockImages, helmInstall } from './helm.js';
 import { labImages } from './node/images.js';
@@ -51,6 +52,15 @@ const OPERATOR_MAIN = join(
   'main.js',
 );
 const CNI_ROOT = dirname(require.resolve('@flock/cni/package.json'));
+
+/** flock's Pools and (the chart's default) ClusterNetworkPolicies are served. */
+async function crdsServed(api: HttpTransport): Promise<unknown> {
+  await api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/pools' });
+  return api.request({
+    method: 'GET',
+    path: '/apis/policy.networking.k8s.io/v1alpha2/clusternetworkpolicies',
+  });
+}
 
 export interface LabOptions {
   nodes?: number;
@@ -189,11 +199,7 @@ export class Lab {
         'agent.resync=5s',
         ...(this.options.helmValues ?? []),
       ]);
-      await eventually(
-        'the CRDs served',
-        () => api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/pools' }),
-        { timeoutMs: 60_000 },
-      );
+      await eventually('the CRDs served', () => crdsServed(api), { timeoutMs: 60_000 });
     }
     this.step('sample Pool');
     await this.apply(POOLS, samplePool(this.nodePrefix4));
@@ -219,9 +225,9 @@ export class Lab {
     const api = this.api!;
     this.step('CRDs and the flock-system namespace');
     for (const [, crd] of allCrds()) await this.apply(CUSTOM_RESOURCE_DEFINITIONS, crd);
-    await eventually('CRDs served', () =>
-      api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/pools' }),
-    );
+    // As the chart's defaults install it (clusterNetworkPolicy.crds).
+    await this.apply(CUSTOM_RESOURCE_DEFINITIONS, cnpCrd('experimental'));
+    await eventually('CRDs served', () => crdsServed(api));
     await api
       .request({
         method: 'POST',

@@ -13,6 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@flock/kube';
+import { option } from './options.js';
 import { ran, writeResults, type SuiteReport } from './report.js';
 import { conformanceLab, runSuite, versions } from './run.js';
 import { loadSctp } from './prepare.js';
@@ -20,12 +21,6 @@ import { ALL_SUITES, SUBSET } from './suites.js';
 
 const root = new URL('../../../../', import.meta.url).pathname;
 const say = (line: string) => console.log(`conformance: ${line}`);
-
-function option(args: string[], name: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) if (args[i] === name && args[i + 1]) out.push(args[++i]!);
-  return out;
-}
 
 async function main(args: string[]): Promise<number> {
   const names = option(args, '--suite');

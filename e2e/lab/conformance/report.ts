@@ -26,8 +26,9 @@ export interface RunReport {
   suites: SuiteReport[];
 }
 
-const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-const secs = (s: number) =>
+/** Text for one Markdown table cell. */
+export const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+export const secs = (s: number) =>
   s >= 60 ? `${Math.floor(s / 60)} min ${Math.round(s % 60)} s` : `${s.toFixed(1)} s`;
 
 /**
@@ -83,15 +84,24 @@ export function renderResults(r: RunReport): string {
   return out.join('\n');
 }
 
-/** Replace the results section of the file (or append one). */
-export async function writeResults(file: string, r: RunReport): Promise<void> {
+/** Replace the section between `begin` and `end` in the file (or append it). */
+export async function writeSection(
+  file: string,
+  begin: string,
+  end: string,
+  section: string,
+): Promise<void> {
   const doc = await readFile(file, 'utf8');
-  const section = renderResults(r);
-  const a = doc.indexOf(BEGIN);
-  const b = doc.indexOf(END);
+  const a = doc.indexOf(begin);
+  const b = doc.indexOf(end);
   const next =
     a >= 0 && b > a
-      ? doc.slice(0, a) + section + doc.slice(b + END.length)
+      ? doc.slice(0, a) + section + doc.slice(b + end.length)
       : `${doc.trimEnd()}\n\n${section}\n`;
   await writeFile(file, next);
+}
+
+/** Replace the results section of the file (or append one). */
+export async function writeResults(file: string, r: RunReport): Promise<void> {
+  await writeSection(file, BEGIN, END, renderResults(r));
 }

@@ -14,6 +14,10 @@ export interface ConformanceLabOptions {
   nodes: number;
   log: Logger;
   progress?: (line: string) => void;
+  /** The suite's programs (default: ginkgo and the e2e binary). */
+  tools?: readonly string[];
+  /** What the suite needs on the nodes; the images it returns are logged (default: the e2e images). */
+  preload?: (lab: Lab) => Promise<string[]>;
 }
 
 /** What a conformance lab needs beyond the lab's own tools. */
@@ -27,9 +31,18 @@ export async function preloadConformanceImages(lab: Lab): Promise<void> {
   lab.options.progress?.(`preloaded ${images.join(', ')} on every node`);
 }
 
-/** A lab of real nodes (flock as processes) with agnhost preloaded under the e2e registry name. */
+/**
+ * A lab of real nodes (flock as processes) with Kubernetes' own node-failure timings and the
+ * suite's images preloaded (by default agnhost and busybox under the e2e registry name).
+ */
 export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
-  requireKernelTier('bird', 'nsenter', 'unshare', 'flock-controlplane', ...CONFORMANCE_TOOLS);
+  requireKernelTier(
+    'bird',
+    'nsenter',
+    'unshare',
+    'flock-controlplane',
+    ...(o.tools ?? CONFORMANCE_TOOLS),
+  );
   const lab = new Lab({
     nodes: o.nodes,
     dir: o.dir,
@@ -39,7 +52,8 @@ export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
   });
   await lab.up();
   try {
-    await preloadConformanceImages(lab);
+    const images = await (o.preload ?? ((l: Lab) => preloadE2eImages(l, o.dir)))(lab);
+    o.progress?.(`preloaded ${images.join(', ')} on every node`);
   } catch (e) {
     await lab.down();
     throw e;
@@ -90,8 +104,17 @@ async function firstLine(file: string, args: string[]): Promise<string> {
   return r.stdout.trim().split('\n')[0] ?? '';
 }
 
-/** The versions a report names. */
+/** The versions a report names: the e2e binary's and ginkgo's, and the cluster's. */
 export async function versions(lab: Lab): Promise<Record<string, string>> {
+  return {
+    'Kubernetes e2e specs (k8s.io/kubernetes/test/e2e)': await firstLine(E2E_BINARY, ['--version']),
+    ginkgo: await firstLine(GINKGO, ['version']),
+    ...(await clusterVersions(lab)),
+  };
+}
+
+/** The lab's components and flock's commit. */
+export async function clusterVersions(lab: Lab): Promise<Record<string, string>> {
   const server = (await lab.api!.request({ method: 'GET', path: '/version' })) as {
     gitVersion?: string;
   };
@@ -100,8 +123,6 @@ export async function versions(lab: Lab): Promise<Record<string, string>> {
     () => 'unknown',
   );
   return {
-    'Kubernetes e2e specs (k8s.io/kubernetes/test/e2e)': await firstLine(E2E_BINARY, ['--version']),
-    ginkgo: await firstLine(GINKGO, ['version']),
     'kube-apiserver': server.gitVersion ?? 'unknown',
     'kubelet, kube-proxy (nftables mode)': await firstLine('kubelet', ['--version']),
     containerd: await firstLine('containerd', ['--version']),

@@ -1,9 +1,9 @@
 // The images every lab node's containerd holds, built offline from what scripts/build-node.sh
 // built: the pause sandbox and agnhost (the workloads; also what Kubernetes' e2e suites run,
-// under the same reference). agnhost gets a shell (the host's dash as /bin/sh) and busybox's
-// core tools, as the upstream image has a shell, for `kubectl exec` and exec probes, and the
-// host's curl and OpenBSD netcat, all with their shared libraries, as the upstream image has them
-// (Alpine's curl and netcat-openbsd): Kubernetes'
+// under the same reference). agnhost gets a shell (the host's dash as /bin/sh, and bash) and
+// busybox's core tools, as the upstream image has a shell and bash, for `kubectl exec` and exec
+// probes, and the host's curl and OpenBSD netcat, all with their shared libraries, as the
+// upstream image has them (Alpine's curl and netcat-openbsd): Kubernetes'
 // networking e2e specs probe with `curl -g -q -s http://POD:9080/dial?...` and `nc -u -w 5 -p
 // PORT HOST PORT` (busybox's nc has no UDP). Archives are cached by content hash.
 import { createHash } from 'node:crypto';
@@ -51,6 +51,9 @@ const HOST_TOOLS = [
   // dash, not busybox, as /bin/sh: Debian's static busybox shell runs its own applet for a
   // command even when PATH has the real program first (its nc has no -u).
   { tool: 'dash', at: '/bin/sh', pkg: 'dash' },
+  // The upstream image has bash too; network-policy-api's conformance workloads start with
+  // `/bin/bash -c "/agnhost ..."`.
+  { tool: 'bash', at: '/bin/bash', pkg: 'bash' },
   { tool: 'curl', at: '/usr/bin/curl', pkg: 'curl' },
   { tool: 'nc.openbsd', at: '/usr/bin/nc', pkg: 'netcat-openbsd' },
 ] as const;
