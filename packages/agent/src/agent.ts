@@ -15,13 +15,17 @@ import { CniHandlers, type FaultPoint } from './cni/handlers.js';
 import { startCniServer, type CniServer } from './cni-server/index.js';
 import type { AgentConfig } from './config.js';
 import type { Datapath } from './datapath/index.js';
-import { createAgentMetrics } from './metrics.js';
+import { AgentMetrics } from './metrics.js';
+import { agentView } from './metrics-view.js';
 import { NetworkConditionKeeper } from './node-condition.js';
 import { NodeConfigTracker, nodeConfigEvents } from './node-config.js';
 import { PodLookupWithFallback, nodePodCache } from './pods.js';
 import { PolicyReconciler, policyCaches, type PolicyApplier } from './policy/index.js';
 import type { BirdControl } from '@flock/bird';
 import { Routing, birdControls, routingSettings } from './routing/index.js';
+import { agentStatus } from './status/snapshot.js';
+import { startStatusServer, statusSocketPath } from './status/server.js';
+import { agentVersion } from './version.js';
 
 /** How long start-up waits for the NetworkPolicy caches before serving the CNI socket anyway. */
 const POLICY_SYNC_WAIT_MS = 30_000;
@@ -32,6 +36,8 @@ interface AgentDeps {
   datapath: Datapath;
   logger: Logger;
   registry?: Registry;
+  /** Process metrics (CPU, memory, event loop) in the registry (default true). */
+  processMetrics?: boolean;
   /** Test-only: called at ADD/DEL fault points. */
   fault?: (point: FaultPoint) => void | Promise<void>;
   /** Test-only: the allocation store's file operations (fault points inside a store write). */
@@ -61,7 +67,10 @@ export interface RunningAgent {
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, transport, datapath, logger } = deps;
   const registry = deps.registry ?? new Registry();
-  const metrics = createAgentMetrics(registry);
+  const metrics = new AgentMetrics(
+    registry,
+    deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics },
+  );
   const step = (name: string, meta: Record<string, unknown> = {}) =>
     logger.info(`start-up: ${name}`, { node: config.nodeName, ...meta });
   let ready = false;
@@ -94,6 +103,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       logger,
       addressQuarantineMs: config.addressQuarantineMs,
       watchdogMs: config.watchdogMs,
+      metrics: metrics.options,
       // A NodeConfig that comes back: only addresses the store still holds stay allocated
       // (asked before the store below is loaded, this throws and everything stays allocated).
       held: (owner) => store.entries().some((e) => entryKey(e.containerID, e.ifname) === owner),
@@ -128,7 +138,13 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     for (const r of store.released()) if (node.allocator.restoreReleased(r)) restored++;
     if (restored) logger.info('released addresses still quarantined', { count: restored });
 
-    const pods = nodePodCache(transport, config.nodeName, logger, config.watchdogMs);
+    const pods = nodePodCache(
+      transport,
+      config.nodeName,
+      logger,
+      config.watchdogMs,
+      metrics.options,
+    );
     const routing = new Routing({
       nodeName: config.nodeName,
       transport,
@@ -140,6 +156,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       undo: async (e) => void (await handlers.undoIfUnchanged(e)),
       bird: deps.bird ?? birdControls(config.birdSocketPath),
       settings: routingSettings(config),
+      metrics,
       warn: (reason, note) =>
         void events.event(
           { apiVersion: API_VERSION, kind: NODECONFIG_KIND, metadata: { name: config.nodeName } },
@@ -149,7 +166,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     const podLookup = new PodLookupWithFallback(pods, transport);
     const policy = deps.policyApplier
       ? new PolicyReconciler({
-          caches: policyCaches(transport, logger, undefined, config.watchdogMs),
+          caches: policyCaches(transport, logger, metrics.options, config.watchdogMs),
+          metrics,
           store,
           pods: podLookup,
           applier: deps.policyApplier,
@@ -210,16 +228,20 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       logger,
       config.resyncMs,
       config.watchdogMs,
+      metrics,
     );
     condition.start();
     stoppers.push(() => condition.stop());
 
     step('blackhole summary routes');
+    metrics.loops.declare('blackholes');
     const blackholes = async () => {
       const nc = nodeConfig.current()?.nodeConfig;
       if (!nc) return;
       try {
-        await datapath.ensureBlackholes([nc.spec.cidr6, ...(nc.spec.cidr4 ? [nc.spec.cidr4] : [])]);
+        await metrics.loops.run('blackholes', () =>
+          datapath.ensureBlackholes([nc.spec.cidr6, ...(nc.spec.cidr4 ? [nc.spec.cidr4] : [])]),
+        );
       } catch (error) {
         logger.error('could not install blackhole routes', { error: String(error) });
       }
@@ -252,23 +274,38 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
         const started = process.hrtime.bigint();
         const response = await handlers.handle(request);
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        metrics.cniDuration.observe(
-          { command: request.command, result: response.ok ? 'ok' : 'error' },
-          seconds,
-        );
+        const result = response.ok ? 'ok' : 'error';
+        metrics.cniRequests.inc({ command: request.command, result });
+        metrics.cniDuration.observe({ command: request.command, result }, seconds);
         if (!response.ok)
           metrics.cniErrors.inc({ command: request.command, code: String(response.error.code) });
-        updateAllocationGauge();
         return response;
       },
     });
     stoppers.push(() => server.close());
-    const updateAllocationGauge = () => {
-      const committed = store.entries().filter((e) => e.state === 'committed');
-      metrics.allocations.set({ family: 'ipv6' }, committed.length);
-      metrics.allocations.set({ family: 'ipv4' }, committed.filter((e) => e.ip4).length);
-    };
-    updateAllocationGauge();
+    metrics.observe(agentView({ routing, nodeConfig, ...(policy ? { policy } : {}) }));
+    const version = (() => {
+      try {
+        return agentVersion();
+      } catch {
+        return undefined;
+      }
+    })();
+    const statusServer = await startStatusServer({
+      socketPath: statusSocketPath(config),
+      logger,
+      status: () =>
+        agentStatus({
+          node: config.nodeName,
+          ...(version ? { version } : {}),
+          ready: () => ready,
+          routing,
+          nodeConfig,
+          store,
+          ...(policy ? { policy } : {}),
+        }),
+    });
+    stoppers.push(() => statusServer.close());
     ready = true;
     step('ready');
     return {

@@ -27,6 +27,12 @@ const FLAGS = {
     schema: pathFlag(),
     default: DEFAULT_AGENT_SOCKET,
   },
+  statusSocketPath: {
+    flag: 'status-socket',
+    help: '`flock-agent status` asks the agent here (root-only; default: status.sock beside --socket)',
+    arg: 'PATH',
+    schema: pathFlag().optional(),
+  },
   storePath: {
     flag: 'store',
     help: 'the allocation store file',

@@ -47,6 +47,8 @@ interface BirdAnnouncerOptions {
   random?: Random;
   /** Called after each state change. */
   onState?: (state: AnnouncerState) => void;
+  /** Called each time BIRD runs `model` (reloaded with it, or it was already running). */
+  onApplied?: (model: BirdModel) => void;
 }
 
 export class BirdAnnouncer {
@@ -145,6 +147,7 @@ export class BirdAnnouncer {
       case 'unchanged':
         this.backoff.reset();
         this.setState({ status: 'applied' });
+        if (this.latest) this.options.onApplied?.(this.latest);
         return;
       case 'refused':
         this.setState({ status: 'refused', message: outcome.error.message });
