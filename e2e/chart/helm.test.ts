@@ -61,6 +61,7 @@ describe('helm lint and template', () => {
       'ClusterRole/flock-operator',
       'ClusterRoleBinding/flock-agent',
       'ClusterRoleBinding/flock-operator',
+      'ConfigMap/flock-dashboard',
       'DaemonSet/flock-agent',
       'Deployment/flock-operator',
       'PodDisruptionBudget/flock-operator',
