@@ -14,13 +14,19 @@ import { Registry } from 'prom-client';
 import { CniHandlers, type FaultPoint } from './cni/handlers.js';
 import { startCniServer, type CniServer } from './cni-server/index.js';
 import type { AgentConfig } from './config.js';
-import type { Datapath } from './datapath/index.js';
 import { AgentMetrics } from './metrics.js';
 import { agentView } from './metrics-view.js';
 import { NetworkConditionKeeper } from './node-condition.js';
 import { NodeConfigTracker, nodeConfigEvents } from './node-config.js';
 import { PodLookupWithFallback, nodePodCache } from './pods.js';
-import { PolicyReconciler, policyCaches, type PolicyApplier } from './policy/index.js';
+import {
+  DropCounters,
+  PolicyReconciler,
+  policyCaches,
+  type NftListTable,
+  type PolicyApplier,
+} from './policy/index.js';
+import { hostVethName, type Datapath } from './datapath/index.js';
 import type { BirdControl } from '@flock/bird';
 import { Routing, birdControls, routingSettings } from './routing/index.js';
 import { agentStatus } from './status/snapshot.js';
@@ -47,6 +53,8 @@ interface AgentDeps {
    * agent enforces no NetworkPolicy — only for unit tests of other parts of the agent.
    */
   policyApplier?: PolicyApplier;
+  /** `nft -j list table inet flock`, for the per-pod drop counters (absent: none exported). */
+  policyListing?: NftListTable;
   /** BIRD's control socket (default: BirdClients on --bird-socket); unit tests pass a fake. */
   bird?: { reload: BirdControl; status: BirdControl };
 }
@@ -173,6 +181,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
           applier: deps.policyApplier,
           logger,
           resyncMs: config.resyncMs,
+          logDroppedPerSecond: config.logDeniedPerSecond,
           warn: (p) =>
             void events.event(
               {
@@ -283,7 +292,29 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       },
     });
     stoppers.push(() => server.close());
-    metrics.observe(agentView({ routing, nodeConfig, ...(policy ? { policy } : {}) }));
+    const drops =
+      policy && deps.policyListing
+        ? new DropCounters(
+            deps.policyListing,
+            () =>
+              new Map(
+                store
+                  .entries()
+                  .map((e) => [
+                    hostVethName(e.containerID, e.ifname),
+                    { namespace: e.namespace, pod: e.pod },
+                  ]),
+              ),
+          )
+        : undefined;
+    metrics.observe(
+      agentView({
+        routing,
+        nodeConfig,
+        ...(policy ? { policy } : {}),
+        ...(drops ? { drops } : {}),
+      }),
+    );
     const version = (() => {
       try {
         return agentVersion();

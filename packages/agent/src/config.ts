@@ -72,6 +72,13 @@ const FLAGS = {
     schema: durationFlag(1000),
     default: '3m',
   },
+  logDeniedPerSecond: {
+    flag: 'log-denied',
+    help: 'log packets NetworkPolicy drops to the kernel log, at most N per second per pod and direction (0: off)',
+    arg: 'N',
+    schema: intFlag(0, 10_000),
+    default: '0',
+  },
   healthPort: {
     help: '/healthz, /readyz and /metrics (0: off)',
     arg: 'PORT',

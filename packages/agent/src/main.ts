@@ -7,7 +7,7 @@ import { startAgent } from './agent.js';
 import { AGENT_FLAGS } from './config.js';
 import { IprouteDatapath } from './datapath/index.js';
 import { faultInjector, parseFaultSpec, type FaultPoint } from './faults.js';
-import { nftPolicyApplier } from './policy/index.js';
+import { nftListTable, nftPolicyApplier } from './policy/index.js';
 import { statusCommand } from './status/command.js';
 import { faultFileSystem } from './store-faults.js';
 import { agentVersion } from './version.js';
@@ -53,6 +53,7 @@ async function main(): Promise<void> {
       ...(armed.size ? { fault } : {}),
     }),
     policyApplier: nftPolicyApplier(config.hostNetns),
+    policyListing: nftListTable(config.hostNetns),
     logger,
     ...(armed.size ? { fault, storeFileSystem: faultFileSystem(fault) } : {}),
   });

@@ -3,10 +3,11 @@
 import type { AgentView } from './metrics.js';
 import { secondsSince } from './metrics.js';
 import type { NodeConfigTracker } from './node-config.js';
-import type { PolicyReconciler } from './policy/index.js';
+import type { DropCounters, PolicyReconciler } from './policy/index.js';
 import type { Routing } from './routing/index.js';
 
 interface ViewSources {
+  drops?: Pick<DropCounters, 'read'>;
   routing: Pick<Routing, 'peerStatuses' | 'exportedRoutes' | 'birdState'>;
   nodeConfig: Pick<NodeConfigTracker, 'current'>;
   policy?: Pick<PolicyReconciler, 'lastResult'>;
@@ -40,5 +41,6 @@ export function agentView(sources: ViewSources): AgentView {
       });
     },
     policy: () => sources.policy?.lastResult,
+    ...(sources.drops ? { droppedPackets: () => sources.drops!.read() } : {}),
   };
 }

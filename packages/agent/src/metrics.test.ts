@@ -13,7 +13,7 @@ import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from './agent.js';
 import { rawExchange } from './cni-server/test-support.js';
-import { FakeDatapath } from './datapath/index.js';
+import { FakeDatapath, hostVethName } from './datapath/index.js';
 import { secondsSince } from './metrics.js';
 import { RecordingNft } from './policy/test-support.js';
 import { testAgentConfig } from './testing/agent-config.js';
@@ -27,6 +27,8 @@ let bird: FakeBird;
 let nft: RecordingNft;
 let registry: Registry;
 let agent: RunningAgent | undefined;
+/** What `nft -j list table inet flock` prints (the drop counters' input). */
+let listing = '{"nftables": []}';
 
 /** The value of one series ('' labels: the metric without labels); undefined when absent. */
 async function value(
@@ -93,6 +95,7 @@ beforeEach(async () => {
     logger: createMemoryLogger(),
     bird: { reload: bird, status: bird },
     policyApplier: new NftApplier(nft.run),
+    policyListing: () => Promise.resolve(listing),
     registry,
     processMetrics: false,
   });
@@ -231,6 +234,20 @@ describe('agent metrics', () => {
     nft.failWith = undefined;
     await agent!.policy!.resync();
     expect(await value('flock_agent_policy_applied')).toBe(1);
+  });
+
+  it('packets NetworkPolicy dropped, per pod and direction, from the kernel counters', async () => {
+    const uid = putPod('d');
+    await rawExchange(join(dir, 'run', 'cni.sock'), JSON.stringify(request('d', uid)));
+    const chain = `ingress_${hostVethName('c-d', 'eth0')}`;
+    const rule = (packets: number) => ({
+      rule: { chain, expr: [{ counter: { packets, bytes: 0 } }, { drop: null }] },
+    });
+    const labels = { namespace: 'default', pod: 'd', direction: 'ingress' };
+    listing = JSON.stringify({ nftables: [rule(3)] });
+    expect(await value('flock_agent_policy_dropped_packets_total', labels)).toBe(3);
+    listing = JSON.stringify({ nftables: [rule(1)] }); // the chain was replaced meanwhile
+    expect(await value('flock_agent_policy_dropped_packets_total', labels)).toBe(4);
   });
 
   it('orphan sweep removals, cache and loop metrics', async () => {

@@ -42,6 +42,10 @@ export interface AgentView {
   addresses(): readonly AddressView[];
   /** The last NetworkPolicy result; undefined before the first pass or without enforcement. */
   policy(): { ok: boolean; reason: string; rules?: number; pods?: number } | undefined;
+  /** Packets NetworkPolicy dropped per local pod and direction (running totals). */
+  droppedPackets?(): Promise<
+    readonly { namespace: string; pod: string; direction: string; packets: number }[]
+  >;
 }
 
 const SHORT_BUCKETS = [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -130,6 +134,21 @@ export class AgentMetrics {
     for (const reason of ['ApplyFailed', 'TranslateFailed'])
       this.policyApplyErrors.inc({ reason }, 0);
     this.collected(registers);
+    const self = (): AgentView | undefined => this.view;
+    const drops: Counter<'namespace' | 'pod' | 'direction'> = new Counter({
+      name: `${p}policy_dropped_packets_total`,
+      help: "Packets NetworkPolicy dropped, per local pod and direction (its chain's counted drop).",
+      labelNames: ['namespace', 'pod', 'direction'],
+      registers,
+      async collect() {
+        const view = self();
+        if (!view?.droppedPackets) return;
+        const now = await view.droppedPackets();
+        drops.reset();
+        for (const d of now)
+          drops.inc({ namespace: d.namespace, pod: d.pod, direction: d.direction }, d.packets);
+      },
+    });
   }
 
   /** Read states from the running agent from now on. */

@@ -111,11 +111,38 @@ function ruleLines(rule: RuleIR, direction: 'ingress' | 'egress', families: Fami
   ];
 }
 
+/** What renderTable may add to the IR's rules. */
+export interface RenderOptions {
+  /**
+   * Log packets a pod chain drops, at most this many per second per chain (burst twice that),
+   * to the kernel log with the prefix `flock-drop DIRECTION NAMESPACE/POD: `. 0 or absent: off.
+   */
+  logDroppedPerSecond?: number;
+}
+
+/** The kernel log prefix of a pod chain's dropped packets (nft allows 127 bytes; kept short). */
+export function dropLogPrefix(direction: 'ingress' | 'egress', pod: string): string {
+  return `flock-drop ${direction} ${pod.replace(/[^A-Za-z0-9._/-]/g, '_')}`.slice(0, 100) + ': ';
+}
+
+/** The end of a pod chain: optionally a rate-limited log, then the counted drop. */
+function dropLines(pod: LocalPodIR, direction: 'ingress' | 'egress', o: RenderOptions): string[] {
+  const rate = o.logDroppedPerSecond;
+  const log =
+    rate && rate > 0
+      ? [
+          `\t\tlimit rate ${rate}/second burst ${2 * rate} packets log prefix "${dropLogPrefix(direction, pod.pod)}" level info`,
+        ]
+      : [];
+  return [...log, '\t\tcounter drop'];
+}
+
 function podChain(
   pod: LocalPodIR,
   d: DirectionIR,
   direction: 'ingress' | 'egress',
   families: Families,
+  options: RenderOptions,
 ): NftChain {
   const name = direction === 'ingress' ? ingressChain(pod) : egressChain(pod);
   return {
@@ -125,7 +152,7 @@ function podChain(
       `\tchain ${name} {`,
       `\t\t${comment(`${pod.pod} ${direction}: ${d.policies.join(' ')}`)}`,
       ...d.rules.flatMap((r) => ruleLines(r, direction, families)),
-      '\t\tcounter drop',
+      ...dropLines(pod, direction, options),
       '\t}',
     ],
   };
@@ -180,7 +207,7 @@ const BASE_CHAINS: NftChain[] = [
 export const GUARD_SET = 'flock_table_exists';
 
 /** The table of an IR as data (sets and maps in declaration order, then the chains). */
-export function renderTable(ir: NetpolIR): NftTable {
+export function renderTable(ir: NetpolIR, options: RenderOptions = {}): NftTable {
   const families: Families = new Map(
     [...ir.addressSets, ...ir.tupleSets].map((s) => [
       s.name,
@@ -241,8 +268,8 @@ export function renderTable(ir: NetpolIR): NftTable {
   }
   const chains: NftChain[] = [];
   for (const pod of ir.pods) {
-    if (pod.ingress) chains.push(podChain(pod, pod.ingress, 'ingress', families));
-    if (pod.egress) chains.push(podChain(pod, pod.egress, 'egress', families));
+    if (pod.ingress) chains.push(podChain(pod, pod.ingress, 'ingress', families, options));
+    if (pod.egress) chains.push(podChain(pod, pod.egress, 'egress', families, options));
   }
   chains.push(...BASE_CHAINS);
   return { sets, chains };

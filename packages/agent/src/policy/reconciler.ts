@@ -42,6 +42,8 @@ export interface PolicyReconcilerOptions {
   resyncMs?: number;
   /** How long an ADD waits for the caches' first sync before it asks to be retried (default 10 s). */
   syncTimeoutMs?: number;
+  /** Log dropped packets (rate-limited, per pod chain); 0 or absent: off. */
+  logDroppedPerSecond?: number;
   /** Pass durations, apply errors and loop runs (loop policy). */
   metrics?: Pick<AgentMetrics, 'loops' | 'policyPassDuration' | 'policyApplyErrors'>;
 }
@@ -267,7 +269,12 @@ export class PolicyReconciler {
     let result: PolicyResult;
     try {
       const ir = this.translator.translate(built.state);
-      table = renderTable(ir);
+      table = renderTable(
+        ir,
+        this.options.logDroppedPerSecond
+          ? { logDroppedPerSecond: this.options.logDroppedPerSecond }
+          : {},
+      );
       result = appliedResult(built, ir);
     } catch (error) {
       throw this.report(failedResult('TranslateFailed', error), error);
