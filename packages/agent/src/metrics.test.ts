@@ -166,6 +166,9 @@ describe('agent metrics', () => {
       (await value('flock_agent_routes_exported', { class: 'aggregate' })) === 2 ? true : undefined,
     );
     const socket = join(dir, 'run', 'cni.sock');
+    // The series exist at 0 before the first ADD (else rate() would never see that first one).
+    expect(await value('flock_agent_add_to_export_seconds_count', { class: 'pinned' })).toBe(0);
+    expect(await value('flock_agent_add_to_export_seconds_count', { class: 'anycast' })).toBe(0);
     const uid = putPod('p', { 'flock.fritzlab.net/pinned-ip': '2001:db8:200::7' });
     const reply = JSON.parse(await rawExchange(socket, JSON.stringify(request('p', uid)))) as {
       ok: boolean;

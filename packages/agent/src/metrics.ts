@@ -129,10 +129,18 @@ export class AgentMetrics {
       labelNames: ['reason'],
       registers,
     });
-    for (const result of ['ok', 'refused', 'unreachable', 'error'])
+    // Series that exist before their first event: a series born at 1 hides that first event
+    // from rate() and increase() (Prometheus has no sample before it), and a dashboard panel of
+    // a quiet node would show nothing instead of 0.
+    for (const result of ['ok', 'refused', 'unreachable', 'error']) {
       this.birdReloads.inc({ result }, 0);
+      this.birdReloadDuration.zero({ result });
+    }
     for (const reason of ['ApplyFailed', 'TranslateFailed'])
       this.policyApplyErrors.inc({ reason }, 0);
+    for (const result of ['ok', 'not-enforceable', 'error'])
+      this.policyPassDuration.zero({ result });
+    for (const cls of ['pinned', 'anycast']) this.addToExport.zero({ class: cls });
     this.collected(registers);
     const self = (): AgentView | undefined => this.view;
     const drops: Counter<'namespace' | 'pod' | 'direction'> = new Counter({

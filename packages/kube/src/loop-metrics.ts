@@ -24,6 +24,7 @@ export class LoopMetrics {
   /** Make a loop's series exist (at 0) before its first run. */
   declare(loop: string): void {
     for (const result of ['ok', 'error']) this.runs.inc({ loop, result }, 0);
+    this.duration.zero({ loop });
   }
 
   /** Run one pass of `loop`, counted and timed; errors are counted and rethrown. */

@@ -99,7 +99,7 @@ describe('flock-agent status', () => {
         await statusCommand(['--socket', join(dir, 'run', 'cni.sock'), '-o', 'json'], io),
       ).toBe(0);
       const s = AgentStatus.parse(JSON.parse(out.stdout));
-      return s.routesExported?.anycast === 1 && s.peers[0]?.state === 'Established' ? s : undefined;
+      return s.routesExported?.anycast === 1 && s.peers[0]?.routesExported === 4 ? s : undefined;
     });
     expect(json).toMatchObject({
       node: 'node-a',
