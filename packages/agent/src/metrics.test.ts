@@ -5,8 +5,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentRequest } from '@flock/api';
-import { NODECONFIGS, NODES, PODS } from '@flock/kube';
-import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
+import { PODS } from '@flock/kube';
+import { createMemoryLogger, type FakeApiServer } from '@flock/kube/testing';
 import { NftApplier } from '@flock/netpol';
 import { eventually } from '@flock/testkit';
 import { Registry } from 'prom-client';
@@ -17,8 +17,9 @@ import { FakeDatapath, hostVethName } from './datapath/index.js';
 import { secondsSince } from './metrics.js';
 import { RecordingNft } from './policy/test-support.js';
 import { testAgentConfig } from './testing/agent-config.js';
+import { routingApiServer } from './testing/routing-api.js';
 import { FakeBird } from './testing/fake-bird.js';
-import { NODE_CONFIG, pod } from './testing/routing-fixtures.js';
+import { pod } from './testing/routing-fixtures.js';
 
 let dir: string;
 let api: FakeApiServer;
@@ -69,14 +70,7 @@ function putPod(name: string, annotations?: Record<string, string>): string {
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'flock-metrics-'));
-  api = new FakeApiServer();
-  api.putObject(NODES, {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name: 'node-a' },
-    status: { addresses: [{ type: 'InternalIP', address: '10.0.0.10' }] },
-  } as never);
-  api.putObject(NODECONFIGS, NODE_CONFIG);
+  api = routingApiServer();
   datapath = new FakeDatapath();
   bird = new FakeBird(join(dir, 'bird.conf'));
   nft = new RecordingNft();

@@ -5,8 +5,8 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentRequest } from '@flock/api';
-import { NODECONFIGS, NODES, PODS } from '@flock/kube';
-import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
+import { PODS } from '@flock/kube';
+import { createMemoryLogger, type FakeApiServer } from '@flock/kube/testing';
 import { NftApplier } from '@flock/netpol';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,8 +14,9 @@ import { startAgent, type RunningAgent } from '../agent.js';
 import { FakeDatapath } from '../datapath/index.js';
 import { RecordingNft } from '../policy/test-support.js';
 import { testAgentConfig } from '../testing/agent-config.js';
+import { routingApiServer } from '../testing/routing-api.js';
 import { FakeBird } from '../testing/fake-bird.js';
-import { NODE_CONFIG, pod } from '../testing/routing-fixtures.js';
+import { pod } from '../testing/routing-fixtures.js';
 import { statusCommand } from './command.js';
 import { formatDuration } from './format.js';
 import { AgentStatus } from './snapshot.js';
@@ -54,14 +55,7 @@ async function add(name: string, annotations: Record<string, string>): Promise<v
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'flock-status-'));
-  api = new FakeApiServer();
-  api.putObject(NODES, {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name: 'node-a' },
-    status: { addresses: [{ type: 'InternalIP', address: '10.0.0.10' }] },
-  } as never);
-  api.putObject(NODECONFIGS, NODE_CONFIG);
+  api = routingApiServer();
   datapath = new FakeDatapath();
   bird = new FakeBird(join(dir, 'bird.conf'));
   agent = await startAgent({
