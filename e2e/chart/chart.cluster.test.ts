@@ -101,7 +101,7 @@ describe('the flock chart on a real API server', () => {
       'crd/nodeconfigs.flock.fritzlab.net',
     ]);
     const objects = await manifest();
-    expect(objects.length).toBe(14); // the 13 default objects and the sample Pool
+    expect(objects.length).toBe(15); // the 14 default objects (the dashboard ConfigMap too) and the sample Pool
     for (const o of objects) {
       const ns = o.metadata.namespace ? ['-n', o.metadata.namespace] : [];
       const kind =
