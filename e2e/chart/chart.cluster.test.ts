@@ -102,8 +102,9 @@ describe('the flock chart on a real API server', () => {
       'crd/clusternetworkpolicies.policy.networking.k8s.io',
     ]);
     const objects = await manifest();
-    // The 13 default objects, the ClusterNetworkPolicy CRD and the sample Pool.
-    expect(objects.length).toBe(15);
+    // The 15 default objects (the BFD speaker's DaemonSet and the dashboard ConfigMap among them),
+    // the ClusterNetworkPolicy CRD and the sample Pool.
+    expect(objects.length).toBe(17);
     for (const o of objects) {
       const ns = o.metadata.namespace ? ['-n', o.metadata.namespace] : [];
       const kind =

@@ -63,6 +63,7 @@ describe('helm lint and template', () => {
       'ClusterRole/flock-operator',
       'ClusterRoleBinding/flock-agent',
       'ClusterRoleBinding/flock-operator',
+      'ConfigMap/flock-dashboard',
       // The upstream ClusterNetworkPolicy CRD (cnp-crd.test.ts).
       'CustomResourceDefinition/clusternetworkpolicies.policy.networking.k8s.io',
       'DaemonSet/flock-agent',
@@ -133,8 +134,14 @@ describe('helm lint and template', () => {
     expect(objects.some((o) => o.kind === 'PodDisruptionBudget')).toBe(false);
     expect(find(objects, 'Pool', 'lab')).toMatchObject({ spec: { bgp: { asn: 64600 } } });
     const agent = podSpec(objects, 'DaemonSet', 'edge-flock-agent');
+    // Denied-packet logging is opt-in: the defaults pass no --log-denied at all.
+    const plain = podSpec(parseObjects(await helmTemplate()), 'DaemonSet', 'flock-agent');
+    expect(
+      container(plain.containers, 'agent').args?.some((a) => a.startsWith('--log-denied')),
+    ).toBe(false);
     expect(agent.initContainers.map((c) => c.name)).toEqual(['install-cni']);
     expect(container(agent.containers, 'agent').args).toContain('--log-level=debug');
+    expect(container(agent.containers, 'agent').args).toContain('--log-denied=4');
     expect(container(agent.containers, 'agent').image).toBe(
       'registry.example/flock-agent@sha256:' + 'a'.repeat(64),
     );

@@ -20,14 +20,24 @@ import { Registry } from 'prom-client';
 import { CniHandlers, type FaultPoint } from './cni/handlers.js';
 import { startCniServer, type CniServer } from './cni-server/index.js';
 import type { AgentConfig } from './config.js';
-import type { Datapath } from './datapath/index.js';
-import { createAgentMetrics } from './metrics.js';
+import { AgentMetrics } from './metrics.js';
+import { agentView } from './metrics-view.js';
 import { NetworkConditionKeeper } from './node-condition.js';
 import { NodeConfigTracker, nodeConfigEvents } from './node-config.js';
 import { PodLookupWithFallback, nodePodCache } from './pods.js';
-import { PolicyReconciler, policyCaches, type PolicyApplier } from './policy/index.js';
+import {
+  DropCounters,
+  PolicyReconciler,
+  policyCaches,
+  type NftListTable,
+  type PolicyApplier,
+} from './policy/index.js';
+import { hostVethName, type Datapath } from './datapath/index.js';
 import type { BirdControl } from '@flock/bird';
 import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
+import { agentStatus } from './status/snapshot.js';
+import { startStatusServer, statusSocketPath } from './status/server.js';
+import { agentVersion } from './version.js';
 
 /** How long start-up waits for the NetworkPolicy caches before serving the CNI socket anyway. */
 const POLICY_SYNC_WAIT_MS = 30_000;
@@ -38,6 +48,8 @@ interface AgentDeps {
   datapath: Datapath;
   logger: Logger;
   registry?: Registry;
+  /** Process metrics (CPU, memory, event loop) in the registry (default true). */
+  processMetrics?: boolean;
   /** Test-only: called at ADD/DEL fault points. */
   fault?: (point: FaultPoint) => void | Promise<void>;
   /** Test-only: the allocation store's file operations (fault points inside a store write). */
@@ -47,6 +59,8 @@ interface AgentDeps {
    * agent enforces no NetworkPolicy — only for unit tests of other parts of the agent.
    */
   policyApplier?: PolicyApplier;
+  /** `nft -j list table inet flock`, for the per-pod drop counters (absent: none exported). */
+  policyListing?: NftListTable;
   /** BIRD's control socket (default: BirdClients on --bird-socket); unit tests pass a fake. */
   bird?: { reload: BirdControl; status: BirdControl };
   /** The BFD speaker's control socket (default: a BirdClient on --bfd-socket, when set). */
@@ -69,7 +83,10 @@ export interface RunningAgent {
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const { config, transport, datapath, logger } = deps;
   const registry = deps.registry ?? new Registry();
-  const metrics = createAgentMetrics(registry);
+  const metrics = new AgentMetrics(
+    registry,
+    deps.processMetrics === undefined ? {} : { processMetrics: deps.processMetrics },
+  );
   const step = (name: string, meta: Record<string, unknown> = {}) =>
     logger.info(`start-up: ${name}`, { node: config.nodeName, ...meta });
   let ready = false;
@@ -102,6 +119,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       logger,
       addressQuarantineMs: config.addressQuarantineMs,
       watchdogMs: config.watchdogMs,
+      metrics: metrics.options,
       // A NodeConfig that comes back: only addresses the store still holds stay allocated
       // (asked before the store below is loaded, this throws and everything stays allocated).
       held: (owner) => store.entries().some((e) => entryKey(e.containerID, e.ifname) === owner),
@@ -136,7 +154,13 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     for (const r of store.released()) if (node.allocator.restoreReleased(r)) restored++;
     if (restored) logger.info('released addresses still quarantined', { count: restored });
 
-    const pods = nodePodCache(transport, config.nodeName, logger, config.watchdogMs);
+    const pods = nodePodCache(
+      transport,
+      config.nodeName,
+      logger,
+      config.watchdogMs,
+      metrics.options,
+    );
     const routing = new Routing({
       nodeName: config.nodeName,
       transport,
@@ -149,6 +173,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       bird: deps.bird ?? birdControls(config.birdSocketPath),
       ...(config.bfdSocketPath ? { bfd: deps.bfd ?? bfdControl(config.bfdSocketPath) } : {}),
       settings: routingSettings(config),
+      metrics,
       warn: (reason, note) =>
         void events.event(
           { apiVersion: API_VERSION, kind: NODECONFIG_KIND, metadata: { name: config.nodeName } },
@@ -158,12 +183,14 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     const podLookup = new PodLookupWithFallback(pods, transport);
     const policy = deps.policyApplier
       ? new PolicyReconciler({
-          caches: policyCaches(transport, logger, undefined, config.watchdogMs),
+          caches: policyCaches(transport, logger, metrics.options, config.watchdogMs),
+          metrics,
           store,
           pods: podLookup,
           applier: deps.policyApplier,
           logger,
           resyncMs: config.resyncMs,
+          logDroppedPerSecond: config.logDeniedPerSecond,
           warn: (p) =>
             void events.event(
               p.kind === 'ClusterNetworkPolicy'
@@ -225,16 +252,20 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
       logger,
       config.resyncMs,
       config.watchdogMs,
+      metrics,
     );
     condition.start();
     stoppers.push(() => condition.stop());
 
     step('blackhole summary routes');
+    metrics.loops.declare('blackholes');
     const blackholes = async () => {
       const nc = nodeConfig.current()?.nodeConfig;
       if (!nc) return;
       try {
-        await datapath.ensureBlackholes([nc.spec.cidr6, ...(nc.spec.cidr4 ? [nc.spec.cidr4] : [])]);
+        await metrics.loops.run('blackholes', () =>
+          datapath.ensureBlackholes([nc.spec.cidr6, ...(nc.spec.cidr4 ? [nc.spec.cidr4] : [])]),
+        );
       } catch (error) {
         logger.error('could not install blackhole routes', { error: String(error) });
       }
@@ -267,23 +298,60 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
         const started = process.hrtime.bigint();
         const response = await handlers.handle(request);
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        metrics.cniDuration.observe(
-          { command: request.command, result: response.ok ? 'ok' : 'error' },
-          seconds,
-        );
+        const result = response.ok ? 'ok' : 'error';
+        metrics.cniRequests.inc({ command: request.command, result });
+        metrics.cniDuration.observe({ command: request.command, result }, seconds);
         if (!response.ok)
           metrics.cniErrors.inc({ command: request.command, code: String(response.error.code) });
-        updateAllocationGauge();
         return response;
       },
     });
     stoppers.push(() => server.close());
-    const updateAllocationGauge = () => {
-      const committed = store.entries().filter((e) => e.state === 'committed');
-      metrics.allocations.set({ family: 'ipv6' }, committed.length);
-      metrics.allocations.set({ family: 'ipv4' }, committed.filter((e) => e.ip4).length);
-    };
-    updateAllocationGauge();
+    const drops =
+      policy && deps.policyListing
+        ? new DropCounters(
+            deps.policyListing,
+            () =>
+              new Map(
+                store
+                  .entries()
+                  .map((e) => [
+                    hostVethName(e.containerID, e.ifname),
+                    { namespace: e.namespace, pod: e.pod },
+                  ]),
+              ),
+          )
+        : undefined;
+    metrics.observe(
+      agentView({
+        routing,
+        nodeConfig,
+        ...(policy ? { policy } : {}),
+        ...(drops ? { drops } : {}),
+      }),
+    );
+    const version = (() => {
+      try {
+        return agentVersion();
+      } catch {
+        return undefined;
+      }
+    })();
+    const statusServer = await startStatusServer({
+      socketPath: statusSocketPath(config),
+      logger,
+      status: () =>
+        agentStatus({
+          node: config.nodeName,
+          ...(version ? { version } : {}),
+          ready: () => ready,
+          routing,
+          nodeConfig,
+          store,
+          ...(policy ? { policy } : {}),
+        }),
+    });
+    stoppers.push(() => statusServer.close());
     ready = true;
     step('ready');
     return {

@@ -28,6 +28,12 @@ const FLAGS = {
     schema: pathFlag(),
     default: DEFAULT_AGENT_SOCKET,
   },
+  statusSocketPath: {
+    flag: 'status-socket',
+    help: '`flock-agent status` asks the agent here (root-only; default: status.sock beside --socket)',
+    arg: 'PATH',
+    schema: pathFlag().optional(),
+  },
   storePath: {
     flag: 'store',
     help: 'the allocation store file',
@@ -66,6 +72,13 @@ const FLAGS = {
     arg: 'DURATION',
     schema: durationFlag(1000),
     default: '3m',
+  },
+  logDeniedPerSecond: {
+    flag: 'log-denied',
+    help: 'log packets NetworkPolicy drops to the kernel log, at most N per second per pod and direction (0: off)',
+    arg: 'N',
+    schema: intFlag(0, 10_000),
+    default: '0',
   },
   healthPort: {
     help: '/healthz, /readyz and /metrics (0: off)',

@@ -7,3 +7,4 @@ export * from './node-config.js';
 export * from './cni-server/index.js';
 export * from './policy/index.js';
 export * from './routing/index.js';
+export { AgentStatus } from './status/snapshot.js';

@@ -7,11 +7,16 @@ import { startAgent } from './agent.js';
 import { AGENT_FLAGS } from './config.js';
 import { IprouteDatapath } from './datapath/index.js';
 import { faultInjector, parseFaultSpec, type FaultPoint } from './faults.js';
-import { nftPolicyApplier } from './policy/index.js';
+import { nftListTable, nftPolicyApplier } from './policy/index.js';
+import { statusCommand } from './status/command.js';
 import { faultFileSystem } from './store-faults.js';
 import { agentVersion } from './version.js';
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'status') {
+    process.exitCode = await statusCommand(process.argv.slice(3));
+    return;
+  }
   const config = readCommandLine(AGENT_FLAGS, {
     argv: process.argv.slice(2),
     env: process.env,
@@ -48,6 +53,7 @@ async function main(): Promise<void> {
       ...(armed.size ? { fault } : {}),
     }),
     policyApplier: nftPolicyApplier(config.hostNetns),
+    policyListing: nftListTable(config.hostNetns),
     logger,
     ...(armed.size ? { fault, storeFileSystem: faultFileSystem(fault) } : {}),
   });

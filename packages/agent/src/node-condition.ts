@@ -11,8 +11,12 @@ import {
   resourceListWatch,
   type KubeObject,
   type KubeTransport,
+  type LoopMetrics,
+  type MetricsOptions,
 } from '@flock/kube';
 import type { V1Node } from '@kubernetes/client-node';
+
+const LOOP = 'node-condition';
 
 const STRATEGIC_MERGE = 'application/strategic-merge-patch+json';
 
@@ -27,11 +31,14 @@ export class NetworkConditionKeeper {
     private readonly logger: Logger,
     private readonly periodMs: number,
     watchdogMs?: number,
+    private readonly metrics?: { options: MetricsOptions; loops: LoopMetrics },
   ) {
     this.cache = new Cache<V1Node & KubeObject>({
       source: resourceListWatch(transport, NODES),
       fieldSelector: formatFieldSelector({ 'metadata.name': nodeName }),
       logger,
+      name: 'node',
+      ...(metrics ? { metrics: metrics.options } : {}),
       ...(watchdogMs ? { watchdogMs } : {}),
     });
     const check = (node: V1Node) => {
@@ -74,8 +81,8 @@ export class NetworkConditionKeeper {
       previous?.status === 'False' && previous.lastTransitionTime
         ? seconds(new Date(previous.lastTransitionTime))
         : now;
-    this.inFlight = this.transport
-      .request({
+    const request = () =>
+      this.transport.request({
         method: 'PATCH',
         path: objectPath(NODES, this.nodeName, undefined, 'status'),
         contentType: STRATEGIC_MERGE,
@@ -93,7 +100,9 @@ export class NetworkConditionKeeper {
             ],
           },
         },
-      })
+      });
+    this.metrics?.loops.declare(LOOP);
+    this.inFlight = (this.metrics ? this.metrics.loops.run(LOOP, request) : request())
       .then(
         () => undefined,
         (error: unknown) =>

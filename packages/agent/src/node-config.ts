@@ -10,6 +10,7 @@ import {
   formatFieldSelector,
   resourceListWatch,
   type KubeTransport,
+  type MetricsOptions,
 } from '@flock/kube';
 import type { NodeState } from './cni/handlers.js';
 
@@ -20,6 +21,8 @@ interface NodeConfigTrackerOptions {
   addressQuarantineMs: number;
   /** Restart a watch silent for this long (default: the cache's). */
   watchdogMs?: number;
+  /** The agent's registry (cache metrics). */
+  metrics?: MetricsOptions;
   /** Called after the NodeConfig was created, changed or deleted. */
   onChange?: (nodeConfig: NodeConfig | undefined) => void;
   /**
@@ -45,6 +48,8 @@ export class NodeConfigTracker {
       schema: NodeConfig,
       fieldSelector: formatFieldSelector({ 'metadata.name': options.nodeName }),
       logger: options.logger,
+      name: 'nodeconfig',
+      ...(options.metrics ? { metrics: options.metrics } : {}),
       ...(options.watchdogMs ? { watchdogMs: options.watchdogMs } : {}),
     });
     const changed = () => {

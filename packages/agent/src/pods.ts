@@ -10,6 +10,7 @@ import {
   objectPath,
   resourceListWatch,
   type KubeTransport,
+  type MetricsOptions,
 } from '@flock/kube';
 import { canonicalAddress } from '@flock/ipam';
 import type { PodLookup } from './cni/handlers.js';
@@ -28,10 +29,13 @@ export function nodePodCache(
   nodeName: string,
   logger: Logger,
   watchdogMs?: number,
+  metrics?: MetricsOptions,
 ): Cache<Pod> {
   return new Cache<Pod>({
     source: resourceListWatch(transport, PODS),
     schema: Pod,
+    name: 'node-pods',
+    ...(metrics ? { metrics } : {}),
     fieldSelector: formatFieldSelector({ 'spec.nodeName': nodeName }),
     logger,
     ...(watchdogMs ? { watchdogMs } : {}),

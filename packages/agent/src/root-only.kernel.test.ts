@@ -8,10 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { requireRoot, requireTools } from '@flock/testkit';
-import type { AgentRequest } from '@flock/api';
+import { silentLogger, type AgentRequest } from '@flock/api';
 import { AllocationStore } from '@flock/ipam';
 import { startCniServer, type CniServer } from './cni-server/index.js';
 import { rawExchange } from './cni-server/test-support.js';
+import { fetchStatus } from './status/command.js';
+import { startStatusServer } from './status/server.js';
+import type { AgentStatus } from './status/snapshot.js';
 
 const NOBODY = '65534';
 
@@ -96,6 +99,26 @@ async function startAgentFiles(socketDir: string, storeDir: string) {
   });
   return { socketPath: join(socketDir, 'cni.sock'), storePath: join(storeDir, 'allocations.json') };
 }
+
+describe('root only: the status socket', () => {
+  it('is 0600 even in a directory open to all: nobody gets EACCES, root the status', async () => {
+    await mkdir(join(root, 'run'), { mode: 0o755 });
+    await chmod(join(root, 'run'), 0o755);
+    const socketPath = join(root, 'run', 'status.sock');
+    const status = await startStatusServer({
+      socketPath,
+      logger: silentLogger,
+      status: () => ({ node: 'n' }) as unknown as AgentStatus,
+    });
+    try {
+      expect(await mode(socketPath)).toBe(0o600);
+      expect(await probeAsNobody(socketPath, [])).toEqual({ connect: 'EACCES', reads: [] });
+      expect(await fetchStatus(socketPath)).toEqual({ node: 'n' });
+    } finally {
+      await status.close();
+    }
+  });
+});
 
 describe('root only: the agent socket and state files', () => {
   it('creates its directories 0700 and its files 0600; nobody gets EACCES, root is served', async () => {

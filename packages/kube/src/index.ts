@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './clock.js';
 export * from './backoff.js';
 export type { MetricsOptions } from './metrics.js';
+export * from './loop-metrics.js';
 export * from './logger.js';
 export * from './resource.js';
 export * from './selectors.js';

@@ -9,6 +9,8 @@ export { translate, effectiveTypes, IncrementalTranslator } from './translate.js
 export {
   render,
   renderTable,
+  dropLogPrefix,
+  type RenderOptions,
   tableScript,
   TABLE_FAMILY,
   TABLE_NAME,

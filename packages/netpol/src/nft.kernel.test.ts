@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CommandError, run } from '@flock/exec';
 import { Netns, requireKernelTier } from '@flock/testkit';
 import { NftApplier, check, nftRunner } from './apply.js';
-import { renderState } from './index.js';
+import { parseState, renderState, renderTable, tableScript, translate } from './index.js';
 import { arbitraryState } from './testing/arbitrary.js';
 import { local, namespace, pod, policy, state } from './testing/builders.js';
 
@@ -42,6 +42,14 @@ describe('nft: apply, check and the CLI (kernel)', () => {
   afterAll(async () => {
     await ns?.destroy();
     if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the kernel takes the rate-limited log of dropped packets (logDroppedPerSecond)', async () => {
+    const table = renderTable(translate(parseState(sample(80))), { logDroppedPerSecond: 3 });
+    await nftRunner({ netns: ns.name })(tableScript(table));
+    expect(await listTable()).toMatch(
+      /limit rate 3\/second burst 6 packets log prefix "flock-drop ingress x\/a: " level info\n\s*counter packets 0 bytes 0 drop/,
+    );
   });
 
   it('applies through nft -f, skips an unchanged script and replaces sets on change', async () => {

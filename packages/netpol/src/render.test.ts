@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { renderState } from './index.js';
+import { parseState, renderState, translate } from './index.js';
 import type { NetpolIR } from './ir.js';
-import { comment, render } from './render.js';
+import { comment, dropLogPrefix, render, renderTable, tableScript } from './render.js';
 import { local, namespace, pod, policy, state } from './testing/builders.js';
 import { arbitraryState } from './testing/arbitrary.js';
 
@@ -14,6 +14,8 @@ const pods = [
 const locals = [local('x/a', 'fl-a'), local('x/b', 'fl-b')];
 const script = (policies: unknown[]) =>
   renderState(state({ namespaces, pods, policies, local: locals }));
+const renderIr = (policies: unknown[]) =>
+  translate(parseState(state({ namespaces, pods, policies, local: locals })));
 const chain = (text: string, name: string) => {
   const start = text.indexOf(`\tchain ${name} {`);
   if (start < 0) return undefined;
@@ -49,6 +51,25 @@ describe('render', () => {
     );
     expect(chain(text, 'ingress_fl-b')).toBeUndefined();
     expect(chain(text, 'egress_fl-a')).toBeUndefined();
+  });
+
+  it('with logDroppedPerSecond, a pod chain logs (rate-limited, naming pod and direction) before its counted drop', () => {
+    const ir = renderIr([
+      policy('x/p', {
+        podSelector: { matchLabels: { app: 'a' } },
+        policyTypes: ['Ingress', 'Egress'],
+      }),
+    ]);
+    const text = tableScript(renderTable(ir, { logDroppedPerSecond: 5 }));
+    for (const direction of ['ingress', 'egress'])
+      expect(chain(text, `${direction}_fl-a`)?.split('\n').slice(-3)).toEqual([
+        `\t\tlimit rate 5/second burst 10 packets log prefix "flock-drop ${direction} x/a: " level info`,
+        '\t\tcounter drop',
+        '\t}',
+      ]);
+    expect(tableScript(renderTable(ir))).not.toContain(' log ');
+    expect(tableScript(renderTable(ir, { logDroppedPerSecond: 0 }))).not.toContain(' log ');
+    expect(dropLogPrefix('ingress', 'ns/we"ird pod')).toBe('flock-drop ingress ns/we_ird_pod: ');
   });
 
   it('ingress matches sources and accepts; egress matches destinations and returns', () => {

@@ -120,6 +120,32 @@ function ruleLines(
   ];
 }
 
+/** What renderTable may add to the IR's rules. */
+export interface RenderOptions {
+  /**
+   * Log packets a pod chain drops, at most this many per second per chain (burst twice that),
+   * to the kernel log with the prefix `flock-drop DIRECTION NAMESPACE/POD: `. 0 or absent: off.
+   */
+  logDroppedPerSecond?: number;
+}
+
+/** The kernel log prefix of a pod chain's dropped packets (nft allows 127 bytes; kept short). */
+export function dropLogPrefix(direction: 'ingress' | 'egress', pod: string): string {
+  return `flock-drop ${direction} ${pod.replace(/[^A-Za-z0-9._/-]/g, '_')}`.slice(0, 100) + ': ';
+}
+
+/** The end of a pod chain: optionally a rate-limited log, then the counted drop. */
+function dropLines(pod: LocalPodIR, direction: 'ingress' | 'egress', o: RenderOptions): string[] {
+  const rate = o.logDroppedPerSecond;
+  const log =
+    rate && rate > 0
+      ? [
+          `\t\tlimit rate ${rate}/second burst ${2 * rate} packets log prefix "${dropLogPrefix(direction, pod.pod)}" level info`,
+        ]
+      : [];
+  return [...log, '\t\tcounter drop'];
+}
+
 /** Where an egress Accept of a ClusterNetworkPolicy goes: the destination's ingress, then accept. */
 export const EGRESS_ALLOWED = 'egress_allowed';
 
@@ -165,6 +191,7 @@ function podChains(
   d: DirectionIR,
   direction: 'ingress' | 'egress',
   families: Families,
+  options: RenderOptions,
 ): NftChain[] {
   const name = direction === 'ingress' ? ingressChain(pod) : egressChain(pod);
   const allow = allowVerdict(direction);
@@ -186,7 +213,10 @@ function podChains(
       `\t\t${comment(`${pod.pod} ${direction}: ${notes.join(' ')}`)}`,
       ...(admin ? [`\t\tjump ${admin.name}`] : []),
       ...(d.policies.length > 0
-        ? [...d.rules.flatMap((r) => ruleLines(r, direction, families, allow)), '\t\tcounter drop']
+        ? [
+            ...d.rules.flatMap((r) => ruleLines(r, direction, families, allow)),
+            ...dropLines(pod, direction, options),
+          ]
         : baseline
           ? [`\t\tjump ${baseline.name}`]
           : []),
@@ -258,7 +288,7 @@ const BASE_CHAINS: NftChain[] = [
 export const GUARD_SET = 'flock_table_exists';
 
 /** The table of an IR as data (sets and maps in declaration order, then the chains). */
-export function renderTable(ir: NetpolIR): NftTable {
+export function renderTable(ir: NetpolIR, options: RenderOptions = {}): NftTable {
   const families: Families = new Map(
     [...ir.addressSets, ...ir.tupleSets].map((s) => [
       s.name,
@@ -323,7 +353,7 @@ export function renderTable(ir: NetpolIR): NftTable {
     for (const direction of ['ingress', 'egress'] as const) {
       const d = pod[direction];
       if (!d) continue;
-      const [main, ...tiers] = podChains(pod, d, direction, families);
+      const [main, ...tiers] = podChains(pod, d, direction, families, options);
       chains.push(main as NftChain);
       for (const t of tiers) if (!shared.has(t.name)) shared.set(t.name, t);
     }

@@ -11,6 +11,7 @@ import { IncrementalTranslator, renderTable, type NftTable } from '@flock/netpol
 import type { PodLookup } from '../cni/handlers.js';
 import { CniCommandError } from '../cni/errors.js';
 import { KeyedMutex } from '../keyed-mutex.js';
+import type { AgentMetrics } from '../metrics.js';
 import { PolicyPod, type PolicyCaches } from './caches.js';
 import type { PolicyApplier } from './nft.js';
 import {
@@ -42,6 +43,10 @@ export interface PolicyReconcilerOptions {
   resyncMs?: number;
   /** How long an ADD waits for the caches' first sync before it asks to be retried (default 10 s). */
   syncTimeoutMs?: number;
+  /** Log dropped packets (rate-limited, per pod chain); 0 or absent: off. */
+  logDroppedPerSecond?: number;
+  /** Pass durations, apply errors and loop runs (loop policy). */
+  metrics?: Pick<AgentMetrics, 'loops' | 'policyPassDuration' | 'policyApplyErrors'>;
 }
 
 const QUEUE = 'policy';
@@ -224,10 +229,29 @@ export class PolicyReconciler {
       if (this.queued === run) this.queued = undefined;
       this.passQueued = false; // this pass sees every change made until now
       if (this.stopped || !this.complete) return undefined;
-      return this.pass(force);
+      return this.timedPass(force);
     });
     if (!force) this.queued = run;
     return run;
+  }
+
+  /** One pass, counted and timed when the reconciler has metrics. */
+  private async timedPass(force: boolean): Promise<PolicyResult> {
+    const metrics = this.options.metrics;
+    if (!metrics) return this.pass(force);
+    const end = metrics.policyPassDuration.startTimer();
+    let outcome = 'error';
+    try {
+      const result = await metrics.loops.run(QUEUE, () => this.pass(force));
+      outcome = result.ok ? 'ok' : 'not-enforceable';
+      return result;
+    } catch (error) {
+      if (this.last && !this.last.ok && this.last.reason !== 'PolicyNotEnforceable')
+        metrics.policyApplyErrors.inc({ reason: this.last.reason });
+      throw error;
+    } finally {
+      end({ result: outcome });
+    }
   }
 
   /**
@@ -257,7 +281,12 @@ export class PolicyReconciler {
     let result: PolicyResult;
     try {
       const ir = this.translator.translate(built.state);
-      table = renderTable(ir);
+      table = renderTable(
+        ir,
+        this.options.logDroppedPerSecond
+          ? { logDroppedPerSecond: this.options.logDroppedPerSecond }
+          : {},
+      );
       result = appliedResult(built, ir);
     } catch (error) {
       throw this.report(failedResult('TranslateFailed', error), error);

@@ -49,6 +49,8 @@ interface BirdAnnouncerOptions {
   onState?: (state: AnnouncerState) => void;
   /** Model → file (default: the BGP BIRD's bird.conf; the BFD speaker has its own). */
   render?: (model: BirdModel) => string;
+  /** Called each time BIRD runs `model` (reloaded with it, or it was already running). */
+  onApplied?: (model: BirdModel) => void;
 }
 
 export class BirdAnnouncer {
@@ -148,6 +150,7 @@ export class BirdAnnouncer {
       case 'unchanged':
         this.backoff.reset();
         this.setState({ status: 'applied' });
+        if (this.latest) this.options.onApplied?.(this.latest);
         return;
       case 'refused':
         this.setState({ status: 'refused', message: outcome.error.message });

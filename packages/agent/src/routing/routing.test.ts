@@ -6,13 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeConfig, type AgentRequest } from '@flock/api';
 import { renderBirdConfig } from '@flock/bird';
-import { NODECONFIGS, NODES, PODS, SECRETS } from '@flock/kube';
-import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
+import { NODECONFIGS, PODS, SECRETS } from '@flock/kube';
+import { createMemoryLogger, type FakeApiServer } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../agent.js';
 import { FakeDatapath, hostVethName } from '../datapath/index.js';
 import { testAgentConfig } from '../testing/agent-config.js';
+import { routingApiServer } from '../testing/routing-api.js';
 import { FakeBird } from '../testing/fake-bird.js';
 import { NODE_CONFIG, pod } from '../testing/routing-fixtures.js';
 
@@ -71,14 +72,7 @@ const condition = (type: string) => status()?.conditions?.find((c) => c.type ===
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'flock-routing-'));
-  api = new FakeApiServer();
-  api.putObject(NODES, {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name: 'node-a' },
-    status: { addresses: [{ type: 'InternalIP', address: '10.0.0.10' }] },
-  } as never);
-  api.putObject(NODECONFIGS, NODE_CONFIG);
+  api = routingApiServer();
   datapath = new FakeDatapath();
   bird = new FakeBird(join(dir, 'bird.conf'));
 });

@@ -13,6 +13,7 @@ import type { AllocationEntry, AllocationStore } from '@flock/ipam';
 import type { Cache, KubeTransport } from '@flock/kube';
 import type { Datapath } from '../datapath/index.js';
 import type { NodeConfigTracker } from '../node-config.js';
+import type { AgentMetrics } from '../metrics.js';
 import { fetchPod } from '../pods.js';
 import { agentVersion } from '../version.js';
 import {
@@ -24,6 +25,7 @@ import {
 import { AnycastReconciler } from './anycast-reconciler.js';
 import { BirdAnnouncer } from './announcer.js';
 import { needsBfdSource, withBfdSources } from './bfd-sources.js';
+import { ExportLatency } from './export-latency.js';
 import { entryLiveness, livenessSignature } from './liveness.js';
 import { OrphanSweeper } from './orphan-sweep.js';
 import { passwordFile } from './password-file.js';
@@ -43,7 +45,16 @@ import {
   type RouterIdChoice,
 } from './router-id.js';
 import { SerialTask } from './serial-task.js';
+import { bgpPeerStatuses, type PeerStatus } from './status-compute.js';
 import { NodeStatusReporter } from './status-reporter.js';
+import { timedReloads } from './timed-reloads.js';
+
+/** Routes in the model BIRD last accepted, by class. */
+export interface ExportedRoutes {
+  aggregate: number;
+  pinned: number;
+  anycast: number;
+}
 
 export interface RoutingSettings {
   /** bird.conf, shared with the BIRD container. */
@@ -84,6 +95,8 @@ interface RoutingDeps {
   /** A Warning Event about this node's BGP peers (on its NodeConfig). */
   warn?: (reason: string, note: string) => void;
   now?: () => number;
+  /** The agent's metrics: BIRD reloads, ADD → exported, orphan removals, loop runs. */
+  metrics?: AgentMetrics;
 }
 
 export class Routing {
@@ -101,6 +114,10 @@ export class Routing {
   private routerId: RouterIdChoice | undefined;
   private nodeAddresses: NodeAddress[] = [];
   private plan: AnnouncementPlan | undefined;
+  /** The plan of the last model handed to BIRD, and the routes of the last one BIRD ran. */
+  private announcedPlan: AnnouncementPlan | undefined;
+  private exported: ExportedRoutes | undefined;
+  private readonly exportLatency: ExportLatency;
   private sweepTrigger = 'start-up';
   private warnings = '';
   private live = false;
@@ -112,9 +129,15 @@ export class Routing {
     const { logger, settings } = deps;
     const fail = (what: string) => (error: unknown) =>
       logger.error(`${what} failed`, { error: String(error) });
+    const { metrics } = deps;
+    const loop = (name: string) => (metrics ? { metrics: metrics.loops, name } : undefined);
+    this.exportLatency = new ExportLatency((cls, s) =>
+      metrics?.addToExport.observe({ class: cls }, s),
+    );
     this.announcer = new BirdAnnouncer({
       configPath: settings.birdConfigPath,
-      control: deps.bird.reload,
+      control: metrics ? timedReloads(deps.bird.reload, metrics) : deps.bird.reload,
+      onApplied: () => this.applied(),
       logger,
       onState: (state) => {
         logger.info('BIRD announcement state changed', {
@@ -158,9 +181,17 @@ export class Routing {
       logger,
       settings.passwordFile ? passwordFile(settings.passwordFile, logger) : undefined,
     );
-    this.passTask = new SerialTask(() => this.pass(), fail('announcement pass'));
-    this.sweepTask = new SerialTask(() => this.sweep(), fail('orphan sweep'));
-    this.refreshTask = new SerialTask(() => this.refresh(), fail('BGP peer refresh'));
+    this.passTask = new SerialTask(
+      () => this.pass(),
+      fail('announcement pass'),
+      loop('announcements'),
+    );
+    this.sweepTask = new SerialTask(() => this.sweep(), fail('orphan sweep'), loop('orphan-sweep'));
+    this.refreshTask = new SerialTask(
+      () => this.refresh(),
+      fail('BGP peer refresh'),
+      loop('bgp-peers'),
+    );
     this.status = new NodeStatusReporter({
       transport: deps.transport,
       nodeName: deps.nodeName,
@@ -169,6 +200,7 @@ export class Routing {
       nodeConfig: () => deps.nodeConfig.cache.getObject(deps.nodeName),
       inputs: () => this.statusInputs(),
       pollMs: settings.bgpStatusPeriodMs,
+      ...(metrics ? { loops: metrics.loops } : {}),
     });
   }
 
@@ -264,6 +296,17 @@ export class Routing {
     return this.announcer.state;
   }
 
+  /** Each configured peer as BIRD last reported it (empty before the NodeConfig is known). */
+  peerStatuses(): PeerStatus[] {
+    const inputs = this.statusInputs();
+    return inputs ? bgpPeerStatuses({ ...inputs, bgp: this.status.observation }) : [];
+  }
+
+  /** Routes in the model BIRD last accepted; undefined before it accepted one. */
+  get exportedRoutes(): ExportedRoutes | undefined {
+    return this.exported;
+  }
+
   /** The last model handed to BIRD. */
   get birdModel() {
     return this.announcer.model;
@@ -296,6 +339,7 @@ export class Routing {
   private async sweep(): Promise<void> {
     if (!this.live) return;
     const result = await this.sweeper.sweep(this.sweepTrigger);
+    for (const r of result.removed) this.deps.metrics?.orphanRemovals.inc({ reason: r.reason });
     this.sweepTrigger = 'periodic';
     if (result.nextEligibleAt !== undefined) {
       const now = this.deps.now?.() ?? Date.now();
@@ -365,12 +409,25 @@ export class Routing {
         routerId: this.routerId.routerId,
         peers: this.peers.peers,
       });
+      this.announcedPlan = plan;
       // With a BFD speaker, BFD runs there and the BGP BIRD runs none of it.
       this.announcer.announce(this.bfdAnnouncer ? withoutBfd(model) : model);
       this.bfdAnnouncer?.announce(model);
     }
     await this.anycast.reconcile();
     this.status.refresh();
+  }
+
+  /** BIRD runs the model of announcedPlan. */
+  private applied(): void {
+    const plan = this.announcedPlan;
+    if (!plan) return;
+    this.exported = {
+      aggregate: plan.aggregates.length,
+      pinned: plan.hostRoutes.length,
+      anycast: plan.anycast.size,
+    };
+    this.exportLatency.applied(plan, this.deps.store.entries(), this.deps.now?.() ?? Date.now());
   }
 
   private statusInputs() {

@@ -1,6 +1,14 @@
 // One async job that runs at most once at a time: triggers during a run fold into a single
 // re-run afterwards, so a burst of events (ADDs, pod updates) costs one or two passes, never
-// overlapping ones. Also a timer that keeps the earliest of several requested run times.
+// overlapping ones. Also a timer that keeps the earliest of several requested run times. With
+// `loop`, every run is counted and timed (flock_agent_loop_runs_total, ..._loop_duration_seconds).
+import type { LoopMetrics } from '@flock/kube';
+
+export interface LoopName {
+  metrics: LoopMetrics;
+  name: string;
+}
+
 export class SerialTask {
   private running: Promise<void> | undefined;
   private again = false;
@@ -11,7 +19,10 @@ export class SerialTask {
   constructor(
     private readonly job: () => Promise<void>,
     private readonly onError: (error: unknown) => void,
-  ) {}
+    private readonly loop?: LoopName,
+  ) {
+    loop?.metrics.declare(loop.name);
+  }
 
   /** Run now, or once more right after the current run; resolves when that run has finished. */
   trigger(): Promise<void> {
@@ -20,7 +31,7 @@ export class SerialTask {
       this.again = true;
       return this.running;
     }
-    this.running = this.loop();
+    this.running = this.runs();
     return this.running;
   }
 
@@ -46,12 +57,13 @@ export class SerialTask {
     await this.running;
   }
 
-  private async loop(): Promise<void> {
+  private async runs(): Promise<void> {
     try {
       do {
         this.again = false;
         try {
-          await this.job();
+          if (this.loop) await this.loop.metrics.run(this.loop.name, this.job);
+          else await this.job();
         } catch (error) {
           this.onError(error);
         }

@@ -54,7 +54,7 @@ export interface StatusInputs {
   agentVersion?: string;
 }
 
-type PeerStatus = NonNullable<NodeConfigStatus['bgpPeers']>[number];
+export type PeerStatus = NonNullable<NodeConfigStatus['bgpPeers']>[number];
 
 export function bgpPeerStatuses(inputs: StatusInputs): PeerStatus[] {
   const problems = new Map(inputs.peerProblems.map((p) => [p.address, p]));

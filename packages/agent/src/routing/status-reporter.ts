@@ -4,7 +4,7 @@
 // reports through setPolicy(); everything else comes from the routing inputs.
 import { AGENT_FIELD_MANAGER, type Condition, type Logger, type NodeConfig } from '@flock/api';
 import type { BirdControl } from '@flock/bird';
-import { NODECONFIGS, patchStatus, type KubeTransport } from '@flock/kube';
+import { NODECONFIGS, patchStatus, type KubeTransport, type LoopMetrics } from '@flock/kube';
 import { SerialTask } from './serial-task.js';
 import {
   computeNodeStatus,
@@ -29,6 +29,8 @@ interface NodeStatusReporterDeps {
   /** Coalesce bursts of changes into one write (default 300 ms). */
   debounceMs?: number;
   now?: () => Date;
+  /** Count and time the status writes (loop nodeconfig-status). */
+  loops?: LoopMetrics;
 }
 
 export class NodeStatusReporter {
@@ -47,6 +49,7 @@ export class NodeStatusReporter {
       () => this.write(),
       (error) =>
         deps.logger.warn('could not write NodeConfig status; retrying', { error: String(error) }),
+      deps.loops ? { metrics: deps.loops, name: 'nodeconfig-status' } : undefined,
     );
   }
 
@@ -54,6 +57,11 @@ export class NodeStatusReporter {
   setPolicy(report: PolicyReport): void {
     this.policy = { ...report };
     this.refresh();
+  }
+
+  /** BIRD's protocols from the last poll (or why they could not be read). */
+  get observation(): BgpObservation | undefined {
+    return this.bgp;
   }
 
   /** Status writes so far (for tests and metrics). */

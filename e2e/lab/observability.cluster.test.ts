@@ -1,0 +1,243 @@
+// Observability on a helm-installed lab of 2 real nodes: `flock-agent status` run with kubectl
+// exec in each agent container; a real Prometheus (Debian's package) scraping every agent and
+// operator, evaluating every query of the chart's Grafana dashboard (each must return data: a
+// query with no number in its answer fails the test), loading the chart's alert rules, and
+// FlockBGPSessionDown firing once the router's BIRD is stopped.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AgentStatus } from '@flock/agent';
+import { silentLogger } from '@flock/kube';
+import { eventually, requireKernelTier } from '@flock/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Dashboard, dashboardQueries } from '../chart/dashboard.js';
+import { CHART } from '../chart/support.js';
+import { FLOCK_NAMESPACE } from './helm.js';
+import { Lab } from './lab.js';
+import { SAMPLE_ANYCAST6, SAMPLE_PINNED6, ROUTER_ID6 } from './plan.js';
+import { LabPrometheus, hasData } from './prometheus.js';
+import { probeFrom } from './status.js';
+import {
+  applySamples,
+  labKubectl,
+  listPods,
+  podNetns,
+  waitForPods,
+  type LabPod,
+} from './workloads.js';
+
+const RULES = join(CHART, 'files', 'alerts.yaml');
+let lab: Lab;
+let dir: string;
+let prometheus: LabPrometheus | undefined;
+
+beforeAll(async () => {
+  requireKernelTier(
+    'bird',
+    'nsenter',
+    'flock-controlplane',
+    'kubectl',
+    'helm',
+    'prometheus',
+    'promtool',
+    'curl',
+  );
+  dir = await mkdtemp(join(tmpdir(), 'flock-lab-observability-'));
+  lab = new Lab({ nodes: 2, dir, log: silentLogger, install: 'helm' });
+  await lab.up();
+}, 600_000);
+
+afterAll(async () => {
+  await prometheus?.stop();
+  await lab?.down();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const flockPods = async (name: string): Promise<LabPod[]> =>
+  listPods(lab, FLOCK_NAMESPACE, `app.kubernetes.io/name=${name}`);
+
+/** host:port of the node a pod runs on (the agents and operators use the node's network). */
+function nodeTarget(pod: LabPod, port: number): string {
+  const plan = lab.plans.find((p) => p.name === pod.spec.nodeName);
+  if (!plan) throw new Error(`pod ${pod.metadata.name} is on no lab node`);
+  return `[${plan.node6}]:${port}`;
+}
+
+describe('observability on real nodes', () => {
+  it('Prometheus scrapes every agent and operator; the samples run', async () => {
+    const agents = await flockPods('flock-agent');
+    const operators = await flockPods('flock-operator');
+    expect(agents).toHaveLength(2);
+    prometheus = await LabPrometheus.start(
+      lab.router!.ns,
+      join(dir, 'prometheus'),
+      [
+        { job: 'flock-agent', targets: agents.map((p) => nodeTarget(p, 9901)) },
+        { job: 'flock-operator', targets: [...new Set(operators.map((p) => nodeTarget(p, 9902)))] },
+      ],
+      [RULES],
+    );
+    await eventually(
+      'every target up',
+      async () => {
+        const targets = await prometheus!.targets();
+        return targets.length >= 3 && targets.every((t) => t.health === 'up') ? targets : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 1000 },
+    );
+    // Pods come and go while Prometheus watches: ADDs, BIRD reloads for the pinned and anycast
+    // addresses, NetworkPolicy passes for the shop policies.
+    await applySamples(lab, 2);
+  }, 300_000);
+
+  it('flock-agent status (kubectl exec in the agent container) shows peers, routes, allocations, announcements, policy', async () => {
+    const agents = await flockPods('flock-agent');
+    const all = [
+      ...(await listPods(lab, 'default', 'app')),
+      ...(await listPods(lab, 'shop', 'app')),
+    ].filter((p) => p.status?.phase === 'Running' && !p.spec.hostNetwork);
+    const seen = { pinned: 0, anycast: 0 };
+    for (const agent of agents) {
+      const exec = (args: string[]) =>
+        labKubectl(lab, [
+          'exec',
+          '-n',
+          FLOCK_NAMESPACE,
+          agent.metadata.name,
+          '-c',
+          'agent',
+          '--',
+          'flock-agent',
+          'status',
+          ...args,
+        ]);
+      const status = await eventually(
+        `${agent.spec.nodeName}: every local pod in the status, everything exported`,
+        async () => {
+          const s = AgentStatus.parse(JSON.parse((await exec(['--output', 'json'])).stdout));
+          const local = all.filter((p) => p.spec.nodeName === agent.spec.nodeName);
+          const held = new Set(s.allocations.map((a) => `${a.namespace}/${a.pod}`));
+          const complete = local.every((p) =>
+            held.has(`${p.metadata.namespace}/${p.metadata.name}`),
+          );
+          const r = s.routesExported;
+          const exported =
+            r?.pinned === s.announced.pinned.length && r.anycast === s.announced.anycast.length;
+          // BIRD is asked for its sessions every 5 s: its count follows the accepted config.
+          const seen = s.peers[0]?.routesExported === (r ? r.aggregate + r.pinned + r.anycast : -1);
+          return complete && exported && seen && s.peers[0]?.state === 'Established'
+            ? s
+            : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 1000 },
+      );
+      expect(status).toMatchObject({
+        node: agent.spec.nodeName,
+        ready: true,
+        bird: { state: 'applied' },
+        policy: { enforced: true, ok: true, reason: 'Applied' },
+      });
+      expect(status.peers).toEqual([
+        expect.objectContaining({ address: ROUTER_ID6, asn: 65000, state: 'Established' }),
+      ]);
+      expect(status.peers[0]!.uptimeSeconds).toBeGreaterThanOrEqual(0);
+      expect(status.peers[0]!.routesExported).toBe(
+        status.routesExported!.aggregate +
+          status.routesExported!.pinned +
+          status.routesExported!.anycast,
+      );
+      expect(status.routesExported!.aggregate).toBe(2);
+      expect(status.addresses.map((a) => a.family)).toEqual(['ipv6', 'ipv4']);
+      seen.pinned += status.announced.pinned.filter((a) => a === SAMPLE_PINNED6).length;
+      seen.anycast += status.announced.anycast.filter((a) => a.address === SAMPLE_ANYCAST6).length;
+      const text = (await exec([])).stdout;
+      console.log(`flock-agent status on ${agent.spec.nodeName}:\n${text}`);
+      expect(text).toMatch(new RegExp(`^node ${agent.spec.nodeName} .*ready$`, 'm'));
+      expect(text).toMatch(/^ {2}2001:db8:ffff::1 +65000 +Established +\S+s +\d+/m);
+      expect(text).toMatch(/^NetworkPolicy: applied \(Applied\)/m);
+    }
+    // The pinned pod's node announces its address; both anycast replicas' nodes announce theirs.
+    expect(seen).toEqual({ pinned: 1, anycast: 2 });
+  }, 180_000);
+
+  it("every panel of the chart's dashboard returns data from the real Prometheus", async () => {
+    const dashboard = Dashboard.parse(
+      JSON.parse(await readFile(join(CHART, 'files', 'dashboard.json'), 'utf8')),
+    );
+    const queries = dashboardQueries(dashboard);
+    let empty: string[] = [];
+    try {
+      await eventually(
+        'every panel with data',
+        async () => {
+          empty = [];
+          for (const q of queries)
+            if (!hasData(await prometheus!.query(q.expr))) empty.push(q.panel);
+          return empty.length === 0 ? true : undefined;
+        },
+        { timeoutMs: 150_000, intervalMs: 5000 },
+      );
+    } catch {
+      // Say which panels stayed empty, not only that the wait timed out.
+    }
+    expect(empty, 'panels whose query returned no data').toEqual([]);
+    console.log(`dashboard: ${queries.length} panel queries, all with data`);
+  }, 240_000);
+
+  it('packets the shop policy refuses are counted for the shop pod (flock_agent_policy_dropped_packets_total)', async () => {
+    const [shop] = await waitForPods(lab, 'shop', 'app=shop', 1);
+    const [outsider] = await waitForPods(lab, 'outsider', 'app=outsider', 1);
+    const series = `flock_agent_policy_dropped_packets_total{namespace="shop",pod="${shop!.metadata.name}",direction="ingress"}`;
+    const dropped = async () =>
+      (await prometheus!.query(series)).reduce((n, s) => n + Number(s.value[1]), 0);
+    const before = await eventually('the shop pod’s drop counter scraped', async () => {
+      const r = await prometheus!.query(series);
+      return r.length ? dropped() : undefined;
+    });
+    const from = await podNetns(lab, outsider!);
+    for (const { ip } of shop!.status!.podIPs!) expect((await probeFrom(from, ip)).ok).toBe(false);
+    const after = await eventually(
+      'the refused packets counted',
+      async () => {
+        const n = await dropped();
+        return n > before ? n : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 1000 },
+    );
+    console.log(`shop's ingress drop counter: ${before} -> ${after} after outsider's probes`);
+  }, 120_000);
+
+  it('the alert rules load; FlockBGPSessionDown fires when the router stops speaking BGP', async () => {
+    const rules = await prometheus!.rules();
+    expect(rules.map((r) => r.name).sort()).toEqual([
+      'FlockBGPSessionDown',
+      'FlockBirdReloadFailing',
+      'FlockNodeAddressesExhausted',
+      'FlockPolicyApplyFailing',
+      'FlockPoolExhausted',
+    ]);
+    expect(
+      rules.every((r) => r.health === 'ok'),
+      JSON.stringify(rules),
+    ).toBe(true);
+    expect(await prometheus!.alerts()).toEqual([]);
+    const stopped = Date.now();
+    await lab.router!.bird!.stop();
+    const firing = await eventually(
+      'FlockBGPSessionDown firing for both nodes',
+      async () => {
+        const alerts = (await prometheus!.alerts()).filter(
+          (a) => a.labels['alertname'] === 'FlockBGPSessionDown' && a.state === 'firing',
+        );
+        return alerts.length === 2 ? alerts : undefined;
+      },
+      // for: 1m, after the agent's next BIRD poll (5 s) and scrape; a scrape that times out on a
+      // loaded machine makes the series stale and starts the minute again.
+      { timeoutMs: 240_000, intervalMs: 2000 },
+    );
+    expect(firing.map((a) => a.labels['peer'])).toEqual([ROUTER_ID6, ROUTER_ID6]);
+    console.log(
+      `FlockBGPSessionDown firing ${Math.round((Date.now() - stopped) / 1000)} s after the router's BIRD stopped (for: 1m)`,
+    );
+  }, 200_000);
+});

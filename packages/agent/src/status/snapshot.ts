@@ -1,0 +1,144 @@
+// What `flock-agent status` shows, as one JSON document: the BGP sessions, what BIRD exports,
+// this node's allocations, the pinned and anycast addresses announced, NetworkPolicy. The agent
+// builds it from its running parts; the command validates what it reads with the same schema.
+import { z } from 'zod';
+import type { AllocationEntry } from '@flock/ipam';
+import { secondsSince } from '../metrics.js';
+import type { NodeConfigTracker } from '../node-config.js';
+import type { PolicyReconciler } from '../policy/index.js';
+import type { Routing } from '../routing/index.js';
+
+const Peer = z.object({
+  address: z.string(),
+  asn: z.int().optional(),
+  protocol: z.string().optional(),
+  state: z.string(),
+  since: z.string().optional(),
+  uptimeSeconds: z.number().min(0).optional(),
+  routesExported: z.int().min(0).optional(),
+  info: z.string().optional(),
+});
+
+const Family = z.object({
+  family: z.enum(['ipv6', 'ipv4']),
+  prefix: z.string(),
+  used: z.int().min(0),
+  free: z.number().min(0),
+  quarantined: z.int().min(0),
+});
+
+const Allocation = z.object({
+  namespace: z.string(),
+  pod: z.string(),
+  containerID: z.string(),
+  ip6: z.string(),
+  ip4: z.string().optional(),
+  pinned: z.boolean(),
+  anycast: z.array(z.string()),
+  state: z.enum(['pending', 'committed']),
+});
+
+export const AgentStatus = z.object({
+  node: z.string(),
+  version: z.string().optional(),
+  ready: z.boolean(),
+  bird: z.object({ state: z.string(), message: z.string().optional() }),
+  peers: z.array(Peer),
+  routesExported: z
+    .object({ aggregate: z.int(), pinned: z.int(), anycast: z.int() })
+    .optional()
+    .describe('Routes in the config BIRD accepted; absent before it accepted one.'),
+  announced: z.object({
+    aggregates: z.array(z.string()),
+    pinned: z.array(z.string()).describe('Host routes: pinned addresses (and foreign ones).'),
+    anycast: z.array(z.object({ address: z.string(), veths: z.array(z.string()) })),
+  }),
+  addresses: z.array(Family),
+  allocations: z.array(Allocation),
+  policy: z.object({
+    enforced: z.boolean(),
+    ok: z.boolean().optional(),
+    reason: z.string().optional(),
+    message: z.string().optional(),
+    rules: z.int().optional(),
+    pods: z.int().optional(),
+    passes: z.int().min(0),
+  }),
+});
+export type AgentStatus = z.infer<typeof AgentStatus>;
+
+export interface StatusSources {
+  node: string;
+  version?: string;
+  ready: () => boolean;
+  routing: Pick<Routing, 'peerStatuses' | 'exportedRoutes' | 'birdState' | 'announcements'>;
+  nodeConfig: Pick<NodeConfigTracker, 'current'>;
+  store: { entries(): AllocationEntry[] };
+  policy?: Pick<PolicyReconciler, 'lastResult' | 'passes'>;
+  now?: () => number;
+}
+
+export function agentStatus(s: StatusSources): AgentStatus {
+  const now = s.now?.() ?? Date.now();
+  const bird = s.routing.birdState;
+  const plan = s.routing.announcements;
+  const counts = s.nodeConfig.current()?.allocator.counts();
+  const policy = s.policy?.lastResult;
+  const exported = s.routing.exportedRoutes;
+  return {
+    node: s.node,
+    ...(s.version ? { version: s.version } : {}),
+    ready: s.ready(),
+    bird: { state: bird.status, ...('message' in bird ? { message: bird.message } : {}) },
+    peers: s.routing.peerStatuses().map((p) => {
+      const up = p.state === 'Established' ? secondsSince(p.since, now) : undefined;
+      return { ...p, ...(up === undefined ? {} : { uptimeSeconds: Math.round(up) }) };
+    }),
+    ...(exported ? { routesExported: { ...exported } } : {}),
+    announced: {
+      aggregates: plan?.aggregates ?? [],
+      pinned: plan?.hostRoutes ?? [],
+      anycast: [...(plan?.anycast ?? new Map<string, string[]>())].map(([address, veths]) => ({
+        address,
+        veths,
+      })),
+    },
+    addresses: (['ipv6', 'ipv4'] as const).flatMap((family) => {
+      const c = counts?.[family];
+      return c
+        ? [
+            {
+              family,
+              prefix: c.prefix,
+              used: c.allocated,
+              free: Number(c.free),
+              quarantined: c.quarantined,
+            },
+          ]
+        : [];
+    }),
+    allocations: s.store.entries().map((e) => ({
+      namespace: e.namespace,
+      pod: e.pod,
+      containerID: e.containerID,
+      ip6: e.ip6,
+      ...(e.ip4 ? { ip4: e.ip4 } : {}),
+      pinned: e.pinned,
+      anycast: e.anycast,
+      state: e.state,
+    })),
+    policy: {
+      enforced: s.policy !== undefined,
+      ...(policy
+        ? {
+            ok: policy.ok,
+            reason: policy.reason,
+            message: policy.message,
+            ...(policy.rules === undefined ? {} : { rules: policy.rules }),
+            ...(policy.pods === undefined ? {} : { pods: policy.pods }),
+          }
+        : {}),
+      passes: s.policy?.passes ?? 0,
+    },
+  };
+}
