@@ -13,6 +13,7 @@ import {
   FLOCK_ARGV,
   containerProcesses,
   nodeProcesses,
+  podProcesses,
   processPrivileges,
 } from './node/processes.js';
 import { sampleDeployment } from './plan.js';
@@ -211,7 +212,9 @@ describe('helm install onto real nodes', () => {
     const standby = operators.find((p) => p !== leader);
     expect(leader && standby, `leader ${holder} among ${operators.length} operators`).toBeTruthy();
     const node = lab.nodes.find((n) => n.plan.name === leader!.spec.nodeName)!;
-    const [proc] = await containerProcesses(node, FLOCK_ARGV.operator);
+    // The leader's own process: both replicas may run on one node.
+    const [proc] = await podProcesses(node, leader!.metadata.uid!, FLOCK_ARGV.operator);
+    expect(proc, `the process of ${leader!.metadata.name}`).toBeDefined();
     process.kill(proc!.pid, 'SIGKILL');
     const killedAt = Date.now();
     await eventually(

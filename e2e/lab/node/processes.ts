@@ -89,6 +89,23 @@ export async function nodeProcesses(
 export const containerProcesses = (node: LabNode, match: (argv: string[]) => boolean) =>
   nodeProcesses(node, 'kubepods', match);
 
+/**
+ * The processes of one pod's containers whose argv matches: the kubelet names a pod's cgroup
+ * after its UID (`…/kubepods/<class>/pod<UID>/…`), which tells two replicas on one node apart.
+ */
+export async function podProcesses(
+  node: LabNode,
+  podUid: string,
+  match: (argv: string[]) => boolean,
+): Promise<NodeProcess[]> {
+  const out: NodeProcess[] = [];
+  for (const p of await containerProcesses(node, match)) {
+    const cgroups = await readFile(`/proc/${p.pid}/cgroup`, 'utf8').catch(() => '');
+    if (cgroups.includes(`/pod${podUid}/`)) out.push(p);
+  }
+  return out;
+}
+
 /** The effective capabilities of a process, by name, sorted. */
 export function decodeCapabilities(hex: string): string[] {
   const bits = BigInt(`0x${hex}`);
