@@ -12,6 +12,7 @@ import { FLOCK_NAMESPACE } from './helm.js';
 import { FLOCK_ARGV, containerProcesses } from './node/processes.js';
 import { isPodReady } from './pod-list.js';
 import { SAMPLE_PINNED6, samplePinned } from './plan.js';
+import { routeEvents } from './route-events.js';
 import { startLab } from './test-lab.js';
 import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
 
@@ -138,10 +139,9 @@ describe('BFD on the helm-installed lab', () => {
       monitor.stop();
     }
     // When the router deleted A's last route, by its own clock (ip -ts monitor).
-    const deletedAt = monitor.lines
-      .map((l) => /^\[([0-9T:.-]+)\] Deleted (\S+) .*via (?:inet6 )?(\S+)/.exec(l))
-      .filter((m) => m !== null && m[3] === a.node6 && aRoutes.some((r) => r.startsWith(m[2]!)))
-      .map((m) => Date.parse(m![1]!));
+    const deletedAt = routeEvents(monitor.lines)
+      .filter((e) => e.deleted && e.via === a.node6 && aRoutes.includes(e.prefix))
+      .map((e) => e.at);
     const withdrawnMs = Math.max(...deletedAt) - killedAt;
     console.log(
       `node death -> A's ${aRoutes.length} routes deleted at the router after ${withdrawnMs} ms; ` +

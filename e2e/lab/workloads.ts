@@ -64,50 +64,60 @@ export async function listPods(lab: Lab, namespace: string, selector: string): P
 }
 
 /** Wait until `count` pods match and all run with a public address. */
-export async function waitForPods(
+const isRunning = (p: LabPod) =>
+  p.status?.phase === 'Running' && (p.status.podIPs ?? []).length > 0;
+
+/** Until `count` pods match `selector` and every one of them is Running with its addresses. */
+export function waitForPods(
   lab: Lab,
   namespace: string,
   selector: string,
   count: number,
   timeoutMs = 120_000,
+): Promise<LabPod[]> {
+  return waitUntilAll(lab, namespace, selector, count, timeoutMs, 'running', isRunning);
+}
+
+/**
+ * waitForPods, and every one of them Ready too: Running only means the containers started,
+ * and a workload that is not listening yet refuses connections (under load agnhost takes
+ * seconds).
+ */
+export function waitForReadyPods(
+  lab: Lab,
+  namespace: string,
+  selector: string,
+  count: number,
+  timeoutMs = 120_000,
+): Promise<LabPod[]> {
+  return waitUntilAll(
+    lab,
+    namespace,
+    selector,
+    count,
+    timeoutMs,
+    'Ready',
+    (p) => isRunning(p) && isPodReady(p),
+  );
+}
+
+async function waitUntilAll(
+  lab: Lab,
+  namespace: string,
+  selector: string,
+  count: number,
+  timeoutMs: number,
+  what: string,
+  done: (p: LabPod) => boolean,
 ): Promise<LabPod[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const pods = await listPods(lab, namespace, selector);
-    const running = pods.filter(
-      (p) => p.status?.phase === 'Running' && (p.status.podIPs ?? []).length > 0,
-    );
-    if (running.length >= count && pods.length === running.length) return running;
+    const ok = pods.filter(done);
+    if (ok.length >= count && pods.length === ok.length) return ok;
     if (Date.now() > deadline)
       throw new Error(
-        `${running.length} of ${count} pods (${selector}) running: ${pods.map((p) => `${p.metadata.name}=${p.status?.phase}`).join(', ')}`,
-      );
-    await delay(500);
-  }
-}
-
-/**
- * waitForPods, then until every one of them is Ready too: Running only means the containers
- * started, and a workload that is not listening yet refuses connections (under load agnhost
- * takes seconds).
- */
-export async function waitForReadyPods(
-  lab: Lab,
-  namespace: string,
-  selector: string,
-  count: number,
-  timeoutMs = 120_000,
-): Promise<LabPod[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const pods = await waitForPods(lab, namespace, selector, count, timeoutMs);
-    if (pods.every(isPodReady)) return pods;
-    if (Date.now() > deadline)
-      throw new Error(
-        `pods (${selector}) not Ready: ${pods
-          .filter((p) => !isPodReady(p))
-          .map((p) => p.metadata.name)
-          .join(', ')}`,
+        `${ok.length} of ${count} pods (${selector}) ${what}: ${pods.map((p) => `${p.metadata.name}=${p.status?.phase}${done(p) ? '' : ` (not ${what})`}`).join(', ')}`,
       );
     await delay(500);
   }

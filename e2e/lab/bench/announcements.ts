@@ -20,6 +20,7 @@ import { eventually } from '@flock/testkit';
 import { Lab } from '../lab.js';
 import { isPodReady, PodList } from '../pod-list.js';
 import { workloadContainer } from '../plan.js';
+import { routeEvents } from '../route-events.js';
 
 const NODES = 3;
 const argPods = process.argv.indexOf('--pods');
@@ -30,22 +31,6 @@ const argPace = process.argv.indexOf('--pace');
 const PACE_MS = argPace > 0 ? Number(process.argv[argPace + 1]) : 250;
 if (!Number.isInteger(PACE_MS) || PACE_MS < 0 || PACE_MS > 10_000)
   throw new Error('--pace: 0..10000 ms');
-
-interface RouteEvent {
-  at: number;
-  deleted: boolean;
-  prefix: string;
-}
-
-/** `ip -ts monitor route` lines: "[2026-11-29T22:35:15.460772] [Deleted ]PREFIX ...". */
-function parseEvents(lines: readonly string[]): RouteEvent[] {
-  return lines.flatMap((line) => {
-    const m = /^\[([0-9T:.-]+)\] (Deleted )?(\S+)/.exec(line);
-    if (!m) return [];
-    const prefix = m[3]!.includes('/') ? m[3]! : `${m[3]}/128`;
-    return [{ at: Date.parse(m[1]!), deleted: m[2] !== undefined, prefix }];
-  });
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -151,7 +136,7 @@ async function main(): Promise<void> {
       'every bench pod announced',
       async () => {
         answered = await addsAnswered(lab);
-        const events = parseEvents(monitor.lines);
+        const events = routeEvents(monitor.lines);
         return pods.every(
           (p) => added(p) && events.some((e) => !e.deleted && e.prefix === p.prefix),
         );
@@ -163,7 +148,7 @@ async function main(): Promise<void> {
       anycast: [] as number[],
       anycastReady: [] as number[],
     };
-    const events = parseEvents(monitor.lines);
+    const events = routeEvents(monitor.lines);
     for (const p of pods) {
       const at = events.find((e) => !e.deleted && e.prefix === p.prefix)!.at;
       announce[p.name.startsWith('pinned') ? 'pinned' : 'anycast'].push(at - added(p)!);
@@ -184,7 +169,7 @@ async function main(): Promise<void> {
       const deletedAt = Date.now();
       const gone = await eventually(
         `${p.prefix} withdrawn`,
-        () => parseEvents(monitor.lines).find((e) => e.deleted && e.prefix === p.prefix),
+        () => routeEvents(monitor.lines).find((e) => e.deleted && e.prefix === p.prefix),
         { timeoutMs: 30_000, intervalMs: 20 },
       );
       withdraw.push(gone.at - deletedAt);

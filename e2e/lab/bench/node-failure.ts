@@ -14,11 +14,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { canonicalCidr } from '@flock/bird';
 import { POOLS, createLogger } from '@flock/kube';
 import { eventually, table } from '@flock/testkit';
 import { Lab } from '../lab.js';
 import { samplePool } from '../plan.js';
+import { routeEvents } from '../route-events.js';
 
 const NODES = 3;
 const arg = (name: string) => {
@@ -32,13 +32,6 @@ if (BFD !== 'on' && BFD !== 'off') throw new Error('--bfd: on or off');
 const INTERVAL = Number(arg('--interval') ?? 200);
 if (!Number.isInteger(INTERVAL) || INTERVAL < 50 || INTERVAL > 10_000)
   throw new Error('--interval: 50..10000 ms');
-
-/** `ip -ts monitor route`: "[2026-12-02T02:35:15.460772] Deleted 2001:db8:100::/64 via ...". */
-function deletion(line: string): { at: number; prefix: string; via: string } | undefined {
-  const m = /^\[([0-9T:.-]+)\] Deleted (\S+) .*via (?:inet6 )?(\S+)/.exec(line);
-  if (!m) return undefined;
-  return { at: Date.parse(m[1]!), prefix: canonicalCidr(m[2]!), via: m[3]! };
-}
 
 /** The sample Pool with its peers' BFD at INTERVAL × 3, or without BFD (`--bfd off`). */
 function benchPool(): object {
@@ -83,11 +76,10 @@ async function main(): Promise<void> {
       const gone = await eventually(
         `${plan.name}: every route deleted at the router`,
         () => {
-          const deleted = monitor.lines
-            .slice(from)
-            .map(deletion)
-            .filter((d) => d !== undefined && routes.includes(d.prefix));
-          const last = new Map(deleted.map((d) => [d!.prefix, d!.at]));
+          const deleted = routeEvents(monitor.lines.slice(from)).filter(
+            (e) => e.deleted && routes.includes(e.prefix),
+          );
+          const last = new Map(deleted.map((e) => [e.prefix, e.at]));
           return Promise.resolve(
             last.size === routes.length ? Math.max(...last.values()) : undefined,
           );
