@@ -39,8 +39,8 @@ protocol device flock_device {
 protocol bfd flock_bfd {
   interface "*" { min rx interval 300 ms; min tx interval 300 ms; multiplier 3; };
   multihop { min rx interval 200 ms; min tx interval 250 ms; multiplier 3; };
-  neighbor 192.0.2.1;
   neighbor 2001:db8:ffff::1 local 2001:db8:ff:1::2 multihop on;
+  neighbor 192.0.2.1;
 }
 `,
     );

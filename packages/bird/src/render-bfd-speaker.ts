@@ -11,7 +11,7 @@
 // set to 300 ms still gets 300 ms.
 import { DEFAULT_BFD_TIMERS } from '@flock/api';
 import { BirdModel, canonicalIp, type BirdPeer } from './model.js';
-import { BIRD_NAMES } from './render.js';
+import { BIRD_NAMES, comparePeers } from './render.js';
 
 type Timers = typeof DEFAULT_BFD_TIMERS;
 
@@ -46,9 +46,7 @@ function neighbor(peer: BirdPeer): string {
 /** The BFD speaker's config; the model is validated first (a multihop peer has its source). */
 export function renderBfdSpeakerConfig(input: BirdModel): string {
   const model = BirdModel.parse(input);
-  const peers = model.peers
-    .filter((p) => p.bfd)
-    .sort((a, b) => canonicalIp(a.address).localeCompare(canonicalIp(b.address)));
+  const peers = model.peers.filter((p) => p.bfd).sort(comparePeers);
   const direct = peers.filter((p) => p.multihop === undefined);
   const multihop = peers.filter((p) => p.multihop !== undefined);
   const sections: string[][] = [

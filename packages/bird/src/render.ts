@@ -216,7 +216,8 @@ function channelsOf(peer: BirdPeer): Family[] {
   return ipFamily(peer.address) === 6 ? [6, 4] : [4];
 }
 
-function comparePeers(a: BirdPeer, b: BirdPeer): number {
+/** Peers in numeric address order, IPv6 first: every config @flock/bird renders lists them so. */
+export function comparePeers(a: BirdPeer, b: BirdPeer): number {
   return comparePrefixes(hostPrefix(a.address), hostPrefix(b.address));
 }
 
