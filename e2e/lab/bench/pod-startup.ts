@@ -6,8 +6,9 @@
 //   polled every 50 ms) → each pod's addresses answer from the router (reach.ts in the router's
 //   namespace, probing every 50 ms); per pod: created → Ready, created → reachable (every
 //   address), Ready → reachable.
-// The candidates take turns (flock, ptp IPv4, ptp dual-stack, then again for --repeat), the
-// Deployment deleted and every pod gone between turns. For ptp the router gets static routes
+// The candidates take turns (flock, ptp IPv4, ptp dual-stack; each --repeat starts one later),
+// the Deployment deleted and every pod gone between turns. Each turn's CPU time on the nodes is
+// counted by who spent it (cpu-use.ts). For ptp the router gets static routes
 // to each node's host-local ranges (flock's come over BGP). Also: agent container start →
 // Ready, for an agent pod deleted and re-created by the DaemonSet on each node.
 //   node e2e/dist/lab/bench/pod-startup.js [--pods 60] [--repeat 1]
@@ -26,6 +27,7 @@ import { isPodReady, PodList, type LabPod } from '../pod-list.js';
 import { labDeployment, labScript } from '../plan.js';
 import { WORKLOAD_PORT } from '../status.js';
 import { DEPLOYMENTS } from '../workloads.js';
+import { cpuUsed, readCpu, type CpuUse } from './cpu-use.js';
 
 const NODES = 3;
 const arg = (name: string, def: number, max: number) => {
@@ -124,6 +126,7 @@ async function turn(lab: Lab, candidate: Candidate) {
   const ready = new Map<string, number>();
   const addresses = new Map<string, string[]>();
   const perNode = new Map<string, number>();
+  const cpuBefore = await readCpu(lab);
   const t0 = Date.now();
   await lab.apply(
     DEPLOYMENTS,
@@ -199,6 +202,7 @@ async function turn(lab: Lab, candidate: Candidate) {
     await delay(50);
   }
   reach.stop();
+  const cpu = cpuUsed(cpuBefore, await readCpu(lab));
   const rows = [...addresses].map(([name, ips]) => {
     if (ips.length !== want) throw new Error(`${candidate}: ${name} has ${ips.join(', ')}`);
     const reached = Math.max(...ips.map((ip) => reach.reached.get(ip)!));
@@ -221,7 +225,7 @@ async function turn(lab: Lab, candidate: Candidate) {
   console.log(
     `${candidate}: ${PODS} pods (${[...perNode].map(([n, c]) => `${n} ${c}`).join(', ')}), all Ready and reachable ${Math.max(...rows.map((r) => r.reachable))} ms after the Deployment`,
   );
-  return rows;
+  return { rows, cpu };
 }
 
 /** Agent container start → pod Ready, for an agent pod re-created by the DaemonSet. */
@@ -289,9 +293,16 @@ try {
   }
   const agent = await agentRestarts(lab);
   const results = new Map<Candidate, { ready: number; reachable: number; after: number }[]>();
+  const cpu = new Map<Candidate, CpuUse[]>();
+  const candidates: Candidate[] = ['flock', 'ptp IPv4-only', 'ptp dual-stack'];
+  // Each repeat starts with the next candidate, so that no one always goes first (after the
+  // agents' restart) or last.
   for (let r = 0; r < REPEAT; r++)
-    for (const c of ['flock', 'ptp IPv4-only', 'ptp dual-stack'] as const)
-      results.set(c, [...(results.get(c) ?? []), ...(await turn(lab, c))]);
+    for (const c of [...candidates.slice(r % 3), ...candidates.slice(0, r % 3)]) {
+      const t = await turn(lab, c);
+      results.set(c, [...(results.get(c) ?? []), ...t.rows]);
+      cpu.set(c, [...(cpu.get(c) ?? []), t.cpu]);
+    }
   const rows = (f: 'ready' | 'reachable' | 'after') =>
     [...results].map(([name, rs]) => ({ name, ms: rs.map((x) => x[f]) }));
   const refs = ['ptp IPv4-only', 'ptp dual-stack'];
@@ -302,6 +313,18 @@ try {
   console.log(
     `\n${table('pod Ready → reachable from the router (negative: before Ready)', rows('after'), [])}`,
   );
+  console.log(
+    `\nCPU seconds per turn (${NODES} nodes; daemons: kubelet, containerd, shims, CNI plugins, kube-proxy)`,
+  );
+  for (const [name, uses] of cpu)
+    console.log(
+      `${name.padEnd(16)} ${uses
+        .map(
+          (u) =>
+            `daemons ${u.daemons.toFixed(1)}  flock pods ${u.flock.toFixed(1)}  workloads ${u.workloads.toFixed(1)}`,
+        )
+        .join('  |  ')}`,
+    );
   const a = summarize(agent);
   console.log(
     `\nagent container start → agent pod Ready (DaemonSet re-creating a deleted pod, ±1 s): n=${a.n} p50 ${a.p50} ms, max ${a.max} ms`,

@@ -25,6 +25,13 @@ export function hierarchies(): string[] {
     });
 }
 
+/** The hierarchy that accounts CPU time (cgroup v1 cpuacct), if one is mounted. */
+function cpuacct(): string | undefined {
+  return hierarchies().find(
+    (h) => statSync(join(h, 'cpuacct.usage'), { throwIfNoEntry: false }) !== undefined,
+  );
+}
+
 /**
  * This process's cgroup path: the deepest one it sits in across hierarchies (a machine that
  * confines its jobs does so in at least one of them, e.g. memory).
@@ -101,6 +108,31 @@ export class NodeCgroup {
     const path = sub === undefined ? this.path : join(this.path, sub);
     for (const h of hierarchies()) await collect(join(h, path), found);
     return [...found];
+  }
+
+  /**
+   * CPU time used so far (ns, cpuacct.usage) by the node's tree or its descendant `sub`,
+   * processes that have exited included: the difference of two readings is what ran between
+   * them. Undefined without a cpuacct hierarchy, or when `sub` does not exist.
+   */
+  async cpuNs(sub?: string): Promise<number | undefined> {
+    const h = cpuacct();
+    if (!h) return undefined;
+    const path = sub === undefined ? this.path : join(this.path, sub);
+    const text = await readFile(join(h, path, 'cpuacct.usage'), 'utf8').catch(() => undefined);
+    return text === undefined ? undefined : Number(text.trim());
+  }
+
+  /** The path (below the node's tree) of the kubelet's cgroup of the pod `uid` (cgroupfs driver). */
+  async podPath(uid: string): Promise<string | undefined> {
+    const h = cpuacct();
+    if (!h) return undefined;
+    // kubepods/pod<uid> (Guaranteed), kubepods/burstable/pod<uid>, kubepods/besteffort/pod<uid>
+    for (const qos of ['', 'burstable', 'besteffort']) {
+      const rel = join('kubepods', qos, `pod${uid}`);
+      if (statSync(join(h, this.path, rel), { throwIfNoEntry: false })) return rel;
+    }
+    return undefined;
   }
 
   /** SIGKILL everything in the tree until it stays empty (processes may fork meanwhile). */
