@@ -82,12 +82,17 @@ export class Loop<T = void> {
   }
 
   /**
-   * Request a run in `delayMs` (default debounceMs): an earlier pending request wins, so a
-   * burst of triggers costs one run. During a run it becomes the one follow-up run.
+   * Request a run in `delayMs` (default debounceMs; 0: on the next turn of the event loop, never
+   * inside the caller): an earlier pending request wins, so a burst of triggers costs one run.
+   * During a run it becomes the one follow-up run.
    */
   trigger(delayMs = this.options.debounceMs ?? 0): void {
     if (this.stopped) return;
-    if (delayMs <= 0) return this.request();
+    if (delayMs <= 0 && this.running) {
+      this.pending = true; // the follow-up run
+      return;
+    }
+    delayMs = Math.max(0, delayMs);
     const at = this.clock.now() + delayMs;
     if (this.due && this.due.at <= at) return;
     this.clock.clearTimeout(this.due?.timer);
@@ -150,8 +155,13 @@ export class Loop<T = void> {
         this.pending = false;
         const run: LoopRun = { ticked: this.pendingTick, retry: this.pendingRetry };
         this.pendingTick = this.pendingRetry = false;
-        this.clock.clearTimeout(this.retryTimer); // this run supersedes a scheduled retry
+        // This run supersedes a scheduled retry, and covers a request that is due.
+        this.clock.clearTimeout(this.retryTimer);
         this.retryTimer = undefined;
+        if (this.due && this.due.at <= this.clock.now()) {
+          this.clock.clearTimeout(this.due.timer);
+          this.due = undefined;
+        }
         const waiters = this.waiters.splice(0);
         this.count++;
         try {
