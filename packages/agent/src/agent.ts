@@ -10,6 +10,7 @@ import {
 import {
   CLUSTER_NETWORK_POLICIES,
   EventRecorder,
+  Loop,
   apiVersionOf,
   startHealthServer,
   type KubeTransport,
@@ -258,21 +259,25 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     stoppers.push(() => condition.stop());
 
     step('blackhole summary routes');
-    metrics.loops.declare('blackholes');
-    const blackholes = async () => {
-      const nc = nodeConfig.current()?.nodeConfig;
-      if (!nc) return;
-      try {
-        await metrics.loops.run('blackholes', () =>
-          datapath.ensureBlackholes([nc.spec.cidr6, ...(nc.spec.cidr4 ? [nc.spec.cidr4] : [])]),
-        );
-      } catch (error) {
-        logger.error('could not install blackhole routes', { error: String(error) });
-      }
-    };
-    await blackholes();
-    const timer = setInterval(() => void blackholes(), config.resyncMs);
-    stoppers.push(() => clearInterval(timer));
+    const blackholes = new Loop({
+      name: 'blackholes',
+      metrics: metrics.loops,
+      periodMs: config.resyncMs,
+      backoff: { baseMs: 1000, maxMs: config.resyncMs, jitter: 0.2 },
+      sync: async () => {
+        const nc = nodeConfig.current()?.nodeConfig;
+        if (nc)
+          await datapath.ensureBlackholes([
+            nc.spec.cidr6,
+            ...(nc.spec.cidr4 ? [nc.spec.cidr4] : []),
+          ]);
+      },
+      onError: (error) =>
+        logger.error('could not install blackhole routes', { error: String(error) }),
+    });
+    await blackholes.run().catch(() => undefined); // logged by onError
+    blackholes.start();
+    stoppers.push(() => blackholes.stop());
 
     step('announcements, anycast routes, orphan sweep', { birdConfig: config.birdConfigPath });
     policy?.onResult((r) => routing.status.setPolicy(r));

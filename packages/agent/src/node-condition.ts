@@ -1,10 +1,12 @@
 // Keep the Node's NetworkUnavailable condition False (reason FlockReady) while the agent runs:
 // written when the Node's cache shows it otherwise (at start-up, when someone else changes it)
 // and re-checked periodically — a write only when the condition is not already False/FlockReady,
-// keeping its lastTransitionTime when it was False already.
+// keeping its lastTransitionTime when it was False already. One Loop (node-condition): triggered
+// by the cache, ticking every period, a failed write retried with backoff.
 import { NETWORK_UNAVAILABLE_REASON, type Logger } from '@flock/api';
 import {
   Cache,
+  Loop,
   NODES,
   formatFieldSelector,
   objectPath,
@@ -22,16 +24,17 @@ const STRATEGIC_MERGE = 'application/strategic-merge-patch+json';
 
 export class NetworkConditionKeeper {
   private readonly cache: Cache<V1Node & KubeObject>;
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight: Promise<void> | undefined;
+  private readonly loop: Loop;
+  /** The Node as the event that asked for a write showed it. */
+  private seen: V1Node | undefined;
 
   constructor(
     private readonly transport: KubeTransport,
     private readonly nodeName: string,
-    private readonly logger: Logger,
-    private readonly periodMs: number,
+    logger: Logger,
+    periodMs: number,
     watchdogMs?: number,
-    private readonly metrics?: { options: MetricsOptions; loops: LoopMetrics },
+    metrics?: { options: MetricsOptions; loops: LoopMetrics },
   ) {
     this.cache = new Cache<V1Node & KubeObject>({
       source: resourceListWatch(transport, NODES),
@@ -41,39 +44,44 @@ export class NetworkConditionKeeper {
       ...(metrics ? { metrics: metrics.options } : {}),
       ...(watchdogMs ? { watchdogMs } : {}),
     });
+    this.loop = new Loop({
+      name: LOOP,
+      sync: () => this.sync(),
+      periodMs,
+      backoff: { baseMs: 1000, maxMs: Math.max(1000, periodMs), jitter: 0.2 },
+      ...(metrics ? { metrics: metrics.loops } : {}),
+      onError: (error) =>
+        logger.warn('could not set NetworkUnavailable=False on the Node', {
+          error: String(error),
+        }),
+    });
     const check = (node: V1Node) => {
-      if (!isAsserted(node)) void this.assert(node);
+      if (isAsserted(node)) return;
+      this.seen = node;
+      this.loop.trigger();
     };
     this.cache.addHandler({ onAdd: check, onUpdate: (_old, node) => check(node) });
   }
 
   start(): void {
     this.cache.start();
-    this.timer = setInterval(() => void this.resync(), this.periodMs);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
     await this.cache.stop();
-    await this.inFlight;
+    await this.loop.stop();
   }
 
   /**
-   * The periodic check: nothing to do while the cache shows the condition set; without a
-   * synced cache (the API server was away) the condition is written blind.
+   * Nothing to do while the cache shows the condition set; without a synced cache (the API
+   * server was away) the condition is written blind.
    */
-  resync(): Promise<void> {
-    const node = this.cache.hasSynced ? this.cache.getObject(this.nodeName) : undefined;
-    if (node && isAsserted(node)) return Promise.resolve();
-    return this.assert(node);
-  }
-
-  /**
-   * Patch the condition (one write at a time; errors are logged and retried on the next tick).
-   * `node`: the Node as last seen, whose condition keeps its transition time if already False.
-   */
-  assert(node?: V1Node): Promise<void> {
-    if (this.inFlight) return this.inFlight;
+  private async sync(): Promise<void> {
+    const seen = this.seen;
+    this.seen = undefined;
+    const node = seen ?? (this.cache.hasSynced ? this.cache.getObject(this.nodeName) : undefined);
+    if (node && isAsserted(node)) return;
     const now = seconds(new Date());
     const previous = node && networkUnavailable(node);
     // Already False (another reason): the status does not change, nor does its transition time.
@@ -81,39 +89,25 @@ export class NetworkConditionKeeper {
       previous?.status === 'False' && previous.lastTransitionTime
         ? seconds(new Date(previous.lastTransitionTime))
         : now;
-    const request = () =>
-      this.transport.request({
-        method: 'PATCH',
-        path: objectPath(NODES, this.nodeName, undefined, 'status'),
-        contentType: STRATEGIC_MERGE,
-        body: {
-          status: {
-            conditions: [
-              {
-                type: 'NetworkUnavailable',
-                status: 'False',
-                reason: NETWORK_UNAVAILABLE_REASON,
-                message: 'flock agent is running on this node',
-                lastTransitionTime: since,
-                lastHeartbeatTime: now,
-              },
-            ],
-          },
+    await this.transport.request({
+      method: 'PATCH',
+      path: objectPath(NODES, this.nodeName, undefined, 'status'),
+      contentType: STRATEGIC_MERGE,
+      body: {
+        status: {
+          conditions: [
+            {
+              type: 'NetworkUnavailable',
+              status: 'False',
+              reason: NETWORK_UNAVAILABLE_REASON,
+              message: 'flock agent is running on this node',
+              lastTransitionTime: since,
+              lastHeartbeatTime: now,
+            },
+          ],
         },
-      });
-    this.metrics?.loops.declare(LOOP);
-    this.inFlight = (this.metrics ? this.metrics.loops.run(LOOP, request) : request())
-      .then(
-        () => undefined,
-        (error: unknown) =>
-          this.logger.warn('could not set NetworkUnavailable=False on the Node', {
-            error: String(error),
-          }),
-      )
-      .finally(() => {
-        this.inFlight = undefined;
-      });
-    return this.inFlight;
+      },
+    });
   }
 }
 

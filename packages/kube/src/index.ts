@@ -3,6 +3,7 @@ export * from './clock.js';
 export * from './backoff.js';
 export type { MetricsOptions } from './metrics.js';
 export * from './loop-metrics.js';
+export * from './control/loop.js';
 export * from './logger.js';
 export * from './resource.js';
 export * from './selectors.js';

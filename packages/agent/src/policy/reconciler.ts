@@ -2,15 +2,14 @@
 // policies say about this node's pods. Passes are triggered by cache changes and allocation
 // changes (debounced), by a self-heal tick, and — with the new pod included — by ADD, alongside
 // its datapath step and before it commits, so a new pod's rules are in force before its ADD
-// returns. All passes run one at a time through one queue, so applies never interleave; ADDs
-// that arrive while a pass runs share the next one.
+// returns. All passes are runs of one Loop (policy), so applies never interleave; ADDs that
+// arrive while a pass runs share the next one, and a failed pass is retried with backoff.
 import { CniErrorCode, type Logger } from '@flock/api';
 import { entryKey, type AllocationEntry } from '@flock/ipam';
-import type { KubeObject } from '@flock/kube';
+import { Loop, type KubeObject } from '@flock/kube';
 import { IncrementalTranslator, renderTable, type NftTable } from '@flock/netpol';
 import type { PodLookup } from '../cni/handlers.js';
 import { CniCommandError } from '../cni/errors.js';
-import { KeyedMutex } from '../keyed-mutex.js';
 import type { AgentMetrics } from '../metrics.js';
 import { PolicyPod, type PolicyCaches } from './caches.js';
 import type { PolicyApplier } from './nft.js';
@@ -49,10 +48,10 @@ export interface PolicyReconcilerOptions {
   metrics?: Pick<AgentMetrics, 'loops' | 'policyPassDuration' | 'policyApplyErrors'>;
 }
 
-const QUEUE = 'policy';
+const LOOP = 'policy';
 
 export class PolicyReconciler {
-  private readonly queue = new KeyedMutex();
+  private readonly loop: Loop<PolicyResult | undefined>;
   private readonly checker = new PolicyChecker();
   private readonly clusterChecker = new ClusterPolicyChecker();
   /** Keeps selector results and set contents between passes: a pass costs what changed. */
@@ -65,11 +64,8 @@ export class PolicyReconciler {
   /** Policy (uid or key) → the problem already reported by an Event. */
   private readonly warned = new Map<string, string>();
   private readonly unsubscribe: (() => void)[] = [];
-  private debounce: ReturnType<typeof setTimeout> | undefined;
-  private tick: ReturnType<typeof setInterval> | undefined;
-  private passQueued = false;
-  /** A non-forced pass that is queued and has not started: later callers join it. */
-  private queued: Promise<PolicyResult | undefined> | undefined;
+  /** resync() asked for the next pass to start from scratch. */
+  private force = false;
   private stopped = false;
   private last: PolicyResult | undefined;
   private passCount = 0;
@@ -88,6 +84,16 @@ export class PolicyReconciler {
       this.complete = true;
     });
     this.synced.catch(() => undefined); // stopped before sync
+    const resyncMs = options.resyncMs ?? 30_000;
+    this.loop = new Loop({
+      name: LOOP,
+      // The tick is the self-heal pass.
+      sync: (run) => this.runPass(run.ticked),
+      periodMs: resyncMs,
+      debounceMs: options.debounceMs ?? 100,
+      backoff: { baseMs: 1000, maxMs: Math.max(1000, resyncMs), jitter: 0.2 },
+      ...(options.metrics ? { metrics: options.metrics.loops } : {}),
+    });
   }
 
   /** Start the caches and the self-heal tick; the first pass runs once the caches have synced. */
@@ -117,10 +123,10 @@ export class PolicyReconciler {
     this.options.caches.cluster?.start(trigger);
     // The first pass as soon as the caches are complete, not a debounce later.
     void this.synced.then(
-      () => this.enqueue(false).catch(() => undefined),
+      () => this.loop.run().catch(() => undefined), // reported and logged by the pass
       () => undefined,
     );
-    this.tick = setInterval(() => void this.resync(), this.options.resyncMs ?? 30_000);
+    this.loop.start();
   }
 
   /** Resolves true once the caches have synced, false after `timeoutMs`. */
@@ -136,10 +142,8 @@ export class PolicyReconciler {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.debounce);
-    clearInterval(this.tick);
     for (const u of this.unsubscribe.splice(0)) u();
-    await this.queue.run(QUEUE, () => Promise.resolve());
+    await this.loop.stop();
     const { pods, namespaces, policies, cluster } = this.options.caches;
     await Promise.all([pods.stop(), namespaces.stop(), policies.stop(), cluster?.stop()]);
   }
@@ -162,23 +166,21 @@ export class PolicyReconciler {
 
   /** Something changed: a pass after the debounce delay (one pass for a burst of changes). */
   trigger(): void {
-    if (this.stopped || this.debounce) return;
-    this.debounce = setTimeout(() => {
-      this.debounce = undefined;
-      if (this.passQueued) return; // a queued pass has not started yet: it will see this change
-      this.passQueued = true;
-      this.enqueue(false).catch(() => undefined); // reported and logged by the pass
-    }, this.options.debounceMs ?? 100);
+    this.loop.trigger();
   }
 
   /** Self-heal: re-apply even when nothing changed (someone may have flushed the table). */
   resync(): Promise<PolicyResult | undefined> {
-    return this.enqueue(true).catch(() => undefined);
+    this.force = true;
+    return this.loop.run().catch(() => undefined);
   }
 
-  /** A pass now (behind any running one); rejects when it fails. */
+  /**
+   * A pass now (behind any running one; callers while one runs share the next); rejects when it
+   * fails. Undefined when stopped, or before the caches synced.
+   */
   reconcile(): Promise<PolicyResult | undefined> {
-    return this.enqueue(false);
+    return this.loop.run();
   }
 
   /**
@@ -199,7 +201,7 @@ export class PolicyReconciler {
     const key = entryKey(entry.containerID, entry.ifname);
     this.admitted.set(key, entry);
     try {
-      const done = await this.enqueue(false);
+      const done = await this.reconcile();
       if (!done) throw new Error('the agent is stopping');
     } catch (error) {
       this.admitted.delete(key);
@@ -218,31 +220,22 @@ export class PolicyReconciler {
     return parsed.data;
   }
 
-  /**
-   * Run a pass behind the running one; undefined when stopped, or before the caches synced.
-   * A non-forced call joins a pass that is queued and not started yet: that pass reads the
-   * state when it starts, so it covers this caller too (ten concurrent ADDs share one nft run).
-   */
-  private enqueue(force: boolean): Promise<PolicyResult | undefined> {
-    if (!force && this.queued) return this.queued;
-    const run: Promise<PolicyResult | undefined> = this.queue.run(QUEUE, async () => {
-      if (this.queued === run) this.queued = undefined;
-      this.passQueued = false; // this pass sees every change made until now
-      if (this.stopped || !this.complete) return undefined;
-      return this.timedPass(force);
-    });
-    if (!force) this.queued = run;
-    return run;
+  /** One run of the loop: nothing before the caches synced (a partial cluster opens things). */
+  private async runPass(ticked: boolean): Promise<PolicyResult | undefined> {
+    const force = ticked || this.force;
+    this.force = false;
+    if (this.stopped || !this.complete) return undefined;
+    return this.timedPass(force);
   }
 
-  /** One pass, counted and timed when the reconciler has metrics. */
+  /** One pass, timed when the reconciler has metrics (the Loop counts it). */
   private async timedPass(force: boolean): Promise<PolicyResult> {
     const metrics = this.options.metrics;
     if (!metrics) return this.pass(force);
     const end = metrics.policyPassDuration.startTimer();
     let outcome = 'error';
     try {
-      const result = await metrics.loops.run(QUEUE, () => this.pass(force));
+      const result = await this.pass(force);
       outcome = result.ok ? 'ok' : 'not-enforceable';
       return result;
     } catch (error) {

@@ -1,14 +1,16 @@
 // Hands the node's BIRD model to @flock/bird's BirdConfigManager and keeps at it until BIRD has
-// it. The manager writes bird.conf (atomically, 0600) before every reload, so the file on disk
-// is always the latest model and a BIRD that starts later reads it. When the reload finds BIRD
-// not up ("unreachable": its socket is absent or refuses connections) the announcer asks BIRD's
-// socket every 250 ms, however long BIRD has been away, and reloads as soon as BIRD answers —
-// within a second of BIRD accepting connections (the 2026-08-16 outage began with a first
-// reload that raced BIRD's start and was never retried; a backoff grown to 10 s still left
-// BIRD without the model for seconds). A reload that fails otherwise is retried with the
-// latest model, backing off from 1 s to 10 s with jitter. The config directory must exist
-// (shared with BIRD); the announcer does not create it. A config BIRD refuses, or a model that
-// fails validation, is reported and not retried: the next change tries again.
+// it: one Loop whose sync() reloads BIRD with the latest model. The manager writes bird.conf
+// (atomically, 0600) before every reload, so the file on disk is always the latest model and a
+// BIRD that starts later reads it. Announcements are debounced by the Loop (the manager's own
+// debounce is off: one mechanism). When the reload finds BIRD not up ("unreachable": its socket
+// is absent or refuses connections) the loop asks BIRD's socket every 250 ms, however long BIRD
+// has been away, and reloads as soon as BIRD answers — within a second of BIRD accepting
+// connections (the 2026-08-16 outage began with a first reload that raced BIRD's start and was
+// never retried; a backoff grown to 10 s still left BIRD without the model for seconds). A
+// reload that fails otherwise fails the run, and the Loop retries it with the latest model,
+// backing off from 1 s to 10 s with jitter. The config directory must exist (shared with BIRD);
+// the announcer does not create it. A config BIRD refuses, or a model that fails validation, is
+// reported and not retried: the next change tries again.
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '@flock/api';
@@ -19,7 +21,7 @@ import {
   type BirdModel,
   type ReloadOutcome,
 } from '@flock/bird';
-import { Backoff, systemClock, type Clock, type Random, type TimerHandle } from '@flock/kube';
+import { Loop, type Clock, type Random } from '@flock/kube';
 
 export type AnnouncerState =
   /** Nothing handed to BIRD yet. */
@@ -55,12 +57,11 @@ interface BirdAnnouncerOptions {
 
 export class BirdAnnouncer {
   private readonly manager: BirdConfigManager;
+  private readonly loop: Loop;
   private latest: BirdModel | undefined;
   private latestKey: string | undefined;
-  private generation = 0;
-  private retryTimer: TimerHandle | undefined;
-  private readonly backoff: Backoff;
-  private readonly clock: Clock;
+  /** BIRD was not up at the last reload: ask its socket before reloading again. */
+  private waiting = false;
   private closed = false;
   private current: AnnouncerState = { status: 'idle' };
 
@@ -69,14 +70,21 @@ export class BirdAnnouncer {
       configPath: options.configPath,
       control: options.control,
       logger: options.logger,
-      debounceMs: options.debounceMs ?? 200,
+      debounceMs: 0,
       ...(options.render ? { render: options.render } : {}),
     });
-    this.clock = options.clock ?? systemClock;
-    this.backoff = new Backoff(
-      { baseMs: options.retryMinMs ?? 1000, maxMs: options.retryMaxMs ?? 10_000, jitter: 0.2 },
-      options.random,
-    );
+    this.loop = new Loop({
+      name: 'bird-announcer',
+      sync: () => this.sync(),
+      debounceMs: options.debounceMs ?? 200,
+      backoff: {
+        baseMs: options.retryMinMs ?? 1000,
+        maxMs: options.retryMaxMs ?? 10_000,
+        jitter: 0.2,
+      },
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.random ? { random: options.random } : {}),
+    });
   }
 
   get state(): AnnouncerState {
@@ -92,40 +100,58 @@ export class BirdAnnouncer {
   announce(model: BirdModel): void {
     if (this.closed) return;
     const key = JSON.stringify(model);
-    if (key === this.latestKey) return; // the retry loop, if any, carries it
+    if (key === this.latestKey) return; // the loop, if retrying, carries it
     this.latest = model;
     this.latestKey = key;
-    this.backoff.reset();
-    this.send();
+    this.waiting = false; // a new model is reloaded, not just probed for
+    this.loop.trigger();
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    this.clock.clearTimeout(this.retryTimer);
-    await this.manager.close();
+    await Promise.all([this.loop.stop(), this.manager.close()]);
   }
 
-  private send(): void {
+  private async sync(): Promise<void> {
     const model = this.latest;
+    const key = this.latestKey;
     if (!model || this.closed) return;
-    this.clock.clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    const generation = ++this.generation;
-    void this.directoryProblem().then((problem) => {
-      if (generation !== this.generation || this.closed) return;
-      if (problem) return this.settle(generation, { status: 'failed', error: new Error(problem) });
-      this.manager.update(model).then(
-        (outcome) => this.settle(generation, outcome),
-        (error: unknown) => {
-          if (generation !== this.generation) return;
-          const message = error instanceof Error ? error.message : String(error);
-          this.options.logger.error('the BIRD model is invalid; nothing new announced', {
-            error: message,
-          });
-          this.setState({ status: 'invalid', message });
-        },
-      );
-    });
+    if (this.waiting && !(await this.birdAnswers())) {
+      this.loop.trigger(this.options.unreachableRetryMs ?? 250);
+      return;
+    }
+    this.waiting = false;
+    const problem = await this.directoryProblem();
+    let outcome: ReloadOutcome;
+    if (problem) outcome = { status: 'failed', error: new Error(problem) };
+    else {
+      try {
+        outcome = await this.manager.update(model);
+      } catch (error) {
+        if (key !== this.latestKey) return;
+        const message = error instanceof Error ? error.message : String(error);
+        this.options.logger.error('the BIRD model is invalid; nothing new announced', {
+          error: message,
+        });
+        return this.setState({ status: 'invalid', message });
+      }
+    }
+    // A newer model came meanwhile: the follow-up run reloads it and reports.
+    if (key !== this.latestKey || this.closed) return;
+    this.settle(model, outcome);
+  }
+
+  /**
+   * BIRD is not up: a cheap `show protocols` (no file written). Any answer, even an error,
+   * means it is up: the reload then says what is wrong.
+   */
+  private async birdAnswers(): Promise<boolean> {
+    try {
+      await this.options.control.showProtocols();
+      return true;
+    } catch (error) {
+      return !(error instanceof BirdUnavailableError);
+    }
   }
 
   /**
@@ -142,15 +168,12 @@ export class BirdAnnouncer {
     }
   }
 
-  private settle(generation: number, outcome: ReloadOutcome): void {
-    // Updates of one burst share a reload: only the newest caller acts on it.
-    if (generation !== this.generation || this.closed) return;
+  private settle(model: BirdModel, outcome: ReloadOutcome): void {
     switch (outcome.status) {
       case 'applied':
       case 'unchanged':
-        this.backoff.reset();
         this.setState({ status: 'applied' });
-        if (this.latest) this.options.onApplied?.(this.latest);
+        this.options.onApplied?.(model);
         return;
       case 'refused':
         this.setState({ status: 'refused', message: outcome.error.message });
@@ -159,32 +182,14 @@ export class BirdAnnouncer {
       case 'failed': {
         const since = this.current.status === outcome.status ? this.current.since : Date.now();
         this.setState({ status: outcome.status, message: outcome.error.message, since });
-        if (outcome.status === 'unreachable') this.waitForBird(generation);
-        else this.retryTimer = this.clock.setTimeout(() => this.send(), this.backoff.next());
+        if (outcome.status === 'failed') throw outcome.error; // the Loop retries after its backoff
+        this.waiting = true;
+        this.loop.trigger(this.options.unreachableRetryMs ?? 250);
         return;
       }
       case 'cancelled':
         return;
     }
-  }
-
-  /**
-   * BIRD is not up: ask its socket (a cheap `show protocols`, no file written) every
-   * unreachableRetryMs until it answers, then reload with the latest model.
-   */
-  private waitForBird(generation: number): void {
-    this.retryTimer = this.clock.setTimeout(() => {
-      this.options.control.showProtocols().then(
-        () => {
-          if (generation === this.generation) this.send();
-        },
-        (error: unknown) => {
-          if (generation !== this.generation || this.closed) return;
-          if (error instanceof BirdUnavailableError) this.waitForBird(generation);
-          else this.send(); // it answers, if not well: let the reload say what is wrong
-        },
-      );
-    }, this.options.unreachableRetryMs ?? 250);
   }
 
   private setState(next: AnnouncerState): void {

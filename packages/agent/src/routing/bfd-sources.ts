@@ -54,3 +54,18 @@ export function withBfdSources<P extends Peer>(
   });
   return { peers: out, warnings };
 }
+
+/**
+ * Says the warnings of withBfdSources once (a BfdNotConfigured Event and a log line each), and
+ * again only when the set changes or comes back after it was empty.
+ */
+export class BfdWarnings {
+  private last = '';
+  constructor(private readonly say: (note: string) => void) {}
+
+  report(warnings: readonly string[]): void {
+    const key = warnings.join('\n');
+    if (key && key !== this.last) for (const note of warnings) this.say(note);
+    this.last = key;
+  }
+}

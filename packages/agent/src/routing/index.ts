@@ -1,4 +1,5 @@
 export * from './routing.js';
+export * from './routing-deps.js';
 export * from './announcements.js';
 export * from './announcer.js';
 export * from './anycast-reconciler.js';

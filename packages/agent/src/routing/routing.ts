@@ -6,14 +6,9 @@
 // Triggers: changed() (every ADD/DEL through CniHooks.changed, every sweep), pod cache events
 // that change a pod's UID, phase or readiness, NodeConfig events (also re-read the peers'
 // Secrets and the router ID), a short tick (anycast period, default 2 s) and the sweep period
-// (default 30 s: sweep, Secrets, router ID). Pod deletions sweep at once.
-import type { Logger, Pod } from '@flock/api';
-import { renderBfdSpeakerConfig, withoutBfd, type BirdControl } from '@flock/bird';
-import type { AllocationEntry, AllocationStore } from '@flock/ipam';
-import type { Cache, KubeTransport } from '@flock/kube';
-import type { Datapath } from '../datapath/index.js';
-import type { NodeConfigTracker } from '../node-config.js';
-import type { AgentMetrics } from '../metrics.js';
+// (default 30 s: sweep, Secrets, router ID). Pod deletions sweep at once. Each job is one Loop
+// (@flock/kube): announcements (the pass), orphan-sweep and bgp-peers (the refresh).
+import { Loop } from '@flock/kube';
 import { fetchPod } from '../pods.js';
 import { agentVersion } from '../version.js';
 import {
@@ -24,95 +19,26 @@ import {
 } from './announcements.js';
 import { AnycastReconciler } from './anycast-reconciler.js';
 import { BirdAnnouncer } from './announcer.js';
-import { needsBfdSource, withBfdSources } from './bfd-sources.js';
+import { BfdSpeaker } from './bfd-speaker.js';
+import { BgpPeers } from './bgp-peers.js';
 import { ExportLatency } from './export-latency.js';
 import { entryLiveness, livenessSignature } from './liveness.js';
 import { OrphanSweeper } from './orphan-sweep.js';
-import { passwordFile } from './password-file.js';
-import {
-  PeerPasswords,
-  apiSecretReader,
-  noPeers,
-  peerWarnings,
-  type ResolvedPeers,
-  type SecretReader,
-} from './peer-secrets.js';
-import {
-  chooseRouterId,
-  logRouterId,
-  readNodeAddresses,
-  type NodeAddress,
-  type RouterIdChoice,
-} from './router-id.js';
-import { SerialTask } from './serial-task.js';
+import type { ExportedRoutes, RoutingDeps } from './routing-deps.js';
 import { bgpPeerStatuses, type PeerStatus } from './status-compute.js';
 import { NodeStatusReporter } from './status-reporter.js';
 import { timedReloads } from './timed-reloads.js';
 
-/** Routes in the model BIRD last accepted, by class. */
-export interface ExportedRoutes {
-  aggregate: number;
-  pinned: number;
-  anycast: number;
-}
-
-export interface RoutingSettings {
-  /** bird.conf, shared with the BIRD container. */
-  birdConfigPath: string;
-  /** The BFD speaker's config (with deps.bfd): BFD runs there, not in the BGP BIRD. */
-  bfdConfigPath?: string;
-  /** --router-id: wins over everything else. */
-  routerIdOverride?: string;
-  orphanGraceMs: number;
-  sweepPeriodMs: number;
-  anycastPeriodMs: number;
-  bgpStatusPeriodMs: number;
-  /** Namespace of a passwordSecretRef without one (the agent's own). */
-  secretNamespace: string;
-  /** Where the last BGP passwords read are kept across restarts (none: memory only). */
-  passwordFile?: string;
-  /** How long start() waits for the pod cache before going on without it (default 60 s). */
-  podCacheSyncTimeoutMs?: number;
-}
-
-interface RoutingDeps {
-  nodeName: string;
-  transport: KubeTransport;
-  logger: Logger;
-  store: Pick<AllocationStore, 'entries' | 'get'>;
-  pods: Cache<Pod>;
-  nodeConfig: NodeConfigTracker;
-  datapath: Pick<Datapath, 'listAnycastRoutes' | 'ensureAnycastRoute'>;
-  /** Tear down an allocation (CniHandlers.undo). */
-  undo: (entry: AllocationEntry) => Promise<void>;
-  /** reload: configure (a few quick attempts; the announcer retries). status: show protocols. */
-  bird: { reload: BirdControl; status: BirdControl };
-  /** The BFD speaker's control socket (with settings.bfdConfigPath). */
-  bfd?: BirdControl;
-  settings: RoutingSettings;
-  /** Default: GET from the API server. */
-  readSecret?: SecretReader;
-  /** A Warning Event about this node's BGP peers (on its NodeConfig). */
-  warn?: (reason: string, note: string) => void;
-  now?: () => number;
-  /** The agent's metrics: BIRD reloads, ADD → exported, orphan removals, loop runs. */
-  metrics?: AgentMetrics;
-}
-
 export class Routing {
   readonly status: NodeStatusReporter;
   private readonly announcer: BirdAnnouncer;
-  private readonly bfdAnnouncer: BirdAnnouncer | undefined;
-  private bfdWarnings = '';
+  private readonly bfd: BfdSpeaker | undefined;
   private readonly anycast: AnycastReconciler;
   private readonly sweeper: OrphanSweeper;
-  private readonly passwords: PeerPasswords;
-  private readonly passTask: SerialTask;
-  private readonly sweepTask: SerialTask;
-  private readonly refreshTask: SerialTask;
-  private peers: ResolvedPeers = noPeers();
-  private routerId: RouterIdChoice | undefined;
-  private nodeAddresses: NodeAddress[] = [];
+  private readonly bgp: BgpPeers;
+  private readonly passLoop: Loop;
+  private readonly sweepLoop: Loop;
+  private readonly refreshLoop: Loop;
   private plan: AnnouncementPlan | undefined;
   /** The plan of the last model handed to BIRD, and the routes of the last one BIRD ran. */
   private announcedPlan: AnnouncementPlan | undefined;
@@ -127,10 +53,15 @@ export class Routing {
 
   constructor(private readonly deps: RoutingDeps) {
     const { logger, settings } = deps;
-    const fail = (what: string) => (error: unknown) =>
-      logger.error(`${what} failed`, { error: String(error) });
     const { metrics } = deps;
-    const loop = (name: string) => (metrics ? { metrics: metrics.loops, name } : undefined);
+    const loop = (name: string, what: string, sync: () => Promise<void>, periodMs: number) =>
+      new Loop({
+        name,
+        sync,
+        periodMs,
+        ...(metrics ? { metrics: metrics.loops } : {}),
+        onError: (error) => logger.error(`${what} failed`, { error: String(error) }),
+      });
     this.exportLatency = new ExportLatency((cls, s) =>
       metrics?.addToExport.observe({ class: cls }, s),
     );
@@ -147,19 +78,8 @@ export class Routing {
         this.status.refresh();
       },
     });
-    if (settings.bfdConfigPath && deps.bfd) {
-      this.bfdAnnouncer = new BirdAnnouncer({
-        configPath: settings.bfdConfigPath,
-        control: deps.bfd,
-        logger,
-        render: renderBfdSpeakerConfig,
-        onState: (state) =>
-          logger.info('BFD speaker state changed', {
-            state: state.status,
-            ...('message' in state ? { error: state.message } : {}),
-          }),
-      });
-    }
+    if (settings.bfdConfigPath && deps.bfd)
+      this.bfd = new BfdSpeaker(settings.bfdConfigPath, deps.bfd, logger);
     this.anycast = new AnycastReconciler({
       datapath: deps.datapath,
       desired: () => this.plan?.anycast,
@@ -175,22 +95,33 @@ export class Routing {
       ...(deps.now ? { now: deps.now } : {}),
       logger,
     });
-    this.passwords = new PeerPasswords(
-      deps.readSecret ?? apiSecretReader(deps.transport),
-      settings.secretNamespace,
+    this.bgp = new BgpPeers({
+      nodeName: deps.nodeName,
+      transport: deps.transport,
       logger,
-      settings.passwordFile ? passwordFile(settings.passwordFile, logger) : undefined,
-    );
-    this.passTask = new SerialTask(
+      routerIdOverride: settings.routerIdOverride,
+      secretNamespace: settings.secretNamespace,
+      passwordFile: settings.passwordFile,
+      readSecret: deps.readSecret,
+      warn: deps.warn,
+    });
+    this.passLoop = loop(
+      'announcements',
+      'announcement pass',
       () => this.pass(),
-      fail('announcement pass'),
-      loop('announcements'),
+      settings.anycastPeriodMs,
     );
-    this.sweepTask = new SerialTask(() => this.sweep(), fail('orphan sweep'), loop('orphan-sweep'));
-    this.refreshTask = new SerialTask(
+    this.sweepLoop = loop(
+      'orphan-sweep',
+      'orphan sweep',
+      () => this.sweep(),
+      settings.sweepPeriodMs,
+    );
+    this.refreshLoop = loop(
+      'bgp-peers',
+      'BGP peer refresh',
       () => this.refresh(),
-      fail('BGP peer refresh'),
-      loop('bgp-peers'),
+      settings.sweepPeriodMs,
     );
     this.status = new NodeStatusReporter({
       transport: deps.transport,
@@ -206,7 +137,7 @@ export class Routing {
 
   /** An allocation was committed or removed: re-plan soon (coalesced). */
   changed(): void {
-    if (this.live) this.passTask.schedule(20);
+    if (this.live) this.passLoop.trigger(20);
   }
 
   /** Start everything; waits (bounded) for the pod cache, then sweeps and announces once. */
@@ -232,14 +163,14 @@ export class Routing {
       ),
       nodeConfig.cache.addHandler(
         {
-          onAdd: () => void this.refreshTask.trigger(),
+          onAdd: () => this.refreshLoop.trigger(),
           // Only a new spec (generation) or a re-created object: not our own status writes.
           onUpdate: (old, nc) => {
             if (
               old.metadata.generation !== nc.metadata.generation ||
               old.metadata.uid !== nc.metadata.uid
             )
-              void this.refreshTask.trigger();
+              this.refreshLoop.trigger();
           },
           onDelete: () => this.status.refresh(),
         },
@@ -270,21 +201,21 @@ export class Routing {
     this.stopped = true;
     this.live = false;
     for (const c of this.cleanups.splice(0)) c();
-    await Promise.all([this.passTask.stop(), this.sweepTask.stop(), this.refreshTask.stop()]);
+    await Promise.all([this.passLoop.stop(), this.sweepLoop.stop(), this.refreshLoop.stop()]);
     await this.announcer.close();
-    await this.bfdAnnouncer?.close();
+    await this.bfd?.close();
     await this.status.stop();
   }
 
   /** Run one announcement + anycast pass now (tests, and the tick). */
   reconcileNow(): Promise<void> {
-    return this.passTask.trigger();
+    return settled(this.passLoop.run());
   }
 
   /** Run one orphan sweep now. */
   sweepNow(trigger = 'requested'): Promise<void> {
     this.sweepTrigger = trigger;
-    return this.sweepTask.trigger();
+    return settled(this.sweepLoop.run());
   }
 
   /** The current plan (undefined before the pod cache synced). */
@@ -314,26 +245,17 @@ export class Routing {
 
   private async begin(): Promise<void> {
     if (this.stopped || this.live) return;
-    const { settings } = this.deps;
-    await this.refreshTask.trigger();
+    await settled(this.refreshLoop.run());
     this.live = true;
     await this.sweepNow('pod cache synced');
-    await this.passTask.trigger();
-    const every = (ms: number, fn: () => void) => {
-      const t = setInterval(fn, ms);
-      this.cleanups.push(() => clearInterval(t));
-    };
-    every(settings.anycastPeriodMs, () => void this.passTask.trigger());
-    every(settings.sweepPeriodMs, () => {
-      void this.sweepNow('periodic');
-      void this.refreshTask.trigger();
-    });
+    await this.reconcileNow();
+    for (const l of [this.passLoop, this.sweepLoop, this.refreshLoop]) l.start();
   }
 
   private sweepSoon(trigger: string): void {
     if (!this.live) return;
     this.sweepTrigger = trigger;
-    this.sweepTask.schedule(0);
+    this.sweepLoop.trigger();
   }
 
   private async sweep(): Promise<void> {
@@ -344,7 +266,7 @@ export class Routing {
     if (result.nextEligibleAt !== undefined) {
       const now = this.deps.now?.() ?? Date.now();
       this.sweepTrigger = 'grace period over';
-      this.sweepTask.schedule(Math.max(0, result.nextEligibleAt - now) + 100);
+      this.sweepLoop.trigger(Math.max(0, result.nextEligibleAt - now) + 100);
     }
   }
 
@@ -352,37 +274,7 @@ export class Routing {
   private async refresh(): Promise<void> {
     const state = this.deps.nodeConfig.current();
     if (!state) return this.status.refresh();
-    const { spec } = state.nodeConfig;
-    const { settings, logger, nodeName } = this.deps;
-    const before = this.peers;
-    if ((!settings.routerIdOverride && !spec.bgp.routerID) || spec.bgp.peers.some(needsBfdSource)) {
-      try {
-        this.nodeAddresses = await readNodeAddresses(this.deps.transport, nodeName);
-      } catch (error) {
-        logger.warn('cannot read the Node for its address; router ID and BFD sources unchanged', {
-          error: String(error),
-        });
-      }
-    }
-    // Before the passwords: a multihop BFD peer is only valid for BIRD with its source.
-    const sourced = withBfdSources(spec.bgp.peers, this.nodeAddresses);
-    const bfdWarnings = sourced.warnings.join('\n');
-    if (bfdWarnings && bfdWarnings !== this.bfdWarnings)
-      for (const note of sourced.warnings) {
-        logger.warn(note);
-        this.deps.warn?.('BfdNotConfigured', note);
-      }
-    this.bfdWarnings = bfdWarnings;
-    this.peers = await this.passwords.resolve(sourced.peers);
-    for (const w of peerWarnings(before, this.peers)) this.deps.warn?.(w.reason, w.note);
-    const choice = chooseRouterId({
-      override: settings.routerIdOverride,
-      specRouterId: spec.bgp.routerID,
-      nodeAddresses: this.nodeAddresses,
-      nodeName,
-    });
-    if (choice.routerId !== this.routerId?.routerId) logRouterId(logger, nodeName, choice);
-    this.routerId = choice;
+    await this.bgp.refresh(state.nodeConfig.spec);
     this.changed();
   }
 
@@ -402,17 +294,17 @@ export class Routing {
         warnings: plan.warnings,
       });
     this.warnings = warnings;
-    if (this.routerId) {
+    const routerId = this.bgp.routerId;
+    if (routerId) {
       const model = toBirdModel({
         plan,
         spec,
-        routerId: this.routerId.routerId,
-        peers: this.peers.peers,
+        routerId: routerId.routerId,
+        peers: this.bgp.peers.peers,
       });
       this.announcedPlan = plan;
       // With a BFD speaker, BFD runs there and the BGP BIRD runs none of it.
-      this.announcer.announce(this.bfdAnnouncer ? withoutBfd(model) : model);
-      this.bfdAnnouncer?.announce(model);
+      this.announcer.announce(this.bfd ? this.bfd.announce(model) : model);
     }
     await this.anycast.reconcile();
     this.status.refresh();
@@ -446,9 +338,9 @@ export class Routing {
           }),
       announcer: this.announcer.state,
       configuredPeers: object.spec.bgp.peers,
-      peers: this.peers.peers,
-      peerProblems: this.peers.problems,
-      stalePasswords: this.peers.stale,
+      peers: this.bgp.peers.peers,
+      peerProblems: this.bgp.peers.problems,
+      stalePasswords: this.bgp.peers.stale,
       entries: this.deps.store.entries(),
       anycastAnnounced: this.plan?.anycast.size ?? 0,
       ...(model ? { advertisedRoutes: advertisedCount(model) } : {}),
@@ -456,6 +348,13 @@ export class Routing {
     };
   }
 }
+
+/** A loop run's end, whatever its outcome (failures are logged by the loop's onError). */
+const settled = (run: Promise<unknown>): Promise<void> =>
+  run.then(
+    () => undefined,
+    () => undefined,
+  );
 
 /** The agent's version for status.agentVersion; a status without it beats no status. */
 function statusVersion(): string | undefined {

@@ -1,11 +1,11 @@
 // Writes this node's NodeConfig status (status subresource, server-side apply as field manager
 // flock-agent) — only when it differs from what the agent last wrote or found there. Polls BIRD
 // (`show protocols all`) every few seconds for per-peer session state. The NetworkPolicy side
-// reports through setPolicy(); everything else comes from the routing inputs.
+// reports through setPolicy(); everything else comes from the routing inputs. Two Loops: the
+// writer (nodeconfig-status: debounced, a failed write retried with backoff) and the BIRD poll.
 import { AGENT_FIELD_MANAGER, type Condition, type Logger, type NodeConfig } from '@flock/api';
 import type { BirdControl } from '@flock/bird';
-import { NODECONFIGS, patchStatus, type KubeTransport, type LoopMetrics } from '@flock/kube';
-import { SerialTask } from './serial-task.js';
+import { Loop, NODECONFIGS, patchStatus, type KubeTransport, type LoopMetrics } from '@flock/kube';
 import {
   computeNodeStatus,
   stableJson,
@@ -38,19 +38,28 @@ export class NodeStatusReporter {
   private bgp: BgpObservation | undefined;
   /** What was last written (or found on the object), and the object's UID at the time. */
   private last: { uid: string | undefined; json: string; conditions: Condition[] } | undefined;
-  private readonly writer: SerialTask;
-  private pollTimer: NodeJS.Timeout | undefined;
+  private readonly writer: Loop;
+  private readonly poller: Loop;
   private started = false;
-  private stopped = false;
   private writes = 0;
 
   constructor(private readonly deps: NodeStatusReporterDeps) {
-    this.writer = new SerialTask(
-      () => this.write(),
-      (error) =>
+    this.writer = new Loop({
+      name: 'nodeconfig-status',
+      sync: () => this.write(),
+      debounceMs: deps.debounceMs ?? 300,
+      onError: (error) =>
         deps.logger.warn('could not write NodeConfig status; retrying', { error: String(error) }),
-      deps.loops ? { metrics: deps.loops, name: 'nodeconfig-status' } : undefined,
-    );
+      ...(deps.loops ? { metrics: deps.loops } : {}),
+    });
+    // Not counted: a poll never fails (an error is an observation).
+    this.poller = new Loop({
+      name: 'bgp-status-poll',
+      sync: () => this.poll(),
+      periodMs: deps.pollMs ?? 5000,
+      periodJitter: 0,
+      backoff: false,
+    });
   }
 
   /** PolicyApplied: the NetworkPolicy engine's last result (any time, also before start()). */
@@ -70,23 +79,23 @@ export class NodeStatusReporter {
   }
 
   start(): void {
-    if (this.started || this.stopped) return;
+    if (this.started) return;
     this.started = true;
-    const poll = async () => {
-      await this.poll();
-      if (!this.stopped) this.pollTimer = setTimeout(() => void poll(), this.deps.pollMs ?? 5000);
-    };
-    void poll();
+    this.poller.start();
+    void this.poller.run(); // never rejects: poll() turns errors into observations
   }
 
   /** Recompute and write if changed, after the debounce. */
   refresh(): void {
-    if (this.started) this.writer.schedule(this.deps.debounceMs ?? 300);
+    if (this.started) this.writer.trigger();
   }
 
   /** Recompute and write now; resolves when done. */
   flush(): Promise<void> {
-    return this.writer.trigger();
+    return this.writer.run().then(
+      () => undefined,
+      () => undefined, // logged, and retried
+    );
   }
 
   async poll(): Promise<void> {
@@ -99,9 +108,7 @@ export class NodeStatusReporter {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.pollTimer);
-    await this.writer.stop();
+    await Promise.all([this.poller.stop(), this.writer.stop()]);
   }
 
   private async write(): Promise<void> {

@@ -2,7 +2,7 @@
 import { dirname, join } from 'node:path';
 import { BirdClient, type BirdControl } from '@flock/bird';
 import type { AgentConfig } from '../config.js';
-import type { RoutingSettings } from './routing.js';
+import type { RoutingSettings } from './routing-deps.js';
 
 /**
  * reload: one connection attempt, because the announcer asks BIRD's socket again every 250 ms

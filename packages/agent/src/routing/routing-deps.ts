@@ -1,0 +1,59 @@
+// What Routing is configured with and runs on (settings from flags, the agent's collaborators).
+import type { Logger, Pod } from '@flock/api';
+import type { BirdControl } from '@flock/bird';
+import type { AllocationEntry, AllocationStore } from '@flock/ipam';
+import type { Cache, KubeTransport } from '@flock/kube';
+import type { Datapath } from '../datapath/index.js';
+import type { NodeConfigTracker } from '../node-config.js';
+import type { AgentMetrics } from '../metrics.js';
+import type { SecretReader } from './peer-secrets.js';
+
+/** Routes in the model BIRD last accepted, by class. */
+export interface ExportedRoutes {
+  aggregate: number;
+  pinned: number;
+  anycast: number;
+}
+
+export interface RoutingSettings {
+  /** bird.conf, shared with the BIRD container. */
+  birdConfigPath: string;
+  /** The BFD speaker's config (with deps.bfd): BFD runs there, not in the BGP BIRD. */
+  bfdConfigPath?: string;
+  /** --router-id: wins over everything else. */
+  routerIdOverride?: string;
+  orphanGraceMs: number;
+  sweepPeriodMs: number;
+  anycastPeriodMs: number;
+  bgpStatusPeriodMs: number;
+  /** Namespace of a passwordSecretRef without one (the agent's own). */
+  secretNamespace: string;
+  /** Where the last BGP passwords read are kept across restarts (none: memory only). */
+  passwordFile?: string;
+  /** How long start() waits for the pod cache before going on without it (default 60 s). */
+  podCacheSyncTimeoutMs?: number;
+}
+
+export interface RoutingDeps {
+  nodeName: string;
+  transport: KubeTransport;
+  logger: Logger;
+  store: Pick<AllocationStore, 'entries' | 'get'>;
+  pods: Cache<Pod>;
+  nodeConfig: NodeConfigTracker;
+  datapath: Pick<Datapath, 'listAnycastRoutes' | 'ensureAnycastRoute'>;
+  /** Tear down an allocation (CniHandlers.undo). */
+  undo: (entry: AllocationEntry) => Promise<void>;
+  /** reload: configure (a few quick attempts; the announcer retries). status: show protocols. */
+  bird: { reload: BirdControl; status: BirdControl };
+  /** The BFD speaker's control socket (with settings.bfdConfigPath). */
+  bfd?: BirdControl;
+  settings: RoutingSettings;
+  /** Default: GET from the API server. */
+  readSecret?: SecretReader;
+  /** A Warning Event about this node's BGP peers (on its NodeConfig). */
+  warn?: (reason: string, note: string) => void;
+  now?: () => number;
+  /** The agent's metrics: BIRD reloads, ADD → exported, orphan removals, loop runs. */
+  metrics?: AgentMetrics;
+}
