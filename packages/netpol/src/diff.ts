@@ -37,9 +37,14 @@ function sameLines(a: readonly string[], b: readonly string[]): boolean {
 
 const CHAIN_JUMP = /(?:^|\s)(?:goto|jump) ([\w.-]+)/g;
 
+const TARGETS = new WeakMap<readonly string[], string[]>();
+
 /** Chains the rules of a chain jump or go to (comments, which may say anything, left out). */
 export function chainTargets(lines: readonly string[]): string[] {
-  const out: string[] = [];
+  // Unchanged chains keep their line arrays from one table to the next (shared tier chains).
+  let out = TARGETS.get(lines);
+  if (out) return out;
+  TARGETS.set(lines, (out = []));
   for (const line of lines) {
     for (const m of line.replace(/comment "[^"]*"/g, '').matchAll(CHAIN_JUMP))
       out.push(m[1] as string);
