@@ -81,7 +81,20 @@ function directionOf(
   };
 }
 
-function sourcesOf(cluster: Cluster, local: LocalView): { v4: string[]; v6: string[] } {
+type Sources = { v4: string[]; v6: string[] };
+// A function of the pod (its addresses and annotations) and of the anycast list the agent gives:
+// kept, as formatting every local pod's addresses again is a part of every change.
+const SOURCES = new WeakMap<PodInfo, { given: string[] | undefined; sources: Sources }>();
+
+function sourcesOf(cluster: Cluster, local: LocalView): Sources {
+  const hit = SOURCES.get(local.info);
+  if (hit && hit.given === local.entry.anycast) return hit.sources;
+  const sources = computeSources(cluster, local);
+  SOURCES.set(local.info, { given: local.entry.anycast, sources });
+  return sources;
+}
+
+function computeSources(cluster: Cluster, local: LocalView): Sources {
   const all: { family: Family; n: bigint }[] = [...local.info.addresses];
   for (const ip of cluster.anycastOf(local.info, local.entry.anycast)) {
     const parsed = addressInterval(ip);

@@ -33,7 +33,7 @@ export interface ChangeFigures {
 }
 
 /** CPU ms used so far by this process and by its reaped children (nft). */
-function cpuMs(): { node: number; nft: number } {
+export function cpuMs(): { node: number; nft: number } {
   const own = process.cpuUsage();
   // /proc/self/stat fields 16 and 17: children's user and system time, in clock ticks (100 Hz).
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
