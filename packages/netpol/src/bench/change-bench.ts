@@ -43,10 +43,16 @@ export function cpuMs(): { node: number; nft: number } {
   };
 }
 
-function newPod(n: number, namespace: string, labels: Record<string, string>): Pod {
+/** A new pod `new-N` with one named container port. */
+export function newPod(
+  n: number,
+  namespace: string,
+  labels: Record<string, string>,
+  port = { name: 'http', containerPort: 8080 },
+): Pod {
   return Pod.parse({
     metadata: { name: `new-${n}`, namespace, labels },
-    spec: { containers: [{ name: 'main', ports: [{ name: 'http', containerPort: 8080 }] }] },
+    spec: { containers: [{ name: 'main', ports: [port] }] },
     // Apart from every other pod's address: a new address next to an existing one merges two
     // interval elements into one, so its set is flushed and declared again whole instead.
     status: {

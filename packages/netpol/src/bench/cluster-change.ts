@@ -11,9 +11,9 @@ import { performance } from 'node:perf_hooks';
 import type { Netns } from '@flock/testkit';
 import { NftApplier, nftRunner, type NftRun } from '../apply.js';
 import { renderTable } from '../render.js';
-import { LocalPod, Pod, parseState, type State } from '../state.js';
+import { LocalPod, parseState, type State } from '../state.js';
 import { IncrementalTranslator, translate } from '../translate.js';
-import { cpuMs } from './change-bench.js';
+import { cpuMs, newPod } from './change-bench.js';
 import { syntheticClusterPolicies, syntheticState } from './generate.js';
 
 export const CLUSTER_CHANGES = [
@@ -53,16 +53,8 @@ export interface ClusterChangeFigures {
   rounds: number;
 }
 
-function newPod(n: number, namespace: string, labels: Record<string, string>): Pod {
-  return Pod.parse({
-    metadata: { name: `new-${n}`, namespace, labels },
-    spec: { containers: [{ name: 'main', ports: [{ name: 'metrics', containerPort: 9090 }] }] },
-    status: {
-      phase: 'Running',
-      podIPs: [{ ip: `10.200.${n}.1` }, { ip: `fd00:200:${n.toString(16)}::1` }],
-    },
-  });
-}
+/** The port cluster policies' named-port rules name. */
+const METRICS = { name: 'metrics', containerPort: 9090 };
 
 const stateWith = (clusterPolicies: number, pods: number): State =>
   parseState({
@@ -96,8 +88,11 @@ export async function clusterChangeFigures(
   const next = (m: ClusterChange, n: number): State => {
     const { state } = ways[m];
     if (!m.startsWith('local'))
-      return { ...state, pods: [...state.pods, newPod(n, 'ns-0', { app: 'app-0', tier: 'web' })] };
-    const pod = newPod(n, 'ns-1', { app: 'app-1', tier: 'api' });
+      return {
+        ...state,
+        pods: [...state.pods, newPod(n, 'ns-0', { app: 'app-0', tier: 'web' }, METRICS)],
+      };
+    const pod = newPod(n, 'ns-1', { app: 'app-1', tier: 'api' }, METRICS);
     const entry = LocalPod.parse({
       namespace: 'ns-1',
       name: pod.metadata.name,
