@@ -21,6 +21,12 @@ const benches = [
   ['kube: cache, work queue, relist', npmBench('@flock/kube')],
   // NetworkPolicy translate/render/apply, one-pod change, per-packet cost (root).
   ['netpol: render, apply, per-packet', npmBench('@flock/netpol')],
+  // ClusterNetworkPolicy tiers: translate/render/apply at 100 × 10,000, one-pod changes (root).
+  [
+    'netpol: ClusterNetworkPolicy, one-pod change',
+    ['npx', ['tsc', '-b', 'packages/netpol/tsconfig.lib.json']],
+    ['node', ['packages/netpol/dist/bench/cluster-run.js']],
+  ],
   ['agent: datapath setup/teardown (root)', npmBench('@flock/agent')],
   [
     'agent: NetworkPolicy pass from the caches',

@@ -17,6 +17,8 @@ export interface ClusterRuleView extends RuleView {
 }
 
 export interface ClusterPolicyView {
+  /** Unique to this view (so to its policy object): part of the tier cache's keys. */
+  id: number;
   name: string;
   tier: Tier;
   priority: number;
@@ -89,6 +91,7 @@ function ruleView(
 // A view is a function of its policy object (state objects are read as immutable): kept, so that
 // its peer lists keep their identity and their JSON is computed once (translate's peersJson).
 const VIEWS = new WeakMap<ClusterNetworkPolicy, ClusterPolicyView>();
+let views = 0;
 
 function viewOf(policy: ClusterNetworkPolicy): ClusterPolicyView {
   const hit = VIEWS.get(policy);
@@ -98,6 +101,7 @@ function viewOf(policy: ClusterNetworkPolicy): ClusterPolicyView {
   const label = (direction: Direction, i: number, rule: string | null | undefined) =>
     `${tier} ${name} ${direction}[${i}]${rule ? ` ${rule}` : ''}`;
   const view: ClusterPolicyView = {
+    id: ++views,
     name,
     tier,
     priority,

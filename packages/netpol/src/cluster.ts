@@ -150,6 +150,8 @@ export class Cluster {
   private nodes: NodeInfo[] = [];
   private nodesJson = '[]';
   private readonly nodeCache = new Map<string, PodAddress[]>();
+  /** Counts the changes of the nodes' labels or addresses (what `nodes` peers select). */
+  nodesVersion = 0;
 
   constructor(state: State) {
     this.update(state);
@@ -165,7 +167,10 @@ export class Cluster {
     for (const ns of state.namespaces) {
       const name = ns.metadata.name;
       if (labels.has(name)) fail(`namespace ${name}`, 'metadata.name', 'listed twice');
-      labels.set(name, { ...ns.metadata.labels, [NAMESPACE_NAME_LABEL]: name });
+      const after = { ...ns.metadata.labels, [NAMESPACE_NAME_LABEL]: name };
+      const before = this.namespaceLabels.get(name);
+      // Unchanged labels stay the same object: caches of what they select compare by identity.
+      labels.set(name, before && json(before) === json(after) ? before : after);
     }
     // One pass over the pods without building a new index: each PodInfo is stamped with this
     // call's epoch (a pod listed twice meets its own stamp); only what differs is collected.
@@ -197,7 +202,7 @@ export class Cluster {
     const changes: ClusterChanges = { pods: [], namespaces: [] };
     for (const [name, after] of labels) {
       const before = this.namespaceLabels.get(name);
-      if (!before || json(before) !== json(after)) changes.namespaces.push({ name, before, after });
+      if (before !== after) changes.namespaces.push({ name, before, after });
     }
     for (const [name, before] of this.namespaceLabels) {
       if (!labels.has(name)) changes.namespaces.push({ name, before });
@@ -242,6 +247,7 @@ export class Cluster {
     this.nodes = infos;
     this.nodesJson = text;
     this.nodeCache.clear();
+    this.nodesVersion++;
   }
 
   /** Addresses of the nodes a `nodes` peer selects (their status.addresses that are IPs). */

@@ -37,9 +37,14 @@ function sameLines(a: readonly string[], b: readonly string[]): boolean {
 
 const CHAIN_JUMP = /(?:^|\s)(?:goto|jump) ([\w.-]+)/g;
 
+const TARGETS = new WeakMap<readonly string[], string[]>();
+
 /** Chains the rules of a chain jump or go to (comments, which may say anything, left out). */
 export function chainTargets(lines: readonly string[]): string[] {
-  const out: string[] = [];
+  // Unchanged chains keep their line arrays from one table to the next (shared tier chains).
+  let out = TARGETS.get(lines);
+  if (out) return out;
+  TARGETS.set(lines, (out = []));
   for (const line of lines) {
     for (const m of line.replace(/comment "[^"]*"/g, '').matchAll(CHAIN_JUMP))
       out.push(m[1] as string);
@@ -52,6 +57,23 @@ function minus(a: readonly string[], b: readonly string[]): string[] {
   if (a === b || a.length === 0) return [];
   const other = new Set(b);
   return a.filter((e) => !other.has(e));
+}
+
+/**
+ * The elements `next` adds to `prev`; undefined when it loses one. Usually a set that gains keeps
+ * its order (elements sorted by address): then one walk finds the few new ones, without the two
+ * hash sets of a big set that minus() builds.
+ */
+function gained(prev: readonly string[], next: readonly string[]): string[] | undefined {
+  const out: string[] = [];
+  let i = 0;
+  for (const e of next) {
+    if (i < prev.length && prev[i] === e) i++;
+    else if (out.push(e) > 16) break;
+  }
+  // prev is in next, in order; the others are new unless one is a repeat (checked: they are few).
+  if (i === prev.length && out.length <= 16 && !out.some((e) => prev.includes(e))) return out;
+  return minus(prev, next).length > 0 ? undefined : minus(next, prev);
 }
 
 /** The structure both tables must share for a diff: the same sets, declared alike, in order. */
@@ -93,7 +115,7 @@ export function diffTables(prev: NftTable, next: NftTable): string | undefined {
   // A chain cannot be deleted while a rule of another chain jumps to it either (a pod chain's
   // `goto` to its chain after an admin Pass): such a chain is re-made too, and deleted first.
   const referrers = new Map<string, string[]>();
-  for (const c of prev.chains) {
+  for (const c of gone.length ? prev.chains : []) {
     if (c.hook) continue;
     for (const target of chainTargets(c.lines)) {
       const list = referrers.get(target) ?? [];
@@ -128,13 +150,11 @@ export function diffTables(prev: NftTable, next: NftTable): string | undefined {
     const n = next.sets[i] as NftSet;
     const repoint = p.kind === 'map' && p.elements.some((e) => changed.has(jumpTarget(e)));
     if (p.elements === n.elements && !repoint) return;
-    if (repoint || minus(p.elements, n.elements).length > 0) {
+    const added = repoint ? undefined : gained(p.elements, n.elements);
+    if (repoint || added === undefined) {
       flushed.add(n.name);
       if (n.elements.length) block.push(n);
-    } else {
-      const added = minus(n.elements, p.elements);
-      if (added.length) block.push({ ...n, elements: added });
-    }
+    } else if (added.length) block.push({ ...n, elements: added });
   });
   if (flushed.size === 0 && block.length === 0 && made.length === 0 && gone.length === 0) return '';
   return [

@@ -6,7 +6,7 @@
 import { matchesSelector, type Family } from '@flock/api';
 import { cidrInterval, contains, subtractIntervals, type Interval } from './addresses.js';
 import type { ClusterChanges, PodInfo } from './cluster.js';
-import type { SetCache, SetSource } from './sets.js';
+import { extendPeers, type SetCache, type SetSource } from './sets.js';
 import type { Peer } from './state.js';
 
 /** An ipBlock as intervals of one family (cidr minus except). */
@@ -60,7 +60,12 @@ function dependsOnNamespace(source: SetSource, labels: Record<string, string>): 
 /** Above this many (change × set) tests, invalidate() drops the whole cache instead. */
 const MAX_TESTS = 200_000;
 
-/** Drop the cached sets that `changes` make stale. */
+/**
+ * Drop the cached sets that `changes` make stale — except peer sets that only gain pods (a pod
+ * came, or now matches): those get the new addresses added, which is what computing them again
+ * would give (a set is the union of what its peers select). A set that may lose an address is
+ * computed again: another pod or an ipBlock may still hold it.
+ */
 export function invalidate(
   cache: SetCache,
   changes: ClusterChanges,
@@ -76,17 +81,37 @@ export function invalidate(
   const gone = new Map(changes.namespaces.flatMap((c) => (c.before ? [[c.name, c.before]] : [])));
   // A namespace whose labels changed is handled by its own test below: either labels will do.
   const labelsOf = (ns: string) => namespaceLabels.get(ns) ?? gone.get(ns);
-  const stale = (source: SetSource, tuples: boolean) =>
+  const namespaceStale = (source: SetSource) =>
     changes.namespaces.some(
       (c) =>
         (c.before !== undefined && dependsOnNamespace(source, c.before)) ||
         (c.after !== undefined && dependsOnNamespace(source, c.after)),
-    ) ||
-    changes.pods.some(
-      (c) =>
-        (c.before !== undefined && dependsOnPod(source, c.before, labelsOf, tuples)) ||
-        (c.after !== undefined && dependsOnPod(source, c.after, labelsOf, tuples)),
     );
-  for (const [key, entry] of cache.peers) if (stale(entry.source, false)) cache.peers.delete(key);
-  for (const [key, entry] of cache.tuples) if (stale(entry.source, true)) cache.tuples.delete(key);
+  const depends = (source: SetSource, pod: PodInfo | undefined, tuples: boolean) =>
+    pod !== undefined && dependsOnPod(source, pod, labelsOf, tuples);
+  for (const [key, entry] of cache.peers) {
+    if (namespaceStale(entry.source)) {
+      cache.peers.delete(key);
+      continue;
+    }
+    const added: Record<Family, bigint[]> = { 4: [], 6: [] };
+    let lose = false;
+    for (const c of changes.pods) {
+      if (depends(entry.source, c.before, false)) lose = true;
+      else if (c.after && depends(entry.source, c.after, false))
+        for (const a of c.after.addresses) added[a.family].push(a.n);
+      if (lose) break;
+    }
+    if (lose || (!entry.intervals && (added[4].length || added[6].length))) cache.peers.delete(key);
+    else if (added[4].length || added[6].length) cache.peers.set(key, extendPeers(entry, added));
+  }
+  for (const [key, entry] of cache.tuples) {
+    if (
+      namespaceStale(entry.source) ||
+      changes.pods.some(
+        (c) => depends(entry.source, c.before, true) || depends(entry.source, c.after, true),
+      )
+    )
+      cache.tuples.delete(key);
+  }
 }

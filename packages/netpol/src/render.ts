@@ -4,8 +4,17 @@
 // Per packet the work is constant in the number of pods and peers: two hash lookups for
 // anti-spoofing, conntrack, then one verdict-map lookup per direction that jumps straight to the
 // pod's own chain, whose rules each test set membership (hash or interval sets).
-import { createHash } from 'node:crypto';
-import type { DirectionIR, LocalPodIR, NetpolIR, RuleIR, TierIR } from './ir.js';
+import type { DirectionIR, LocalPodIR, NetpolIR } from './ir.js';
+import {
+  EGRESS_ALLOWED,
+  comment,
+  ruleLines,
+  tierChain,
+  type Families,
+  type NftChain,
+} from './render-rules.js';
+
+export { EGRESS_ALLOWED, comment, type NftChain } from './render-rules.js';
 
 export const TABLE_FAMILY = 'inet';
 export const TABLE_NAME = 'flock';
@@ -17,11 +26,6 @@ const ICMPV6_ERRORS =
   'icmpv6 type { destination-unreachable, packet-too-big, time-exceeded, parameter-problem } accept';
 const NEIGHBOUR_DISCOVERY =
   'icmpv6 type { nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert, nd-redirect } accept';
-
-/** Text that is safe inside an nft comment string (at most 128 bytes). */
-export function comment(text: string): string {
-  return `comment "${text.replace(/[^A-Za-z0-9 ._/:[\]-]/g, '_').slice(0, 128)}"`;
-}
 
 export function elements(items: readonly string[], indent: string): string[] {
   if (items.length === 0) return [];
@@ -37,13 +41,6 @@ export interface NftSet {
   /** Declaration lines between `set NAME {` and the elements: type, flags, comment. */
   head: string[];
   elements: string[];
-}
-
-/** A chain: its lines from `chain NAME {` to `}`. Base chains (with a hook) never change. */
-export interface NftChain {
-  name: string;
-  lines: string[];
-  hook: boolean;
 }
 
 /** flock's table as data: what render() prints and what diffTables() compares. */
@@ -83,42 +80,10 @@ export function setLines(s: NftSet): string[] {
 export const ingressChain = (pod: LocalPodIR) => `ingress_${pod.interface}`;
 export const egressChain = (pod: LocalPodIR) => `egress_${pod.interface}`;
 
-/** Which families a peer or tuple set has elements for (an empty family set is not written). */
-type Families = Map<string, { v4: boolean; v6: boolean }>;
-
 /** Allowed: ingress accepts; egress returns to the base chain (the destination's ingress is
  *  checked there too). */
 const allowVerdict = (direction: 'ingress' | 'egress') =>
   direction === 'ingress' ? 'accept' : 'return';
-
-/** Rules of one pod chain: ingress matches sources, egress matches destinations. */
-function ruleLines(
-  rule: RuleIR,
-  direction: 'ingress' | 'egress',
-  families: Families,
-  verdict: string,
-): string[] {
-  const note = comment(rule.comment);
-  if (rule.kind === 'tuples') {
-    const has = families.get(rule.tuples);
-    return [
-      ...(has?.v4
-        ? [`\t\tip daddr . meta l4proto . th dport @${rule.tuples}_v4 ${verdict} ${note}`]
-        : []),
-      ...(has?.v6
-        ? [`\t\tip6 daddr . meta l4proto . th dport @${rule.tuples}_v6 ${verdict} ${note}`]
-        : []),
-    ];
-  }
-  const ports = rule.ports ? `meta l4proto . th dport @${rule.ports} ` : '';
-  if (!rule.peers) return [`\t\t${ports}${verdict} ${note}`];
-  const has = families.get(rule.peers);
-  const addr = direction === 'ingress' ? 'saddr' : 'daddr';
-  return [
-    ...(has?.v4 ? [`\t\tip ${addr} @${rule.peers}_v4 ${ports}${verdict} ${note}`] : []),
-    ...(has?.v6 ? [`\t\tip6 ${addr} @${rule.peers}_v6 ${ports}${verdict} ${note}`] : []),
-  ];
-}
 
 /** What renderTable may add to the IR's rules. */
 export interface RenderOptions {
@@ -144,40 +109,6 @@ function dropLines(pod: LocalPodIR, direction: 'ingress' | 'egress', o: RenderOp
         ]
       : [];
   return [...log, '\t\tcounter drop'];
-}
-
-/** Where an egress Accept of a ClusterNetworkPolicy goes: the destination's ingress, then accept. */
-export const EGRESS_ALLOWED = 'egress_allowed';
-
-/**
- * The chain of one ClusterNetworkPolicy tier for a pod and direction, shared by every pod whose
- * rules there are the same (named by a hash of its lines, so a change makes a new chain and the
- * pod chains that jump to it change with it). Deny drops; Accept accepts (ingress) or goes to
- * the destination's ingress check (egress: `goto egress_allowed`); Pass returns to the pod chain
- * in the Admin tier (on to the NetworkPolicy tier) and allows in the Baseline tier (the default
- * after it). Falling off the end returns: nothing in this tier matched.
- */
-function tierChain(
-  tier: 'admin' | 'baseline',
-  d: TierIR,
-  direction: 'ingress' | 'egress',
-  families: Families,
-): NftChain | undefined {
-  const allow = direction === 'ingress' ? 'accept' : `goto ${EGRESS_ALLOWED}`;
-  const pass = tier === 'admin' ? 'return' : allow;
-  const rules = d.rules.flatMap((r) =>
-    ruleLines(
-      r,
-      direction,
-      families,
-      r.action === 'deny' ? 'drop' : r.action === 'pass' ? pass : allow,
-    ),
-  );
-  if (rules.length === 0) return undefined;
-  const body = [`\t\t${comment(`${tier} ${direction}: ${d.policies.join(' ')}`)}`, ...rules];
-  const hash = createHash('sha256').update(body.join('\n')).digest('hex').slice(0, 12);
-  const name = `${tier}_${direction}_${hash}`;
-  return { name, hook: false, lines: [`\tchain ${name} {`, ...body, '\t}'] };
 }
 
 /**

@@ -28,6 +28,68 @@ export interface CachedSet {
   v4: string[];
   v6: string[];
   source: SetSource;
+  /** Peer sets: the merged intervals the elements are the text of (index by index). */
+  intervals?: FamilyIntervals;
+}
+
+/** One family of a set gaining addresses: unchanged elements keep their text (and the arrays
+ *  their identity when nothing is new), so a pod joining a big set costs its new elements. */
+function gain(
+  family: Family,
+  intervals: Interval[],
+  text: string[],
+  added: readonly bigint[],
+): { intervals: Interval[]; text: string[] } {
+  if (added.length === 0) return { intervals, text };
+  const adds = [...added].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  // One merge of two sorted lists (as mergeIntervals would give); undefined text: a new element.
+  const out: Interval[] = [];
+  const outText: (string | undefined)[] = [];
+  const push = (iv: Interval, t: string | undefined) => {
+    const last = out[out.length - 1];
+    if (last && iv.lo <= last.hi + 1n) {
+      if (iv.hi > last.hi) {
+        out[out.length - 1] = { lo: last.lo, hi: iv.hi };
+        outText[out.length - 1] = undefined;
+      }
+      return;
+    }
+    out.push(iv);
+    outText.push(t);
+  };
+  let i = 0;
+  let k = 0;
+  while (i < intervals.length || k < adds.length) {
+    const old = intervals[i];
+    if (old && (k >= adds.length || old.lo <= (adds[k] as bigint))) {
+      push(old, text[i]);
+      i++;
+    } else {
+      const n = adds[k++] as bigint;
+      push({ lo: n, hi: n }, undefined);
+    }
+  }
+  if (out.length === intervals.length && outText.every((t) => t !== undefined))
+    return { intervals, text };
+  return {
+    intervals: out,
+    text: outText.map((t, j) => t ?? intervalElement(out[j] as Interval, family)),
+  };
+}
+
+/** A cached peer set with these addresses added (they are in it already: the same object). */
+export function extendPeers(entry: CachedSet, added: Record<Family, bigint[]>): CachedSet {
+  const { intervals } = entry;
+  if (!intervals) throw new Error('extendPeers: a set without its intervals');
+  const v4 = gain(4, intervals[4], entry.v4, added[4]);
+  const v6 = gain(6, intervals[6], entry.v6, added[6]);
+  if (v4.text === entry.v4 && v6.text === entry.v6) return entry;
+  return {
+    v4: v4.text,
+    v6: v6.text,
+    source: entry.source,
+    intervals: { 4: v4.intervals, 6: v6.intervals },
+  };
 }
 
 /**
@@ -66,10 +128,11 @@ export class SetRegistry {
     if (this.peersByKey.has(key)) return this.peersByKey.get(key) ?? null;
     let hit = this.cache.peers.get(key);
     if (!hit) {
-      const intervals = compute();
-      const v4 = mergeIntervals(intervals[4]).map((iv) => intervalElement(iv, 4));
-      const v6 = mergeIntervals(intervals[6]).map((iv) => intervalElement(iv, 6));
-      this.cache.peers.set(key, (hit = { v4, v6, source }));
+      const computed = compute();
+      const intervals = { 4: mergeIntervals(computed[4]), 6: mergeIntervals(computed[6]) };
+      const v4 = intervals[4].map((iv) => intervalElement(iv, 4));
+      const v6 = intervals[6].map((iv) => intervalElement(iv, 6));
+      this.cache.peers.set(key, (hit = { v4, v6, source, intervals }));
     }
     const { v4, v6 } = hit;
     let name: string | null = null;

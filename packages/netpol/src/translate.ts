@@ -5,11 +5,12 @@
 import { matchesSelector, type Family } from '@flock/api';
 import { addressInterval, formatAddress } from './addresses.js';
 import { Cluster, type PodInfo } from './cluster.js';
-import { clusterPolicyViews, subjectSelects, type ClusterPolicyView } from './cluster-policy.js';
+import { clusterPolicyViews } from './cluster-policy.js';
 import { fail } from './errors.js';
-import type { DirectionIR, LocalPodIR, NetpolIR, RuleIR, TierIR } from './ir.js';
+import type { DirectionIR, LocalPodIR, NetpolIR, RuleIR } from './ir.js';
 import { invalidate } from './invalidate.js';
 import { SetCache } from './sets.js';
+import { TierCache, type Selection } from './tiers.js';
 import type { LocalPod, NetworkPolicy, Peer, State } from './state.js';
 import { Translator, type Direction, type RuleView } from './translator.js';
 
@@ -26,7 +27,7 @@ interface LocalView {
   ingress: PolicyView[];
   egress: PolicyView[];
   /** ClusterNetworkPolicies whose subject selects the pod, in order of evaluation. */
-  cluster: ClusterPolicyView[];
+  cluster?: Selection;
 }
 
 /** policyTypes defaulting of networking.k8s.io/v1: Ingress always, Egress if there are egress rules. */
@@ -49,35 +50,18 @@ function rulesOf(policy: NetworkPolicy, direction: Direction): RuleView[] {
   return (policy.spec.egress ?? []).map((r) => ({ peers: anyIfEmpty(r.to), ports: r.ports ?? [] }));
 }
 
-/** The rules of every policy of one tier that selects the pod, in order; undefined if none. */
-function tierRules(
-  translator: Translator,
-  local: LocalView,
-  direction: Direction,
-  tier: 'Admin' | 'Baseline',
-): TierIR | undefined {
-  const policies: string[] = [];
-  const rules: RuleIR[] = [];
-  for (const view of local.cluster) {
-    if (view.tier !== tier || view[direction].length === 0) continue;
-    policies.push(view.name);
-    for (const rule of view[direction]) {
-      const owner = { key: view.name, namespace: '' };
-      rules.push(...translator.rule(owner, direction, rule.comment, rule, local.info, rule.action));
-    }
-  }
-  return policies.length ? { policies, rules } : undefined;
-}
-
 /** A pod's rules of one direction, every tier; undefined when no policy of any tier selects it. */
 function directionOf(
   translator: Translator,
+  tiers: TierCache,
   local: LocalView,
   direction: Direction,
 ): DirectionIR | undefined {
   const isolating = local[direction];
+  const tier = (t: 'Admin' | 'Baseline') =>
+    local.cluster ? tiers.tier(translator, local.cluster, direction, t) : undefined;
   // In order of evaluation, so that sets are named in that order too.
-  const admin = tierRules(translator, local, direction, 'Admin');
+  const admin = tier('Admin');
   const rules: RuleIR[] = [];
   for (const view of isolating) {
     const owner = { key: view.key, namespace: view.policy.metadata.namespace };
@@ -87,8 +71,7 @@ function directionOf(
     });
   }
   // NetworkPolicy decides for the pods it isolates: the Baseline tier is never reached.
-  const baseline =
-    isolating.length === 0 ? tierRules(translator, local, direction, 'Baseline') : undefined;
+  const baseline = isolating.length === 0 ? tier('Baseline') : undefined;
   if (isolating.length === 0 && !admin && !baseline) return undefined;
   return {
     policies: isolating.map((p) => p.key),
@@ -98,7 +81,20 @@ function directionOf(
   };
 }
 
-function sourcesOf(cluster: Cluster, local: LocalView): { v4: string[]; v6: string[] } {
+type Sources = { v4: string[]; v6: string[] };
+// A function of the pod (its addresses and annotations) and of the anycast list the agent gives:
+// kept, as formatting every local pod's addresses again is a part of every change.
+const SOURCES = new WeakMap<PodInfo, { given: string[] | undefined; sources: Sources }>();
+
+function sourcesOf(cluster: Cluster, local: LocalView): Sources {
+  const hit = SOURCES.get(local.info);
+  if (hit && hit.given === local.entry.anycast) return hit.sources;
+  const sources = computeSources(cluster, local);
+  SOURCES.set(local.info, { given: local.entry.anycast, sources });
+  return sources;
+}
+
+function computeSources(cluster: Cluster, local: LocalView): Sources {
   const all: { family: Family; n: bigint }[] = [...local.info.addresses];
   for (const ip of cluster.anycastOf(local.info, local.entry.anycast)) {
     const parsed = addressInterval(ip);
@@ -126,7 +122,7 @@ function localViews(state: State, cluster: Cluster): LocalView[] {
         `${entry.interface} is used by another local pod`,
       );
     byPod.add(key);
-    byInterface.set(entry.interface, { entry, info, ingress: [], egress: [], cluster: [] });
+    byInterface.set(entry.interface, { entry, info, ingress: [], egress: [] });
   });
   return [...byInterface.values()].sort((a, b) => (a.entry.interface < b.entry.interface ? -1 : 1));
 }
@@ -135,6 +131,7 @@ function translateWith(
   state: State,
   cluster: Cluster,
   cache: SetCache,
+  tiers: TierCache,
   peersJson: (peers: Peer[]) => string,
 ): NetpolIR {
   const locals = localViews(state, cluster);
@@ -175,18 +172,17 @@ function translateWith(
       fail(`clusternetworkpolicy ${view.name}`, 'metadata.name', 'listed twice');
     names.add(view.name);
   }
+  tiers.begin(cluster, clusterPolicies);
   if (clusterPolicies.length > 0) {
     for (const local of locals) {
       const labels = cluster.namespaceLabels.get(local.info.namespace) ?? {};
-      for (const view of clusterPolicies) {
-        if (subjectSelects(view, local.info, labels)) local.cluster.push(view);
-      }
+      local.cluster = tiers.select(local.info, labels);
     }
   }
   const translator = new Translator(cluster, cache, peersJson);
   const pods = locals.map((local): LocalPodIR => {
-    const ingress = directionOf(translator, local, 'ingress');
-    const egress = directionOf(translator, local, 'egress');
+    const ingress = directionOf(translator, tiers, local, 'ingress');
+    const egress = directionOf(translator, tiers, local, 'egress');
     return {
       pod: local.info.key,
       interface: local.entry.interface,
@@ -195,6 +191,7 @@ function translateWith(
       ...(egress ? { egress } : {}),
     };
   });
+  tiers.end();
   return translator.ir(pods);
 }
 
@@ -208,13 +205,19 @@ function translateWith(
 export class IncrementalTranslator {
   private cluster: Cluster | undefined;
   private readonly cache = new SetCache();
+  private readonly tiers: TierCache;
   private readonly json = new WeakMap<Peer[], string>();
+
+  /** `{ tierCache: false }`: ClusterNetworkPolicy tiers are walked again on every state (benchmarks). */
+  constructor(options: { tierCache?: boolean } = {}) {
+    this.tiers = new TierCache(options.tierCache ?? true);
+  }
 
   translate(state: State): NetpolIR {
     try {
       if (!this.cluster) this.cluster = new Cluster(state);
       else invalidate(this.cache, this.cluster.update(state), this.cluster.namespaceLabels);
-      return translateWith(state, this.cluster, this.cache, this.peersJson);
+      return translateWith(state, this.cluster, this.cache, this.tiers, this.peersJson);
     } catch (error) {
       this.reset();
       throw error;
@@ -236,5 +239,7 @@ export class IncrementalTranslator {
 
 /** The policy IR of this node's pods. Throws NetpolError on input it cannot enforce. */
 export function translate(state: State): NetpolIR {
-  return translateWith(state, new Cluster(state), new SetCache(), (peers) => JSON.stringify(peers));
+  return translateWith(state, new Cluster(state), new SetCache(), new TierCache(), (peers) =>
+    JSON.stringify(peers),
+  );
 }

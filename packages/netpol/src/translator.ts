@@ -15,7 +15,13 @@ import {
   resolveNamedPort,
   type PortRange,
 } from './ports.js';
-import { SetRegistry, type FamilyIntervals, type SetCache, type Tuple } from './sets.js';
+import {
+  SetRegistry,
+  type FamilyIntervals,
+  type SetCache,
+  type SetSource,
+  type Tuple,
+} from './sets.js';
 import type { Peer, PolicyPort, Protocol } from './state.js';
 
 export type Direction = 'ingress' | 'egress';
@@ -36,6 +42,95 @@ export interface RuleOwner {
 }
 
 const PROTOCOL_NUMBER: Record<Protocol, number> = { TCP: 6, UDP: 17, SCTP: 132 };
+
+/** A rule's set keys and ports, which do not depend on the local pod it is emitted for. */
+export interface RulePlan {
+  direction: Direction;
+  comment: string;
+  action?: RuleAction;
+  /** undefined: any address. */
+  peers?: { key: string; compute: () => FamilyIntervals };
+  source: SetSource;
+  /** No ports: any port. */
+  anyPort: boolean;
+  numeric: PortRange[];
+  /** Named ports: resolved on the pod (ingress) or per destination in a tuple set (egress). */
+  named: { name: string; protocol: Protocol }[];
+  tuples?: { key: string; compute: () => Tuple[] };
+}
+
+/** The addresses a rule's selector peers and ipBlocks stand for. */
+function peerIntervals(cluster: Cluster, owner: RuleOwner, peers: Peer[]): FamilyIntervals {
+  const out: FamilyIntervals = { 4: [], 6: [] };
+  for (const peer of peers) {
+    const block = blockIntervals(peer);
+    if (block) {
+      out[block.family].push(...block.intervals);
+      continue;
+    }
+    for (const pod of peerPods(cluster, owner, peer)) {
+      for (const a of pod.addresses) out[a.family].push({ lo: a.n, hi: a.n });
+    }
+  }
+  return out;
+}
+
+const peerPods = (cluster: Cluster, owner: RuleOwner, peer: Peer): PodInfo[] =>
+  cluster.selectPeerPods(owner.namespace, peer.podSelector, peer.namespaceSelector);
+
+/** Egress to named ports: every destination pod's own meaning of each name, per address. */
+function namedTuples(
+  cluster: Cluster,
+  owner: RuleOwner,
+  peers: Peer[] | undefined,
+  named: { name: string; protocol: Protocol }[],
+): Tuple[] {
+  // Destination pods, with the addresses of each that the peers allow.
+  const destinations = new Map<PodInfo, Set<bigint>>();
+  const add = (pod: PodInfo, n: bigint) => {
+    let set = destinations.get(pod);
+    if (!set) destinations.set(pod, (set = new Set()));
+    set.add(n);
+  };
+  if (peers === undefined) {
+    for (const pod of cluster.allLivePods()) for (const a of pod.addresses) add(pod, a.n);
+  }
+  for (const peer of peers ?? []) {
+    const block = blockIntervals(peer);
+    if (block) {
+      for (const pod of cluster.allLivePods()) {
+        for (const a of pod.addresses) {
+          if (
+            a.family === block.family &&
+            block.intervals.some((iv) => contains(iv, { lo: a.n, hi: a.n }))
+          )
+            add(pod, a.n);
+        }
+      }
+    } else {
+      for (const pod of peerPods(cluster, owner, peer))
+        for (const a of pod.addresses) add(pod, a.n);
+    }
+  }
+  const tuples: Tuple[] = [];
+  for (const [pod, allowed] of destinations) {
+    for (const n of named) {
+      for (const port of resolveNamedPort(pod.namedPorts, n.name, n.protocol)) {
+        for (const a of pod.addresses) {
+          if (!allowed.has(a.n)) continue;
+          tuples.push({
+            family: a.family,
+            n: a.n,
+            order: PROTOCOL_NUMBER[n.protocol],
+            protocol: NFT_PROTOCOL[n.protocol],
+            port,
+          });
+        }
+      }
+    }
+  }
+  return tuples;
+}
 
 export class Translator {
   private readonly sets: SetRegistry;
@@ -66,32 +161,29 @@ export class Translator {
     pod: PodInfo,
     action?: RuleAction,
   ): RuleIR[] {
-    const act = action ? { action } : {};
+    return this.emit(this.plan(owner, direction, comment, rule, action), pod);
+  }
+
+  /** What rule() computes before it looks at the pod (a plan stays valid until nodes change). */
+  plan(
+    owner: RuleOwner,
+    direction: Direction,
+    comment: string,
+    rule: RuleView,
+    action?: RuleAction,
+  ): RulePlan {
+    const cluster = this.cluster;
     const selectorPeers = rule.peers ?? [];
     const nodes = rule.nodes ?? [];
     // Rules with the same peers share one set, across policies: the key is what the peers
     // mean (their JSON, plus the namespace when a podSelector-only peer refers to it, plus the
     // node addresses when nodes are peers).
     const ownNamespace = selectorPeers.some((p) => !p.ipBlock && !p.namespaceSelector);
-    const nodeAddresses = nodes.flatMap((s) => this.cluster.nodeAddresses(s));
+    const nodeAddresses = nodes.flatMap((s) => cluster.nodeAddresses(s));
     const nodeKey = nodes.length
       ? `\0nodes ${nodeAddresses.map((a) => `${a.family}:${a.n}`).join(',')}`
       : '';
     const peersKey = `${ownNamespace ? owner.namespace : ''}\0${this.peersJson(selectorPeers)}${nodeKey}`;
-    const source = { namespace: owner.namespace, peers: selectorPeers };
-    let peers: string | undefined;
-    if (rule.peers !== undefined || nodes.length > 0) {
-      const name = this.sets.peers(peersKey, comment, source, () => {
-        const out = this.peerIntervals(owner, selectorPeers);
-        for (const a of nodeAddresses) out[a.family].push({ lo: a.n, hi: a.n });
-        return out;
-      });
-      if (name === null) return [];
-      peers = name;
-    }
-    if (rule.ports.length === 0)
-      return [{ kind: 'allow', comment, ...(peers ? { peers } : {}), ...act }];
-
     const numeric: PortRange[] = [];
     const named: { name: string; protocol: Protocol }[] = [];
     for (const p of rule.ports) {
@@ -99,19 +191,61 @@ export class Translator {
       if (range) numeric.push(range);
       else named.push({ name: p.port as string, protocol: p.protocol ?? 'TCP' });
     }
+    const peers =
+      rule.peers !== undefined || nodes.length > 0
+        ? {
+            key: peersKey,
+            compute: () => {
+              const out = peerIntervals(cluster, owner, selectorPeers);
+              for (const a of nodeAddresses) out[a.family].push({ lo: a.n, hi: a.n });
+              return out;
+            },
+          }
+        : undefined;
+    const tuples =
+      direction === 'egress' && named.length > 0
+        ? {
+            key: `${peersKey}\0${JSON.stringify(named)}`,
+            compute: () => namedTuples(cluster, owner, rule.peers, named),
+          }
+        : undefined;
+    return {
+      direction,
+      comment,
+      ...(action ? { action } : {}),
+      ...(peers ? { peers } : {}),
+      source: { namespace: owner.namespace, peers: selectorPeers },
+      anyPort: rule.ports.length === 0,
+      numeric,
+      named,
+      ...(tuples ? { tuples } : {}),
+    };
+  }
+
+  /** A plan's IR rules for one local pod: its sets named (in order of first use) and its ports. */
+  emit(plan: RulePlan, pod: PodInfo): RuleIR[] {
+    const { comment, source } = plan;
+    const act = plan.action ? { action: plan.action } : {};
+    let peers: string | undefined;
+    if (plan.peers) {
+      const name = this.sets.peers(plan.peers.key, comment, source, plan.peers.compute);
+      if (name === null) return [];
+      peers = name;
+    }
+    if (plan.anyPort) return [{ kind: 'allow', comment, ...(peers ? { peers } : {}), ...act }];
+
+    let numeric = plan.numeric;
     const out: RuleIR[] = [];
-    if (direction === 'ingress') {
+    if (plan.direction === 'ingress') {
       // The destination is this pod: its own containers say what the names mean.
-      for (const n of named) {
+      if (plan.named.length > 0) numeric = [...numeric];
+      for (const n of plan.named) {
         for (const port of resolveNamedPort(pod.namedPorts, n.name, n.protocol)) {
           numeric.push({ protocol: n.protocol, lo: port, hi: port });
         }
       }
-    } else if (named.length > 0) {
-      const tuplesKey = `${peersKey}\0${JSON.stringify(named)}`;
-      const tuples = this.sets.tuples(tuplesKey, comment, source, () =>
-        this.namedTuples(owner, rule.peers, named),
-      );
+    } else if (plan.tuples) {
+      const tuples = this.sets.tuples(plan.tuples.key, comment, source, plan.tuples.compute);
       if (tuples !== null) out.push({ kind: 'tuples', comment, tuples, ...act });
     }
     if (numeric.length > 0) {
@@ -125,76 +259,5 @@ export class Translator {
       });
     }
     return out;
-  }
-
-  private peerIntervals(owner: RuleOwner, peers: Peer[]): FamilyIntervals {
-    const out: FamilyIntervals = { 4: [], 6: [] };
-    for (const peer of peers) {
-      const block = blockIntervals(peer);
-      if (block) {
-        out[block.family].push(...block.intervals);
-        continue;
-      }
-      for (const pod of this.peerPods(owner, peer)) {
-        for (const a of pod.addresses) out[a.family].push({ lo: a.n, hi: a.n });
-      }
-    }
-    return out;
-  }
-
-  private peerPods(owner: RuleOwner, peer: Peer): PodInfo[] {
-    return this.cluster.selectPeerPods(owner.namespace, peer.podSelector, peer.namespaceSelector);
-  }
-
-  /** Egress to named ports: every destination pod's own meaning of each name, per address. */
-  private namedTuples(
-    owner: RuleOwner,
-    peers: Peer[] | undefined,
-    named: { name: string; protocol: Protocol }[],
-  ): Tuple[] {
-    // Destination pods, with the addresses of each that the peers allow.
-    const destinations = new Map<PodInfo, Set<bigint>>();
-    const add = (pod: PodInfo, n: bigint) => {
-      let set = destinations.get(pod);
-      if (!set) destinations.set(pod, (set = new Set()));
-      set.add(n);
-    };
-    if (peers === undefined) {
-      for (const pod of this.cluster.allLivePods()) for (const a of pod.addresses) add(pod, a.n);
-    }
-    for (const peer of peers ?? []) {
-      const block = blockIntervals(peer);
-      if (block) {
-        for (const pod of this.cluster.allLivePods()) {
-          for (const a of pod.addresses) {
-            if (
-              a.family === block.family &&
-              block.intervals.some((iv) => contains(iv, { lo: a.n, hi: a.n }))
-            )
-              add(pod, a.n);
-          }
-        }
-      } else {
-        for (const pod of this.peerPods(owner, peer)) for (const a of pod.addresses) add(pod, a.n);
-      }
-    }
-    const tuples: Tuple[] = [];
-    for (const [pod, allowed] of destinations) {
-      for (const n of named) {
-        for (const port of resolveNamedPort(pod.namedPorts, n.name, n.protocol)) {
-          for (const a of pod.addresses) {
-            if (!allowed.has(a.n)) continue;
-            tuples.push({
-              family: a.family,
-              n: a.n,
-              order: PROTOCOL_NUMBER[n.protocol],
-              protocol: NFT_PROTOCOL[n.protocol],
-              port,
-            });
-          }
-        }
-      }
-    }
-    return tuples;
   }
 }

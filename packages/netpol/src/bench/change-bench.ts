@@ -33,7 +33,7 @@ export interface ChangeFigures {
 }
 
 /** CPU ms used so far by this process and by its reaped children (nft). */
-function cpuMs(): { node: number; nft: number } {
+export function cpuMs(): { node: number; nft: number } {
   const own = process.cpuUsage();
   // /proc/self/stat fields 16 and 17: children's user and system time, in clock ticks (100 Hz).
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
@@ -43,10 +43,16 @@ function cpuMs(): { node: number; nft: number } {
   };
 }
 
-function newPod(n: number, namespace: string, labels: Record<string, string>): Pod {
+/** A new pod `new-N` with one named container port. */
+export function newPod(
+  n: number,
+  namespace: string,
+  labels: Record<string, string>,
+  port = { name: 'http', containerPort: 8080 },
+): Pod {
   return Pod.parse({
     metadata: { name: `new-${n}`, namespace, labels },
-    spec: { containers: [{ name: 'main', ports: [{ name: 'http', containerPort: 8080 }] }] },
+    spec: { containers: [{ name: 'main', ports: [port] }] },
     // Apart from every other pod's address: a new address next to an existing one merges two
     // interval elements into one, so its set is flushed and declared again whole instead.
     status: {

@@ -1,8 +1,8 @@
 // Random sequences of cluster changes for the incremental-translation property tests: pods come,
-// go, change labels, addresses, ports or phase; namespaces change labels; policies come and go;
-// pods join and leave this node. A change yields a new State that shares every unchanged object
-// with the previous one (as the agent's caches do), and now and then a fully re-parsed copy
-// (every object new, same content).
+// go, change labels, addresses, ports or phase; namespaces change labels; policies come and go,
+// cluster policies are also updated in place; nodes change; pods join and leave this node. A
+// change yields a new State that shares every unchanged object with the previous one (as the
+// agent's caches do), and now and then a fully re-parsed copy (every object new, same content).
 import fc from 'fast-check';
 import {
   ClusterNetworkPolicy,
@@ -50,6 +50,7 @@ export type Change =
   | { kind: 'policyRemove'; at: number }
   | { kind: 'clusterPolicyAdd'; spec: unknown }
   | { kind: 'clusterPolicyRemove'; at: number }
+  | { kind: 'clusterPolicyReplace'; at: number; spec: unknown }
   | { kind: 'nodes'; nodes: NodeSpec[] }
   | { kind: 'localAdd'; at: number }
   | { kind: 'localRemove'; at: number }
@@ -94,6 +95,15 @@ export function arbitraryChange(): fc.Arbitrary<Change> {
         .map((p) => ({ kind: 'clusterPolicyAdd' as const, spec: p[0] })),
     },
     { weight: 1, arbitrary: at.map((i) => ({ kind: 'clusterPolicyRemove' as const, at: i })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          at,
+          clusterPolicies.filter((p) => p.length > 0),
+        )
+        .map(([i, p]) => ({ kind: 'clusterPolicyReplace' as const, at: i, spec: p[0] })),
+    },
     { weight: 1, arbitrary: nodes.map((n) => ({ kind: 'nodes' as const, nodes: n })) },
     { weight: 2, arbitrary: at.map((i) => ({ kind: 'localAdd' as const, at: i })) },
     { weight: 1, arbitrary: at.map((i) => ({ kind: 'localRemove' as const, at: i })) },
@@ -187,6 +197,14 @@ export function applyChange(state: State, change: Change, step: number): State {
     case 'clusterPolicyRemove': {
       const p = pick(s.clusterPolicies, change.at);
       if (p) s.clusterPolicies = without(s.clusterPolicies, p);
+      break;
+    }
+    case 'clusterPolicyReplace': {
+      // An update: the same name, a new spec (tier, priority, subject or rules).
+      const p = pick(s.clusterPolicies, change.at);
+      if (!p) break;
+      const next = ClusterNetworkPolicy.parse({ metadata: p.metadata, spec: change.spec });
+      s.clusterPolicies = s.clusterPolicies.map((x) => (x === p ? next : x));
       break;
     }
     case 'nodes':
