@@ -5,14 +5,14 @@
 // anything a superseded watch still delivers. Every way a watch can end leads back into the
 // loop, which only stops when stop() is called.
 import type { z } from 'zod';
-import { Backoff, type BackoffOptions } from './backoff.js';
-import { sleep, systemClock, type Clock, type Random, type TimerHandle } from './clock.js';
+import { Backoff, type BackoffOptions } from '../core/backoff.js';
+import { sleep, systemClock, type Clock, type Random, type TimerHandle } from '../core/clock.js';
 import { CacheMetrics } from './cache-metrics.js';
-import { errorMessage, isGone } from './errors.js';
+import { errorMessage, isGone } from '../core/errors.js';
 import type { ListWatchSource } from './listwatch-source.js';
-import type { Logger } from './logger.js';
-import type { MetricsOptions } from './metrics.js';
-import { rawObjectKey, rawResourceVersion, type KubeObject } from './resource.js';
+import type { Logger } from '../core/logger.js';
+import type { MetricsOptions } from '../core/metrics.js';
+import { rawObjectKey, rawResourceVersion, type KubeObject } from '../core/resource.js';
 import { HandlerSet, type CacheHandler } from './handlers.js';
 import { IndexedStore, type IndexFunc } from './store.js';
 import { startWatch, type DataEvent, type WatchEnd } from './watch-session.js';
