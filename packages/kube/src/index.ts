@@ -14,8 +14,8 @@ export * from './transport/http-transport.js';
 export * from './transport/kubeconfig.js';
 // informer: the list-then-watch cache.
 export * from './informer/listwatch-source.js';
-export * from './informer/store.js';
-export * from './informer/handlers.js';
+export type { IndexFunc } from './informer/store.js';
+export type { CacheHandler } from './informer/handlers.js';
 export * from './informer/cache.js';
 // control: work queue, reconcile runner, leader election, loop metrics.
 export * from './control/queue.js';

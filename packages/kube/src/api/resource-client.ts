@@ -21,7 +21,7 @@ export class InvalidObjectError extends Error {
   }
 }
 
-export interface ResourceClientOptions<T> {
+interface ResourceClientOptions<T> {
   transport: KubeTransport;
   resource: ResourceRef;
   schema: z.ZodType<T>;
