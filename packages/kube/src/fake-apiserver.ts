@@ -3,7 +3,7 @@
 // consistent continue tokens, watches with history (and 410 after compaction), selectors,
 // optimistic concurrency, merge patch, server-side apply with field ownership, the status
 // subresource, delete preconditions — and switches to make it fail the ways real ones do.
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from './core/clock.js';
 import { FakeClient } from './fake-client.js';
 import {
   apiError,
@@ -19,7 +19,7 @@ import {
 import { FakeStore } from './fake-store.js';
 import { FakeWatch, type WatchFilter } from './fake-watch.js';
 import { handleWrite } from './fake-writes.js';
-import { objectKey, type KubeObject, type ResourceRef } from './resource.js';
+import { objectKey, type KubeObject, type ResourceRef } from './core/resource.js';
 import type {
   HttpMethod,
   KubeRequest,
@@ -27,7 +27,7 @@ import type {
   Query,
   WatchEvent,
   WatchRequest,
-} from './transport.js';
+} from './transport/transport.js';
 
 /** What an injected fault does to a request: fail with this error, or never answer. */
 export type Fault = Error | 'hang' | undefined;

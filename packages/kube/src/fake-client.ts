@@ -3,7 +3,12 @@
 // (a black-holed network), heal() restores it. Leader-election tests give each candidate one.
 import type { FakeApiServer } from './fake-apiserver.js';
 import type { FakeWatch } from './fake-watch.js';
-import type { KubeRequest, KubeTransport, WatchEvent, WatchRequest } from './transport.js';
+import type {
+  KubeRequest,
+  KubeTransport,
+  WatchEvent,
+  WatchRequest,
+} from './transport/transport.js';
 
 export class FakeClient implements KubeTransport {
   /** up: working; down: connection refused; hang: requests never answer. */

@@ -1,7 +1,7 @@
 // What the fake API server knows about each resource (scope, status subresource, selectable
 // fields, validation), and how it maps a REST path to a resource — the same path rules as the
 // real server, so code that builds a wrong path fails in unit tests already.
-import { KubeApiError } from './errors.js';
+import { KubeApiError } from './core/errors.js';
 import type { Ownership, Json } from './fake-apply.js';
 import type { StoredEvent } from './fake-watch.js';
 import {
@@ -12,12 +12,11 @@ import {
   LEASES,
   NAMESPACES,
   NETWORK_POLICIES,
-  NODECONFIGS,
   NODES,
   PODS,
-  POOLS,
   type ResourceRef,
-} from './resource.js';
+} from './core/resource.js';
+import { NODECONFIGS, POOLS } from './flock/clients.js';
 
 export interface FakeResourceOptions {
   /** Writes to the main resource keep status; status is written through /status (default false). */

@@ -1,28 +1,37 @@
-export * from './errors.js';
-export * from './clock.js';
-export * from './backoff.js';
-export type { MetricsOptions } from './metrics.js';
-export * from './loop-metrics.js';
+// @flock/kube, room by room (README.md says what lives where).
+// core: the vocabulary every room uses.
+export * from './core/errors.js';
+export * from './core/clock.js';
+export * from './core/backoff.js';
+export type { MetricsOptions } from './core/metrics.js';
+export * from './core/logger.js';
+export * from './core/resource.js';
+export * from './core/selectors.js';
+// transport: reaching and authenticating to an API server.
+export * from './transport/transport.js';
+export * from './transport/credentials.js';
+export * from './transport/http-transport.js';
+export * from './transport/kubeconfig.js';
+// informer: the list-then-watch cache.
+export * from './informer/listwatch-source.js';
+export type { IndexFunc } from './informer/store.js';
+export type { CacheHandler } from './informer/handlers.js';
+export * from './informer/cache.js';
+// control: work queue, reconcile runner, leader election, the Loop and its metrics.
+export * from './control/queue.js';
+export * from './control/controller.js';
+export * from './control/lease-store.js';
+export * from './control/leader.js';
+export * from './control/loop-metrics.js';
 export * from './control/loop.js';
-export * from './logger.js';
-export * from './resource.js';
-export * from './selectors.js';
-export * from './transport.js';
-export * from './credentials.js';
-export * from './http-transport.js';
-export * from './listwatch-source.js';
-export * from './store.js';
-export * from './handlers.js';
-export * from './cache.js';
-export * from './queue.js';
-export * from './controller.js';
-export * from './lease-store.js';
-export * from './leader.js';
-export * from './apply.js';
-export * from './clients.js';
-export * from './events.js';
-export * from './health.js';
-export * from './kubeconfig.js';
-export * from './duration.js';
-export * from './flags.js';
-export * from './served.js';
+// api: writes, Events, typed clients of any resource.
+export * from './api/apply.js';
+export * from './api/events.js';
+export * from './api/served.js';
+export { InvalidObjectError } from './api/resource-client.js';
+// flock: Pool and NodeConfig.
+export * from './flock/clients.js';
+// process: what every flock program has (command line, health server).
+export * from './process/health.js';
+export * from './process/duration.js';
+export * from './process/flags.js';

@@ -4,27 +4,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startControlPlane, type ControlPlane } from '@flock/testkit';
 import { NodeConfig, allCrds } from '@flock/api';
-import { applyObject } from './apply.js';
-import { Cache } from './cache.js';
-import { createNodeConfigClient } from './clients.js';
-import { EventRecorder } from './events.js';
-import { HttpTransport } from './http-transport.js';
-import { LeaderElector } from './leader.js';
-import { kubeLeaseStore } from './lease-store.js';
-import { resourceListWatch, type ListWatchSource } from './listwatch-source.js';
+import { applyObject } from './api/apply.js';
+import { Cache } from './informer/cache.js';
+import { createNodeConfigClient, NODECONFIGS } from './flock/clients.js';
+import { EventRecorder } from './api/events.js';
+import { HttpTransport } from './transport/http-transport.js';
+import { LeaderElector } from './control/leader.js';
+import { kubeLeaseStore } from './control/lease-store.js';
+import { resourceListWatch, type ListWatchSource } from './informer/listwatch-source.js';
 import { createMemoryLogger } from './memory-logger.js';
 import {
   CONFIGMAPS,
   CUSTOM_RESOURCE_DEFINITIONS,
   EVENTS,
-  NODECONFIGS,
   PODS,
   objectPath,
   resourcePath,
   type KubeObject,
-} from './resource.js';
-import { formatFieldSelector } from './selectors.js';
-import { PatchStrategy } from './transport.js';
+} from './core/resource.js';
+import { formatFieldSelector } from './core/selectors.js';
+import { PatchStrategy } from './transport/transport.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -5,12 +5,16 @@
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { Cache } from '../cache.js';
+import { Cache } from '../informer/cache.js';
 import { FakeApiServer } from '../fake-apiserver.js';
-import { resourceListWatch, type ListWatchSource, type SourceEvent } from '../listwatch-source.js';
-import { silentLogger } from '../logger.js';
-import { WorkQueue } from '../queue.js';
-import { PODS, type KubeObject } from '../resource.js';
+import {
+  resourceListWatch,
+  type ListWatchSource,
+  type SourceEvent,
+} from '../informer/listwatch-source.js';
+import { silentLogger } from '../core/logger.js';
+import { WorkQueue } from '../control/queue.js';
+import { PODS, type KubeObject } from '../core/resource.js';
 
 interface Row {
   name: string;

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LoopMetrics } from '../loop-metrics.js';
+import { LoopMetrics } from './loop-metrics.js';
 import { Loop, type LoopOptions, type LoopRun } from './loop.js';
 
 /** A sync() that records its runs and finishes when the test says so. */

@@ -2,9 +2,9 @@
 // desired state, run on a periodic tick and on triggers. Runs never overlap; requests during a
 // run coalesce into exactly one follow-up run; a failed run is retried with capped exponential
 // backoff and jitter (reset by a success); every run is counted and timed (LoopMetrics).
-import { Backoff, type BackoffOptions } from '../backoff.js';
-import { systemClock, type Clock, type Random, type TimerHandle } from '../clock.js';
-import type { LoopMetrics } from '../loop-metrics.js';
+import { Backoff, type BackoffOptions } from '../core/backoff.js';
+import { systemClock, type Clock, type Random, type TimerHandle } from '../core/clock.js';
+import type { LoopMetrics } from './loop-metrics.js';
 
 /** What sync() is told about the run it does. */
 export interface LoopRun {

@@ -2,9 +2,15 @@
 // optimistic concurrency (an update carries the resourceVersion it read; a concurrent writer
 // makes it fail with 409 Conflict instead of silently overwriting).
 import { z } from 'zod';
-import { KubeApiError } from './errors.js';
-import { apiVersionOf, assertPathSegment, LEASES, objectPath, resourcePath } from './resource.js';
-import type { KubeTransport } from './transport.js';
+import { KubeApiError } from '../core/errors.js';
+import {
+  apiVersionOf,
+  assertPathSegment,
+  LEASES,
+  objectPath,
+  resourcePath,
+} from '../core/resource.js';
+import type { KubeTransport } from '../transport/transport.js';
 
 export interface LeaseSpec {
   holderIdentity?: string;

@@ -4,12 +4,6 @@ import {
   CLUSTER_NETWORK_POLICY_GROUP,
   CLUSTER_NETWORK_POLICY_PLURAL,
   CLUSTER_NETWORK_POLICY_VERSION,
-  GROUP,
-  NODECONFIG_KIND,
-  NODECONFIG_PLURAL,
-  POOL_KIND,
-  POOL_PLURAL,
-  VERSION,
 } from '@flock/api';
 
 export interface ResourceRef {
@@ -167,21 +161,6 @@ export const CUSTOM_RESOURCE_DEFINITIONS: ResourceRef = {
   kind: 'CustomResourceDefinition',
   namespaced: false,
 };
-export const POOLS: ResourceRef = {
-  group: GROUP,
-  version: VERSION,
-  plural: POOL_PLURAL,
-  kind: POOL_KIND,
-  namespaced: false,
-};
-export const NODECONFIGS: ResourceRef = {
-  group: GROUP,
-  version: VERSION,
-  plural: NODECONFIG_PLURAL,
-  kind: NODECONFIG_KIND,
-  namespaced: false,
-};
-
 function metadataOf(item: unknown): Record<string, unknown> | undefined {
   if (item === null || typeof item !== 'object') return undefined;
   const meta = (item as { metadata?: unknown }).metadata;

@@ -1,7 +1,7 @@
 // What a cache reports about itself: how many objects it holds, how often it relisted, why its
 // watches ended, and how many objects it had to skip as invalid.
 import type { Counter, Gauge } from 'prom-client';
-import { counter, gauge, type MetricsOptions } from './metrics.js';
+import { counter, gauge, type MetricsOptions } from '../core/metrics.js';
 
 export class CacheMetrics {
   private readonly objects: Gauge;

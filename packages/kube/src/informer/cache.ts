@@ -3,19 +3,21 @@
 // watch that went silent, and re-delivers everything periodically. There is exactly one watch
 // at a time: a single loop owns it, aborts it before starting the next one, and ignores
 // anything a superseded watch still delivers. Every way a watch can end leads back into the
-// loop, which only stops when stop() is called.
+// loop, which only stops when stop() is called; relist-policy.ts decides what comes next.
 import type { z } from 'zod';
-import { Backoff, type BackoffOptions } from './backoff.js';
-import { sleep, systemClock, type Clock, type Random, type TimerHandle } from './clock.js';
+import { Backoff, type BackoffOptions } from '../core/backoff.js';
+import { sleep, systemClock, type Clock, type Random, type TimerHandle } from '../core/clock.js';
+import { errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { MetricsOptions } from '../core/metrics.js';
+import type { KubeObject } from '../core/resource.js';
+import { CacheContents } from './cache-contents.js';
 import { CacheMetrics } from './cache-metrics.js';
-import { errorMessage, isGone } from './errors.js';
+import type { CacheHandler } from './handlers.js';
 import type { ListWatchSource } from './listwatch-source.js';
-import type { Logger } from './logger.js';
-import type { MetricsOptions } from './metrics.js';
-import { rawObjectKey, rawResourceVersion, type KubeObject } from './resource.js';
-import { HandlerSet, type CacheHandler } from './handlers.js';
-import { IndexedStore, type IndexFunc } from './store.js';
-import { startWatch, type DataEvent, type WatchEnd } from './watch-session.js';
+import * as policy from './relist-policy.js';
+import type { IndexFunc } from './store.js';
+import { startWatch, type WatchEnd } from './watch-session.js';
 
 export interface CacheOptions<T> {
   source: ListWatchSource;
@@ -57,8 +59,7 @@ export class Cache<T extends KubeObject = KubeObject> {
   private resolveSynced!: () => void;
   private rejectSynced!: (err: Error) => void;
 
-  private readonly store: IndexedStore<T>;
-  private readonly handlers: HandlerSet<T>;
+  private readonly contents: CacheContents<T>;
   private readonly backoff: Backoff;
   private readonly clock: Clock;
   private readonly random: Random;
@@ -67,7 +68,6 @@ export class Cache<T extends KubeObject = KubeObject> {
 
   private state: 'new' | 'running' | 'stopped' = 'new';
   private loop: Promise<void> | undefined;
-  private resourceVersion: string | undefined;
   /** Aborts whatever the loop is waiting for (a list, a pause); replaced per step. */
   private stepAbort = new AbortController();
   private stopWatch: (() => void) | undefined;
@@ -78,15 +78,15 @@ export class Cache<T extends KubeObject = KubeObject> {
     this.log = options.logger;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    this.backoff = new Backoff(
-      options.backoff ?? { baseMs: 500, maxMs: 30_000, jitter: 0.5 },
-      this.random,
-    );
-    this.store = new IndexedStore(options.indexers ?? {}, (index, err) =>
-      this.log.error('index function failed', { cache: this.name, index, err: errorMessage(err) }),
-    );
-    this.handlers = new HandlerSet(this.log, this.name);
+    this.backoff = new Backoff(options.backoff ?? policy.CACHE_BACKOFF, this.random);
     this.metrics = options.metrics ? new CacheMetrics(options.metrics, this.name) : undefined;
+    this.contents = new CacheContents({
+      name: this.name,
+      logger: this.log,
+      schema: options.schema,
+      indexers: options.indexers ?? {},
+      metrics: this.metrics,
+    });
     this.synced = new Promise<void>((resolve, reject) => {
       this.resolveSynced = resolve;
       this.rejectSynced = reject;
@@ -100,36 +100,36 @@ export class Cache<T extends KubeObject = KubeObject> {
 
   /** The resourceVersion the next watch would start from. */
   get lastResourceVersion(): string | undefined {
-    return this.resourceVersion;
+    return this.contents.resourceVersion;
   }
 
   get size(): number {
-    return this.store.size;
+    return this.contents.store.size;
   }
 
   /** By key ("namespace/name" or "name"). */
   get(key: string): T | undefined {
-    return this.store.get(key);
+    return this.contents.store.get(key);
   }
 
   getObject(name: string, namespace?: string): T | undefined {
-    return this.store.get(namespace ? `${namespace}/${name}` : name);
+    return this.contents.store.get(namespace ? `${namespace}/${name}` : name);
   }
 
   list(): T[] {
-    return this.store.values();
+    return this.contents.store.values();
   }
 
   keys(): string[] {
-    return this.store.keys();
+    return this.contents.store.keys();
   }
 
   byIndex(index: string, value: string): T[] {
-    return this.store.byIndex(index, value);
+    return this.contents.store.byIndex(index, value);
   }
 
   indexValues(index: string): string[] {
-    return this.store.indexValues(index);
+    return this.contents.store.indexValues(index);
   }
 
   /**
@@ -138,7 +138,10 @@ export class Cache<T extends KubeObject = KubeObject> {
    * (typically: enqueue a key); a handler that throws is logged and does not affect others.
    */
   addHandler(handler: CacheHandler<T>, options: { replay?: boolean } = {}): () => void {
-    return this.handlers.add(handler, (options.replay ?? true) ? this.store.values() : []);
+    return this.contents.handlers.add(
+      handler,
+      (options.replay ?? true) ? this.contents.store.values() : [],
+    );
   }
 
   start(): void {
@@ -194,51 +197,19 @@ export class Cache<T extends KubeObject = KubeObject> {
       const end = await this.watchOnce();
       if (this.stopped) break;
       this.metrics?.watchEnded(end.kind);
-      if (end.productive) this.backoff.reset();
-      const meta = { cache: this.name, resourceVersion: this.resourceVersion };
-      switch (end.kind) {
-        case 'expired':
-          this.log.info('watch expired (410): relisting', meta);
-          needList = true;
-          break;
-        case 'closed':
-          this.log.debug('watch closed by the server: reconnecting', meta);
-          break;
-        case 'stalled':
-          this.log.warn('watch silent for too long: restarting it', {
-            ...meta,
-            watchdogMs: this.watchdogMs,
-          });
-          break;
-        case 'api-error':
-          // The stream's state is unknown after an API error: start over from a list.
-          this.log.warn('watch failed: relisting', { ...meta, err: errorMessage(end.err) });
-          needList = true;
-          break;
-        case 'error':
-          this.log.warn('watch connection failed: reconnecting', {
-            ...meta,
-            err: errorMessage(end.err),
-          });
-          break;
-        case 'stopped':
-          break;
-      }
-      // A watch that delivered nothing before ending must not turn into a hot loop; only the
-      // first expiry after a healthy period relists at once. A stalled watch already waited the
-      // watchdog period: restart it at once (a backoff on top would keep a cache whose
-      // connections keep going silent away from the server for up to the backoff cap).
-      if (end.kind === 'stalled') continue;
-      if (!end.productive || end.kind === 'error' || end.kind === 'api-error') {
-        const first = this.backoff.attempts === 0;
-        const delay = this.backoff.next();
-        if (!(end.kind === 'expired' && first)) await this.pause(delay);
-      }
+      const next = policy.afterWatch(end, {
+        backoff: this.backoff,
+        log: this.log,
+        meta: { cache: this.name, resourceVersion: this.contents.resourceVersion },
+        watchdogMs: this.watchdogMs,
+      });
+      if (next.relist) needList = true;
+      if (next.pauseMs !== undefined) await this.pause(next.pauseMs);
     }
   }
 
   private get watchdogMs(): number {
-    return this.options.watchdogMs ?? 5 * 60_000;
+    return this.options.watchdogMs ?? policy.CACHE_WATCHDOG_MS;
   }
 
   private async pause(ms: number): Promise<void> {
@@ -250,31 +221,16 @@ export class Cache<T extends KubeObject = KubeObject> {
   /** One complete paged list, applied as a replacement. False when it failed (or we stopped). */
   private async relist(): Promise<boolean> {
     this.stepAbort = new AbortController();
-    const signal = this.stepAbort.signal;
-    const raw: unknown[] = [];
-    let resourceVersion: string | undefined;
-    let token: string | undefined;
-    try {
-      do {
-        const page = await this.options.source.list({
-          limit: this.options.pageSize ?? 500,
-          ...(token ? { continue: token } : {}),
-          ...this.selectors(),
-          signal,
-        });
-        if (this.stopped) return false;
-        resourceVersion ??= page.resourceVersion;
-        for (const item of page.items) raw.push(item); // (a spread overflows on huge pages)
-        token = page.continue;
-      } while (token);
-    } catch (err) {
-      if (this.stopped) return false;
-      const why = isGone(err) && token ? 'list continue token expired' : 'list failed';
-      this.log.warn(`${why}: retrying`, { cache: this.name, err: errorMessage(err) });
-      return false;
-    }
+    const list = await policy.listAll(
+      this.options.source,
+      { limit: this.options.pageSize ?? 500, ...this.selectors(), signal: this.stepAbort.signal },
+      () => this.stopped,
+      this.log,
+      this.name,
+    );
+    if (!list) return false;
     this.metrics?.relisted();
-    this.replace(raw, resourceVersion);
+    this.replace(list.items, list.resourceVersion);
     return true;
   }
 
@@ -285,38 +241,14 @@ export class Cache<T extends KubeObject = KubeObject> {
     };
   }
 
-  /** Apply a full list: adds, updates, and deletes for objects that vanished. */
+  /** Apply a full list; the first one syncs the cache. */
   private replace(items: unknown[], resourceVersion: string): void {
-    const fresh = new Map<string, T>();
-    const present = new Set<string>();
-    for (const item of items) {
-      const key = rawObjectKey(item);
-      if (key === undefined) {
-        this.invalid(item, 'no metadata.name');
-        continue;
-      }
-      present.add(key);
-      const obj = this.parse(item);
-      if (obj) fresh.set(key, obj);
-    }
-    // An object that is still there but no longer parses keeps its last valid state.
-    for (const key of this.store.keys()) {
-      if (present.has(key)) continue;
-      const old = this.store.delete(key) as T;
-      this.handlers.deleted(old);
-    }
-    for (const [key, obj] of fresh) {
-      const old = this.store.set(key, obj);
-      if (old) this.handlers.updated(old, obj);
-      else this.handlers.added(obj);
-    }
-    this.resourceVersion = resourceVersion;
-    this.metrics?.setObjects(this.store.size);
+    this.contents.replace(items, resourceVersion);
     if (!this.synced_) {
       this.synced_ = true;
       this.log.info('cache synced', {
         cache: this.name,
-        objects: this.store.size,
+        objects: this.contents.store.size,
         resourceVersion,
       });
       this.resolveSynced();
@@ -329,9 +261,9 @@ export class Cache<T extends KubeObject = KubeObject> {
     // stop() may have run between the list and here (e.g. from a `synced` continuation).
     if (this.stopped) return { kind: 'stopped', productive: false };
     const options = {
-      resourceVersion: this.resourceVersion as string,
+      resourceVersion: this.contents.resourceVersion as string,
       allowWatchBookmarks: true,
-      timeoutSeconds: this.options.watchTimeoutSeconds ?? Math.floor(300 * (1 + this.random())),
+      timeoutSeconds: policy.watchTimeoutSeconds(this.options.watchTimeoutSeconds, this.random),
       ...this.selectors(),
     };
     const session = startWatch(
@@ -340,7 +272,7 @@ export class Cache<T extends KubeObject = KubeObject> {
       this.watchdogMs,
       (event) => {
         try {
-          this.applyEvent(event);
+          this.contents.apply(event);
         } catch (err) {
           const meta = { cache: this.name, err: errorMessage(err) };
           this.log.error('applying a watch event failed', meta);
@@ -356,58 +288,12 @@ export class Cache<T extends KubeObject = KubeObject> {
     }
   }
 
-  private applyEvent(event: DataEvent): void {
-    const rv = rawResourceVersion(event.object);
-    if (event.type === 'BOOKMARK') {
-      if (rv) this.resourceVersion = rv;
-      return;
-    }
-    const key = rawObjectKey(event.object);
-    if (key === undefined) {
-      if (rv) this.resourceVersion = rv;
-      this.invalid(event.object, 'no metadata.name');
-      return;
-    }
-    const obj = this.parse(event.object);
-    if (rv) this.resourceVersion = rv;
-    if (event.type === 'DELETED') {
-      const old = this.store.delete(key);
-      if (old) this.handlers.deleted(obj ?? old);
-    } else if (obj) {
-      const old = this.store.set(key, obj);
-      if (old) this.handlers.updated(old, obj);
-      else this.handlers.added(obj);
-    }
-    this.metrics?.setObjects(this.store.size);
-  }
-
-  private parse(item: unknown): T | undefined {
-    if (!this.options.schema) return item as T;
-    const result = this.options.schema.safeParse(item);
-    if (result.success) return result.data;
-    this.invalid(
-      item,
-      result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
-    );
-    return undefined;
-  }
-
-  private invalid(item: unknown, why: string): void {
-    this.metrics?.invalidObject();
-    this.log.error('invalid object skipped', {
-      cache: this.name,
-      key: rawObjectKey(item),
-      resourceVersion: rawResourceVersion(item),
-      why,
-    });
-  }
-
   private scheduleResync(): void {
     const every = this.options.resyncMs ?? 0;
     if (every <= 0 || this.stopped) return;
     this.resyncTimer = this.clock.setTimeout(() => {
       if (this.stopped) return;
-      for (const obj of this.store.values()) this.handlers.updated(obj, obj);
+      this.contents.resync();
       this.scheduleResync();
     }, every);
   }

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { applyObject, patchStatus } from './apply.js';
-import { createNodeConfigClient, createPoolClient, InvalidObjectError } from './clients.js';
-import { KubeApiError } from './errors.js';
-import { FakeApiServer } from './fake-apiserver.js';
-import { createMemoryLogger } from './memory-logger.js';
-import { CONFIGMAPS, NODECONFIGS } from './resource.js';
+import { applyObject, patchStatus } from '../api/apply.js';
+import { InvalidObjectError } from '../api/resource-client.js';
+import { createNodeConfigClient, createPoolClient, NODECONFIGS } from './clients.js';
+import { KubeApiError } from '../core/errors.js';
+import { FakeApiServer } from '../fake-apiserver.js';
+import { createMemoryLogger } from '../memory-logger.js';
+import { CONFIGMAPS } from '../core/resource.js';
 
 const nodeConfig = (name: string, pool = 'dc1') => ({
   apiVersion: 'flock.fritzlab.net/v1alpha1' as const,

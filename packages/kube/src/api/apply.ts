@@ -1,8 +1,8 @@
 // Writes with explicit content types: server-side apply (application/apply-patch+yaml with a
 // field manager), JSON merge patches, and both of them on the /status subresource. The API
 // server decides what a PATCH means by its Content-Type alone, so it is never left to a default.
-import { apiVersionOf, objectPath, type KubeObject, type ResourceRef } from './resource.js';
-import { PatchStrategy, type KubeTransport } from './transport.js';
+import { apiVersionOf, objectPath, type KubeObject, type ResourceRef } from '../core/resource.js';
+import { PatchStrategy, type KubeTransport } from '../transport/transport.js';
 
 interface ApplyOptions {
   /** Who owns the applied fields, e.g. "flock-operator". */

@@ -1,15 +1,14 @@
-// Typed clients: read, apply, patch status and delete objects of one resource, with every
-// object that is read back parsed by its zod schema. Pool and NodeConfig clients use the
-// schemas of @flock/api.
-import { NodeConfig, Pool, type NodeConfigStatus, type PoolStatus } from '@flock/api';
+// A typed client: read, apply, patch status and delete objects of one resource, with every
+// object that is read back parsed by its zod schema. flock/clients.ts makes the Pool and
+// NodeConfig ones.
 import type { z } from 'zod';
 import { applyObject, patchStatus, type PatchStatusOptions } from './apply.js';
-import { errorMessage, isNotFound } from './errors.js';
-import { resourceListWatch, type ListWatchSource } from './listwatch-source.js';
-import type { Logger } from './logger.js';
-import { NODECONFIGS, objectKey, objectPath, POOLS } from './resource.js';
-import type { KubeObject, ResourceRef } from './resource.js';
-import type { KubeTransport } from './transport.js';
+import { errorMessage, isNotFound } from '../core/errors.js';
+import { resourceListWatch, type ListWatchSource } from '../informer/listwatch-source.js';
+import type { Logger } from '../core/logger.js';
+import { objectKey, objectPath } from '../core/resource.js';
+import type { KubeObject, ResourceRef } from '../core/resource.js';
+import type { KubeTransport } from '../transport/transport.js';
 
 /** An object the API server returned that does not satisfy the schema. */
 export class InvalidObjectError extends Error {
@@ -48,7 +47,7 @@ interface DeleteOptions {
   signal?: AbortSignal;
 }
 
-class ResourceClient<
+export class ResourceClient<
   T extends KubeObject,
   Status = unknown,
   ApplyInput extends KubeObject = KubeObject,
@@ -174,30 +173,4 @@ class ResourceClient<
       result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
     );
   }
-}
-
-type PoolClient = ResourceClient<Pool, PoolStatus, z.input<typeof Pool>>;
-export type NodeConfigClient = ResourceClient<
-  NodeConfig,
-  NodeConfigStatus,
-  z.input<typeof NodeConfig>
->;
-
-interface TypedClientOptions {
-  fieldManager: string;
-  logger: Logger;
-}
-
-export function createPoolClient(
-  transport: KubeTransport,
-  options: TypedClientOptions,
-): PoolClient {
-  return new ResourceClient({ transport, resource: POOLS, schema: Pool, ...options });
-}
-
-export function createNodeConfigClient(
-  transport: KubeTransport,
-  options: TypedClientOptions,
-): NodeConfigClient {
-  return new ResourceClient({ transport, resource: NODECONFIGS, schema: NodeConfig, ...options });
 }

@@ -2,9 +2,9 @@
 // is small so a cache can run on any source; `resourceListWatch` is the one over a KubeTransport
 // (the real API server, or the fake one in tests).
 import { z } from 'zod';
-import { StatusSchema, type Status } from './errors.js';
-import { apiVersionOf, resourcePath, type ResourceRef } from './resource.js';
-import type { KubeTransport } from './transport.js';
+import { StatusSchema, type Status } from '../core/errors.js';
+import { apiVersionOf, resourcePath, type ResourceRef } from '../core/resource.js';
+import type { KubeTransport } from '../transport/transport.js';
 
 interface ListOptions {
   /** Page size (the server may return fewer). */

@@ -2,13 +2,13 @@
 // `kubectl get events`. The same event about the same object within a window is aggregated:
 // its series count goes up on the existing Event instead of creating a new object. Recording
 // never throws: a failed write is logged (events are best effort, the work is not).
-import { systemClock, type Clock } from './clock.js';
-import { errorMessage, isNotFound } from './errors.js';
-import { microTime } from './lease-store.js';
-import type { Logger } from './logger.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { errorMessage, isNotFound } from '../core/errors.js';
+import { microTime } from '../control/lease-store.js';
+import type { Logger } from '../core/logger.js';
 import { mergePatch } from './apply.js';
-import { EVENTS, resourcePath } from './resource.js';
-import type { KubeTransport } from './transport.js';
+import { EVENTS, resourcePath } from '../core/resource.js';
+import type { KubeTransport } from '../transport/transport.js';
 
 type EventType = 'Normal' | 'Warning';
 

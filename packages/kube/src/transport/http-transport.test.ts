@@ -6,11 +6,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Clock } from './clock.js';
-import { KubeApiError } from './errors.js';
+import type { Clock } from '../core/clock.js';
+import { KubeApiError } from '../core/errors.js';
 import { HttpTransport } from './http-transport.js';
-import { resourceListWatch } from './listwatch-source.js';
-import { CONFIGMAPS } from './resource.js';
+import { resourceListWatch } from '../informer/listwatch-source.js';
+import { CONFIGMAPS } from '../core/resource.js';
 import type { WatchEvent } from './transport.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;

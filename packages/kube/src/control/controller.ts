@@ -3,13 +3,13 @@
 // backoff; a TerminalError is logged and not retried. Stopping aborts the signal handed to
 // reconcile (a leader that lost its lease must stop writing at once) and waits for the workers.
 import type { Counter } from 'prom-client';
-import type { Cache } from './cache.js';
-import type { Clock, Random } from './clock.js';
-import { errorMessage, TerminalError } from './errors.js';
-import type { Logger } from './logger.js';
-import { counter, type MetricsOptions } from './metrics.js';
+import type { Cache } from '../informer/cache.js';
+import type { Clock, Random } from '../core/clock.js';
+import { errorMessage, TerminalError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { counter, type MetricsOptions } from '../core/metrics.js';
 import { WorkQueue, type WorkQueueOptions } from './queue.js';
-import { objectKey, type KubeObject } from './resource.js';
+import { objectKey, type KubeObject } from '../core/resource.js';
 
 export interface ReconcileResult {
   /** Reconcile this key again after this many ms (e.g. to re-check a quarantine). */

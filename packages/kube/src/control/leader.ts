@@ -5,12 +5,12 @@
 // last saw it change (its own clock, not the writer's). stop() releases the lease so a standby
 // takes over at once instead of waiting for it to expire.
 import type { Gauge } from 'prom-client';
-import { sleep, systemClock, type Clock, type Random, type TimerHandle } from './clock.js';
-import { errorMessage } from './errors.js';
+import { sleep, systemClock, type Clock, type Random, type TimerHandle } from '../core/clock.js';
+import { errorMessage } from '../core/errors.js';
 import type { LeaseRecord, LeaseSpec, LeaseStore } from './lease-store.js';
 import { microTime } from './lease-store.js';
-import type { Logger } from './logger.js';
-import { gauge, type MetricsOptions } from './metrics.js';
+import type { Logger } from '../core/logger.js';
+import { gauge, type MetricsOptions } from '../core/metrics.js';
 
 interface LeaderElectionOptions {
   store: LeaseStore;

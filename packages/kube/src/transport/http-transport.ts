@@ -10,10 +10,10 @@
 // so the cache reconnects instead of silently missing an event.
 import type { Agent, IncomingMessage } from 'node:http';
 import { Authenticator } from './authenticator.js';
-import { sleep, systemClock, type Clock } from './clock.js';
+import { sleep, systemClock, type Clock } from '../core/clock.js';
 import { closePool, SharedPool } from './connection-reuse.js';
 import type { KubeCredentials } from './credentials.js';
-import { KubeApiError } from './errors.js';
+import { KubeApiError } from '../core/errors.js';
 import { createAgent, readText, send } from './http-exchange.js';
 import { DEFAULT_RETRY_AFTER, retryAfterMs, type RetryAfterLimits } from './retry-after.js';
 import { tlsOptions } from './tls-material.js';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EventRecorder } from './events.js';
-import { FakeApiServer } from './fake-apiserver.js';
-import { createMemoryLogger } from './memory-logger.js';
-import { EVENTS } from './resource.js';
+import { FakeApiServer } from '../fake-apiserver.js';
+import { createMemoryLogger } from '../memory-logger.js';
+import { EVENTS } from '../core/resource.js';
 
 type Ev = {
   metadata: { name: string; namespace: string };

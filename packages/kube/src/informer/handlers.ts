@@ -1,7 +1,7 @@
 // The subscribers of a cache. Each is called synchronously, in event order; one that throws is
 // logged and does not keep the others (or the cache) from running.
-import { errorMessage } from './errors.js';
-import type { Logger } from './logger.js';
+import { errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 
 export interface CacheHandler<T> {
   onAdd?(obj: T): void;

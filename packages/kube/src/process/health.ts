@@ -4,8 +4,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { errorMessage } from './errors.js';
-import type { Logger } from './logger.js';
+import { errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 
 /** A check passes when it returns true (or nothing); false or a throw fails it (the message is shown). */
 type HealthCheck = () => boolean | void | Promise<boolean | void>;

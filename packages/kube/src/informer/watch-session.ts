@@ -3,8 +3,8 @@
 // Whichever comes first settles it; the watch is aborted before the result is handed back, and
 // anything the stream delivers after that is ignored. This is what guarantees one watch at a
 // time: the cache starts the next one only after this one has settled.
-import { systemClock, type Clock, type TimerHandle } from './clock.js';
-import { isGone, KubeApiError } from './errors.js';
+import { systemClock, type Clock, type TimerHandle } from '../core/clock.js';
+import { isGone, KubeApiError } from '../core/errors.js';
 import type { ListWatchSource, SourceEvent, WatchOptions } from './listwatch-source.js';
 
 /** How a watch ended; `productive`: it delivered at least one event (bookmarks count). */

@@ -2,11 +2,11 @@
 // connections, error events, quick closes — always with exactly one watch at a time.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Cache, type CacheOptions } from './cache.js';
-import { KubeApiError } from './errors.js';
-import { FakeApiServer } from './fake-apiserver.js';
+import { KubeApiError } from '../core/errors.js';
+import { FakeApiServer } from '../fake-apiserver.js';
 import { resourceListWatch, type ListWatchSource, type SourceEvent } from './listwatch-source.js';
-import { createMemoryLogger } from './memory-logger.js';
-import { CONFIGMAPS, resourcePath, type KubeObject } from './resource.js';
+import { createMemoryLogger } from '../memory-logger.js';
+import { CONFIGMAPS, resourcePath, type KubeObject } from '../core/resource.js';
 
 type CM = KubeObject & { data: Record<string, string> };
 const cm = (name: string, v = '1') => ({

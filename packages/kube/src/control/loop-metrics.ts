@@ -1,7 +1,7 @@
 // What every periodic or triggered loop of a program reports: how often it ran, how each run
 // ended, and how long it took. One pair of metrics per registry, told apart by the `loop` label.
 import type { Counter, Histogram } from 'prom-client';
-import { counter, histogram, LATENCY_BUCKETS, type MetricsOptions } from './metrics.js';
+import { counter, histogram, LATENCY_BUCKETS, type MetricsOptions } from '../core/metrics.js';
 
 export class LoopMetrics {
   private readonly runs: Counter;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { formatDuration, parseDuration } from './duration.js';
-import { LOG_LEVELS } from './logger.js';
+import { LOG_LEVELS } from '../core/logger.js';
 
 interface Flag<S extends z.ZodType = z.ZodType> {
   /** What the flag sets, for --help. */

@@ -1,12 +1,12 @@
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Cache } from './cache.js';
+import { Cache } from '../informer/cache.js';
 import { Controller, type ControllerOptions, type ReconcileContext } from './controller.js';
-import { TerminalError } from './errors.js';
-import { FakeApiServer } from './fake-apiserver.js';
-import { resourceListWatch } from './listwatch-source.js';
-import { createMemoryLogger } from './memory-logger.js';
-import { CONFIGMAPS } from './resource.js';
+import { TerminalError } from '../core/errors.js';
+import { FakeApiServer } from '../fake-apiserver.js';
+import { resourceListWatch } from '../informer/listwatch-source.js';
+import { createMemoryLogger } from '../memory-logger.js';
+import { CONFIGMAPS } from '../core/resource.js';
 
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 let log: ReturnType<typeof createMemoryLogger>;

@@ -8,9 +8,15 @@ import {
   TokenBucket,
   type BackoffOptions,
   type TokenBucketOptions,
-} from './backoff.js';
-import { systemClock, type Clock, type Random, type TimerHandle } from './clock.js';
-import { counter, gauge, histogram, LATENCY_BUCKETS, type MetricsOptions } from './metrics.js';
+} from '../core/backoff.js';
+import { systemClock, type Clock, type Random, type TimerHandle } from '../core/clock.js';
+import {
+  counter,
+  gauge,
+  histogram,
+  LATENCY_BUCKETS,
+  type MetricsOptions,
+} from '../core/metrics.js';
 
 export interface WorkQueueOptions {
   /** Label of this queue's metrics, e.g. the controller's name. */

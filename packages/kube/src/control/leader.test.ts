@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { FakeClient } from './fake-client.js';
-import { FakeApiServer } from './fake-apiserver.js';
+import type { FakeClient } from '../fake-client.js';
+import { FakeApiServer } from '../fake-apiserver.js';
 import { LeaderElector } from './leader.js';
 import { kubeLeaseStore } from './lease-store.js';
-import { createMemoryLogger } from './memory-logger.js';
-import { LEASES } from './resource.js';
+import { createMemoryLogger } from '../memory-logger.js';
+import { LEASES } from '../core/resource.js';
 
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 const LEASE_MS = 1500;

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { Cache, CacheStoppedError, type CacheOptions } from './cache.js';
-import { FakeApiServer } from './fake-apiserver.js';
+import { FakeApiServer } from '../fake-apiserver.js';
 import { resourceListWatch } from './listwatch-source.js';
-import { createMemoryLogger } from './memory-logger.js';
-import { CONFIGMAPS, PODS, resourcePath, type KubeObject } from './resource.js';
+import { createMemoryLogger } from '../memory-logger.js';
+import { CONFIGMAPS, PODS, resourcePath, type KubeObject } from '../core/resource.js';
 
 const cm = (name: string, data: Record<string, string> = {}, namespace = 'ns') => ({
   apiVersion: 'v1',

@@ -6,7 +6,7 @@
 // last error; a success resets it.
 import { run } from '@flock/exec';
 import { z } from 'zod';
-import { Backoff } from './backoff.js';
+import { Backoff } from '../core/backoff.js';
 import type { ExecConfig, KubeCredentials } from './credentials.js';
 import { pemText } from './tls-material.js';
 

@@ -1,0 +1,62 @@
+// flock's own resources: the Pool and NodeConfig references and their typed clients, parsed by
+// the schemas of @flock/api. They live here, not in @flock/api beside the schemas, because a
+// client needs this package's transport and apply helpers, and @flock/kube already depends on
+// @flock/api (api ← kube ← apps): the other way round would be a cycle.
+import {
+  GROUP,
+  NODECONFIG_KIND,
+  NODECONFIG_PLURAL,
+  NodeConfig,
+  Pool,
+  POOL_KIND,
+  POOL_PLURAL,
+  VERSION,
+  type NodeConfigStatus,
+  type PoolStatus,
+} from '@flock/api';
+import type { z } from 'zod';
+import { ResourceClient } from '../api/resource-client.js';
+import type { Logger } from '../core/logger.js';
+import type { ResourceRef } from '../core/resource.js';
+import type { KubeTransport } from '../transport/transport.js';
+
+export const POOLS: ResourceRef = {
+  group: GROUP,
+  version: VERSION,
+  plural: POOL_PLURAL,
+  kind: POOL_KIND,
+  namespaced: false,
+};
+export const NODECONFIGS: ResourceRef = {
+  group: GROUP,
+  version: VERSION,
+  plural: NODECONFIG_PLURAL,
+  kind: NODECONFIG_KIND,
+  namespaced: false,
+};
+
+type PoolClient = ResourceClient<Pool, PoolStatus, z.input<typeof Pool>>;
+export type NodeConfigClient = ResourceClient<
+  NodeConfig,
+  NodeConfigStatus,
+  z.input<typeof NodeConfig>
+>;
+
+interface TypedClientOptions {
+  fieldManager: string;
+  logger: Logger;
+}
+
+export function createPoolClient(
+  transport: KubeTransport,
+  options: TypedClientOptions,
+): PoolClient {
+  return new ResourceClient({ transport, resource: POOLS, schema: Pool, ...options });
+}
+
+export function createNodeConfigClient(
+  transport: KubeTransport,
+  options: TypedClientOptions,
+): NodeConfigClient {
+  return new ResourceClient({ transport, resource: NODECONFIGS, schema: NodeConfig, ...options });
+}
