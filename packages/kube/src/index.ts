@@ -13,6 +13,7 @@ export * from './listwatch-source.js';
 export * from './store.js';
 export * from './handlers.js';
 export * from './cache.js';
+export * from './cache-view.js';
 export * from './queue.js';
 export * from './controller.js';
 export * from './lease-store.js';

@@ -4,7 +4,7 @@
 // its datapath step and before it commits, so a new pod's rules are in force before its ADD
 // returns. All passes run one at a time through one queue, so applies never interleave; ADDs
 // that arrive while a pass runs share the next one.
-import { CniErrorCode, type Logger } from '@flock/api';
+import { CniErrorCode, type Logger, type Pod } from '@flock/api';
 import { entryKey, type AllocationEntry } from '@flock/ipam';
 import type { KubeObject } from '@flock/kube';
 import { IncrementalTranslator, renderTable, type NftTable } from '@flock/netpol';
@@ -12,7 +12,8 @@ import type { PodLookup } from '../cni/handlers.js';
 import { CniCommandError } from '../cni/errors.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import type { AgentMetrics } from '../metrics.js';
-import { PolicyPod, type PolicyCaches } from './caches.js';
+import { trimPod } from '../pods.js';
+import { samePolicyPod, type PolicyCaches } from './caches.js';
 import type { PolicyApplier } from './nft.js';
 import {
   appliedResult,
@@ -60,7 +61,7 @@ export class PolicyReconciler {
   /** Pending entries whose ADD is in beforeCommit or past it: in the table before they commit. */
   private readonly admitted = new Map<string, AllocationEntry>();
   /** Local pods by UID as last seen, so a deleted pod keeps its labels until its DEL. */
-  private readonly lastSeen = new Map<string, PolicyPod>();
+  private readonly lastSeen = new Map<string, Pod>();
   private readonly listeners = new Set<PolicyResultListener>();
   /** Policy (uid or key) → the problem already reported by an Event. */
   private readonly warned = new Map<string, string>();
@@ -90,7 +91,10 @@ export class PolicyReconciler {
     this.synced.catch(() => undefined); // stopped before sync
   }
 
-  /** Start the caches and the self-heal tick; the first pass runs once the caches have synced. */
+  /**
+   * Start the caches (but the shared pod cache: its owner starts it) and the self-heal tick; the
+   * first pass runs once the caches have synced.
+   */
   start(): void {
     const { pods, namespaces, policies } = this.options.caches;
     const trigger = () => this.trigger();
@@ -102,7 +106,7 @@ export class PolicyReconciler {
     });
     const sameJson = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
     this.unsubscribe.push(
-      pods.addHandler(onChange(sameJson), { replay: false }),
+      pods.addHandler(onChange(samePolicyPod), { replay: false }),
       namespaces.addHandler(onChange(sameJson), { replay: false }),
       policies.addHandler(
         onChange<KubeObject>(
@@ -111,7 +115,6 @@ export class PolicyReconciler {
         { replay: false },
       ),
     );
-    pods.start();
     namespaces.start();
     policies.start();
     this.options.caches.cluster?.start(trigger);
@@ -140,8 +143,8 @@ export class PolicyReconciler {
     clearInterval(this.tick);
     for (const u of this.unsubscribe.splice(0)) u();
     await this.queue.run(QUEUE, () => Promise.resolve());
-    const { pods, namespaces, policies, cluster } = this.options.caches;
-    await Promise.all([pods.stop(), namespaces.stop(), policies.stop(), cluster?.stop()]);
+    const { namespaces, policies, cluster } = this.options.caches;
+    await Promise.all([namespaces.stop(), policies.stop(), cluster?.stop()]);
   }
 
   /** Subscribe to results (each pass whose result differs from the previous one). */
@@ -207,15 +210,11 @@ export class PolicyReconciler {
     }
   }
 
-  private async lookupPod(entry: AllocationEntry): Promise<PolicyPod | undefined> {
+  private async lookupPod(entry: AllocationEntry): Promise<Pod | undefined> {
     const cached = this.options.caches.pods.getObject(entry.pod, entry.namespace);
     if (cached?.metadata.uid === entry.podUID) return cached;
     const fetched = await this.options.pods.get(entry.namespace, entry.pod, entry.podUID);
-    if (!fetched) return undefined;
-    const parsed = PolicyPod.safeParse(fetched);
-    if (!parsed.success)
-      throw new Error(`pod ${entry.namespace}/${entry.pod}: ${parsed.error.issues[0]?.message}`);
-    return parsed.data;
+    return fetched ? trimPod(fetched) : undefined; // parsed by the lookup (@flock/api's Pod)
   }
 
   /**
@@ -320,7 +319,7 @@ export class PolicyReconciler {
     return out;
   }
 
-  private podOf(entry: AllocationEntry): PolicyPod | undefined {
+  private podOf(entry: AllocationEntry): Pod | undefined {
     const cached = this.options.caches.pods.getObject(entry.pod, entry.namespace);
     if (cached?.metadata.uid === entry.podUID) {
       this.lastSeen.set(entry.podUID, cached);
