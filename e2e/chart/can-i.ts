@@ -19,6 +19,7 @@ export interface Check {
 
 const both = (operator: boolean, agent: boolean) => ({ operator, agent });
 const NS = 'flock-system';
+const CNP = 'clusternetworkpolicies.policy.networking.k8s.io';
 
 /** The permissions that matter, with what each account must be allowed. */
 export const CHECKS: Check[] = [
@@ -61,6 +62,11 @@ export const CHECKS: Check[] = [
     namespace: '*',
     expect: both(false, false),
   },
+  // ClusterNetworkPolicy (optional CRD): both read; only the operator writes, and only status.
+  { verb: 'list', resource: CNP, expect: both(true, true) },
+  { verb: 'watch', resource: CNP, expect: both(true, true) },
+  { verb: 'patch', resource: CNP, subresource: 'status', expect: both(true, false) },
+  { verb: 'update', resource: CNP, expect: both(false, false) },
   { verb: 'create', resource: 'events.events.k8s.io', namespace: '*', expect: both(true, true) },
   { verb: 'get', resource: 'secrets', namespace: '*', expect: both(false, false) },
   { verb: 'get', resource: 'secrets', namespace: 'kube-system', expect: both(false, false) },

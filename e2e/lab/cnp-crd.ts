@@ -3,11 +3,13 @@
 // would with the chart's defaults, before the agents start.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CNP_CRD_NAME, cnpCrdFile } from '@flock/testkit';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { CHART } from './helm.js';
 
-export const CNP_CRD_NAME = 'clusternetworkpolicies.policy.networking.k8s.io';
+// The file and the CRD's name are testkit's (package cluster tests install the same CRD).
+export { CNP_CRD_NAME, cnpCrdFile };
 const UPSTREAM = join(CHART, 'crds-upstream');
 
 export type CnpChannel = 'standard' | 'experimental';
@@ -20,16 +22,6 @@ const Crd = z.looseObject({
   }),
 });
 export type CnpCrd = z.infer<typeof Crd>;
-
-/** The file of one channel (what the chart's template reads). */
-export function cnpCrdFile(channel: CnpChannel): string {
-  return join(
-    UPSTREAM,
-    'network-policy-api',
-    channel,
-    'policy.networking.k8s.io_clusternetworkpolicies.yaml',
-  );
-}
 
 export function cnpCrd(channel: CnpChannel = 'experimental'): CnpCrd {
   return Crd.parse(parse(readFileSync(cnpCrdFile(channel), 'utf8')));

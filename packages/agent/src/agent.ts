@@ -25,7 +25,7 @@ import { AgentMetrics } from './metrics.js';
 import { agentView } from './metrics-view.js';
 import { NetworkConditionKeeper } from './node-condition.js';
 import { NodeConfigTracker, nodeConfigEvents } from './node-config.js';
-import { PodLookupWithFallback, nodePodCache } from './pods.js';
+import { PodLookupWithFallback, clusterPodCache, nodePods } from './pods.js';
 import {
   DropCounters,
   PolicyReconciler,
@@ -155,13 +155,10 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     for (const r of store.released()) if (node.allocator.restoreReleased(r)) restored++;
     if (restored) logger.info('released addresses still quarantined', { count: restored });
 
-    const pods = nodePodCache(
-      transport,
-      config.nodeName,
-      logger,
-      config.watchdogMs,
-      metrics.options,
-    );
+    // One pod cache for the whole agent: NetworkPolicy peers are every pod of the cluster, and
+    // this node's pods are its by-node view.
+    const allPods = clusterPodCache(transport, logger, config.watchdogMs, metrics.options);
+    const pods = nodePods(allPods, config.nodeName);
     const routing = new Routing({
       nodeName: config.nodeName,
       transport,
@@ -184,7 +181,7 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     const podLookup = new PodLookupWithFallback(pods, transport);
     const policy = deps.policyApplier
       ? new PolicyReconciler({
-          caches: policyCaches(transport, logger, metrics.options, config.watchdogMs),
+          caches: policyCaches(transport, allPods, logger, metrics.options, config.watchdogMs),
           metrics,
           store,
           pods: podLookup,
@@ -243,8 +240,8 @@ export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
     for (const e of pending) await handlers.undo(e);
 
     step('start pod cache');
-    pods.start();
-    stoppers.push(() => pods.stop());
+    allPods.start();
+    stoppers.push(() => allPods.stop());
 
     step('keep NetworkUnavailable=False');
     const condition = new NetworkConditionKeeper(

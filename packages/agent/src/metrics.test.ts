@@ -252,11 +252,11 @@ describe('agent metrics', () => {
     const socket = join(dir, 'run', 'cni.sock');
     const uid = putPod('gone');
     await rawExchange(socket, JSON.stringify(request('gone', uid)));
-    await eventually('the node pod cache holds the pod', async () =>
-      (await value('flock_agent_cache_objects', { cache: 'node-pods' })) === 1 ? true : undefined,
+    // One pod cache, cluster-wide: the node side and NetworkPolicy share it.
+    await eventually('the pod cache holds the pod', async () =>
+      (await value('flock_agent_cache_objects', { cache: 'pods' })) === 1 ? true : undefined,
     );
     expect(await value('flock_agent_cache_objects', { cache: 'nodeconfig' })).toBe(1);
-    expect(await value('flock_agent_cache_objects', { cache: 'policy-pods' })).toBe(1);
     // Deleted from the API server without a DEL: the sweep tears it down.
     api.deleteObject(PODS, 'gone', 'default');
     await eventually('the sweep removed it', async () =>

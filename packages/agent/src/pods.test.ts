@@ -3,19 +3,22 @@ import { PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { describe, expect, it } from 'vitest';
 import { CniCommandError } from './cni/errors.js';
-import { PodLookupWithFallback, nodePodCache } from './pods.js';
+import { CachedPod, PodLookupWithFallback, clusterPodCache, nodePods } from './pods.js';
 
-const pod = (name: string) => ({
+const pod = (name: string, nodeName = 'node-a') => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace: 'default' },
-  spec: { nodeName: 'node-a', containers: [] },
+  spec: { nodeName, containers: [] },
 });
 
 describe('PodLookupWithFallback', () => {
   it('asks the API server for a pod the cache has not seen; a 404 is "no such pod"', async () => {
     const api = new FakeApiServer();
-    const lookup = new PodLookupWithFallback(nodePodCache(api, 'node-a', silentLogger), api);
+    const lookup = new PodLookupWithFallback(
+      nodePods(clusterPodCache(api, silentLogger), 'node-a'),
+      api,
+    );
     api.putObject(PODS, pod('web'));
     expect((await lookup.get('default', 'web'))?.metadata?.name).toBe('web');
     expect(await lookup.get('default', 'nope')).toBeUndefined();
@@ -23,7 +26,10 @@ describe('PodLookupWithFallback', () => {
 
   it('an API server that does not answer is "try again later" (code 11), naming the pod', async () => {
     const api = new FakeApiServer();
-    const lookup = new PodLookupWithFallback(nodePodCache(api, 'node-a', silentLogger), api);
+    const lookup = new PodLookupWithFallback(
+      nodePods(clusterPodCache(api, silentLogger), 'node-a'),
+      api,
+    );
     api.inject(() => new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') }));
     const error = await lookup.get('default', 'web').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CniCommandError);
@@ -31,5 +37,82 @@ describe('PodLookupWithFallback', () => {
       code: CniErrorCode.TryAgainLater,
       message: expect.stringMatching(/default\/web.*API server.*ECONNREFUSED/),
     });
+  });
+});
+
+describe('the pod cache', () => {
+  it("keeps what flock reads of a pod, and of annotations only flock's own", () => {
+    const cached = CachedPod.parse({
+      metadata: {
+        name: 'web',
+        namespace: 'shop',
+        uid: 'u1',
+        resourceVersion: '7',
+        labels: { app: 'web' },
+        annotations: {
+          'flock.fritzlab.net/ip-algo': 'stable',
+          'kubectl.kubernetes.io/last-applied-configuration': '{"a": "long"}',
+        },
+        managedFields: [{ manager: 'kubelet' }],
+        deletionTimestamp: '2026-12-02T07:00:00Z',
+      },
+      spec: {
+        nodeName: 'node-a',
+        containers: [{ name: 'c', image: 'x', ports: [{ name: 'http', containerPort: 80 }] }],
+        restartPolicy: 'Always',
+      },
+      status: {
+        phase: 'Running',
+        podIPs: [{ ip: '2001:db8::1' }],
+        conditions: [
+          { type: 'PodScheduled', status: 'True' },
+          { type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T06:00:00Z' },
+        ],
+        startTime: '2026-12-02T06:00:00Z',
+      },
+    });
+    expect(cached).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'web',
+        namespace: 'shop',
+        uid: 'u1',
+        resourceVersion: '7',
+        labels: { app: 'web' },
+        annotations: { 'flock.fritzlab.net/ip-algo': 'stable' },
+        deletionTimestamp: '2026-12-02T07:00:00Z',
+      },
+      spec: { nodeName: 'node-a', containers: [{ ports: [{ name: 'http', containerPort: 80 }] }] },
+      status: {
+        phase: 'Running',
+        podIPs: [{ ip: '2001:db8::1' }],
+        conditions: [{ type: 'Ready', status: 'True' }],
+      },
+    });
+  });
+
+  it("serves a lookup from this node's pods only: a namesake on another node is asked for", async () => {
+    const api = new FakeApiServer();
+    api.putObject(PODS, pod('web', 'node-b'));
+    const cache = clusterPodCache(api, silentLogger);
+    cache.start();
+    try {
+      await cache.synced;
+      const view = nodePods(cache, 'node-a');
+      expect(cache.getObject('web', 'default')).toBeDefined();
+      expect(view.getObject('web', 'default')).toBeUndefined();
+      const lookup = new PodLookupWithFallback(view, api);
+      const before = api.requests.length;
+      expect((await lookup.get('default', 'web'))?.spec?.nodeName).toBe('node-b');
+      expect(
+        api.requests
+          .slice(before)
+          .filter((r) => r.method === 'GET')
+          .map((r) => r.path),
+      ).toEqual(['/api/v1/namespaces/default/pods/web']);
+    } finally {
+      await cache.stop();
+    }
   });
 });

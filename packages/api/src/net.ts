@@ -79,6 +79,11 @@ function isIPv4Mapped(ip: string): boolean {
   return ipFamily(ip) === 6 && ipToBigInt(ip) >> 32n === 0xffffn;
 }
 
+/** Any IPv4 or IPv6 address (what objects flock only reads carry, e.g. a pod's podIPs). */
+export const IpAddress = z
+  .string()
+  .refine((s) => ipFamily(s) !== undefined, 'must be an IPv4 or IPv6 address');
+
 /** An IP address of the given family (or either), e.g. a BGP peer. */
 export function ipString(what: string, family?: Family) {
   return withRules(z.string().min(1).max(MAX_ADDRESS_LENGTH), [

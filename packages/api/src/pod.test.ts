@@ -60,4 +60,20 @@ describe('Pod', () => {
     expect(isPodReady(bare)).toBe(false);
     expect(Pod.safeParse({ metadata: { name: 'p' } }).success).toBe(false);
   });
+
+  it('refuses what the API server refuses too: ports outside 1..65535, other protocols, non-IPs', () => {
+    const withPort = (port: object) => ({
+      ...served,
+      spec: { containers: [{ name: 'web', ports: [{ containerPort: 80, ...port }] }] },
+    });
+    expect(Pod.safeParse(withPort({ containerPort: 0 })).success).toBe(false);
+    expect(Pod.safeParse(withPort({ containerPort: 65536 })).success).toBe(false);
+    expect(Pod.safeParse(withPort({ protocol: 'ICMP' })).success).toBe(false);
+    expect(Pod.safeParse(withPort({ protocol: 'SCTP' })).success).toBe(true);
+    const withIps = (status: object) => ({ ...served, status });
+    expect(Pod.safeParse(withIps({ podIP: 'not-an-ip' })).success).toBe(false);
+    expect(
+      Pod.safeParse(withIps({ podIPs: [{ ip: '2001:db8::7' }, { ip: '10.0.0' }] })).success,
+    ).toBe(false);
+  });
 });

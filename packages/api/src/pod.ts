@@ -1,14 +1,19 @@
 // A Pod as flock reads it: the fields the agent and the policy code look at, as the API server
 // sends them (timestamps are RFC 3339 text, never Date objects). Everything else passes
-// through untouched, and nothing here is stricter than the API server, so a real pod always
-// parses.
+// through untouched, and nothing here is stricter than the API server (it, too, refuses ports
+// outside 1..65535, other protocols and addresses that are not IPs), so a real pod always
+// parses — and what NetworkPolicy translation writes into nft from it is well-formed.
 import { z } from 'zod';
 import { ObjectMeta } from './meta.js';
+import { IpAddress } from './net.js';
+
+export const Protocol = z.enum(['TCP', 'UDP', 'SCTP']);
+export type Protocol = z.infer<typeof Protocol>;
 
 const ContainerPort = z.looseObject({
   name: z.string().optional(),
-  containerPort: z.int(),
-  protocol: z.string().optional(),
+  containerPort: z.int().min(1).max(65535),
+  protocol: Protocol.optional(),
 });
 
 export const Pod = z.looseObject({
@@ -33,8 +38,8 @@ export const Pod = z.looseObject({
   status: z
     .looseObject({
       phase: z.string().optional(),
-      podIP: z.string().optional(),
-      podIPs: z.array(z.looseObject({ ip: z.string() })).optional(),
+      podIP: IpAddress.optional(),
+      podIPs: z.array(z.looseObject({ ip: IpAddress })).optional(),
       conditions: z.array(z.looseObject({ type: z.string(), status: z.string() })).optional(),
     })
     .optional(),

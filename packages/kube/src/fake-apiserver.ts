@@ -2,11 +2,13 @@
 // built on this package: objects with resourceVersions and generations, paged lists with
 // consistent continue tokens, watches with history (and 410 after compaction), selectors,
 // optimistic concurrency, merge patch, server-side apply with field ownership, the status
-// subresource, delete preconditions — and switches to make it fail the ways real ones do.
+// subresource, delete preconditions, discovery of what is registered — and switches to make
+// it fail the ways real ones do.
 import { systemClock, type Clock } from './core/clock.js';
 import { FakeClient } from './fake-client.js';
 import {
   apiError,
+  discovery,
   entryApiVersion,
   keyOf,
   notFound,
@@ -264,6 +266,8 @@ export class FakeApiServer implements KubeTransport {
   }
 
   private handle(req: KubeRequest): unknown {
+    const served = req.method === 'GET' ? discovery(this.store.resources, req.path) : undefined;
+    if (served) return served;
     const r = route(this.store.resources, req.path);
     if (req.method === 'GET' && r.name === undefined) return this.store.list(r, req.query ?? {});
     if (req.method === 'GET') {

@@ -144,6 +144,38 @@ export function route(resources: Map<string, ResourceEntry>, path: string): Rout
   };
 }
 
+/**
+ * Discovery: the APIResourceList of /api/<v> or /apis/<group>/<v>, or undefined when `path` is
+ * not a discovery path or nothing of that group/version is registered (the server's 404).
+ */
+export function discovery(
+  resources: Map<string, ResourceEntry>,
+  path: string,
+): JsonObject | undefined {
+  const segs = path.split('/').filter(Boolean);
+  let group: string;
+  let version: string;
+  if (segs[0] === 'api' && segs.length === 2) [group, version] = ['', segs[1] as string];
+  else if (segs[0] === 'apis' && segs.length === 3)
+    [group, version] = [segs[1] as string, segs[2] as string];
+  else return undefined;
+  const served = [...resources.values()].filter(
+    (e) => e.ref.group === group && e.ref.version === version,
+  );
+  if (!served.length) return undefined;
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: group ? `${group}/${version}` : version,
+    resources: served.flatMap((e) => {
+      const main = { name: e.ref.plural, namespaced: e.ref.namespaced, kind: e.ref.kind };
+      return e.options.statusSubresource
+        ? [main, { ...main, name: `${e.ref.plural}/status` }]
+        : [main];
+    }),
+  };
+}
+
 export const entryApiVersion = (e: ResourceEntry) => apiVersionOf(e.ref);
 
 /** The store key of a routed object. */

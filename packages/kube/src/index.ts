@@ -17,6 +17,7 @@ export * from './informer/listwatch-source.js';
 export type { IndexFunc } from './informer/store.js';
 export type { CacheHandler } from './informer/handlers.js';
 export * from './informer/cache.js';
+export * from './informer/cache-view.js';
 // control: work queue, reconcile runner, leader election, the Loop and its metrics.
 export * from './control/queue.js';
 export * from './control/controller.js';

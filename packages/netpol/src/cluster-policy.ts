@@ -5,10 +5,16 @@
 // then priority (lower first), then name: the API leaves ties to the implementation, and the name
 // makes them deterministic. `domainNames` peers cannot be enforced (flock sees no DNS): they match
 // nothing, which for the Accept rules they are allowed in is the API's "fail closed".
-import { matchesSelector, type CnpProtocol, type LabelSelector, type Tier } from '@flock/api';
+import {
+  matchesSelector,
+  type CnpProtocol,
+  type LabelSelector,
+  type Protocol,
+  type Tier,
+} from '@flock/api';
 import type { PodInfo } from './cluster.js';
 import type { RuleAction } from './ir.js';
-import type { ClusterNetworkPolicy, Peer, PolicyPort, Protocol } from './state.js';
+import type { ClusterNetworkPolicy, Peer, PolicyPort } from './state.js';
 import type { Direction, RuleView } from './translator.js';
 
 export interface ClusterRuleView extends RuleView {

@@ -7,10 +7,12 @@ import {
   parseAnycast,
   type Family,
   type LabelSelector,
+  type Pod,
+  type Protocol,
 } from '@flock/api';
 import { addressInterval } from './addresses.js';
 import { fail } from './errors.js';
-import type { Node, Pod, Protocol, State } from './state.js';
+import type { Node, State } from './state.js';
 
 // Per-object memos for update(), kept on the objects themselves: a WeakMap lookup per pod costs
 // more than the rest of an unchanged pod's handling. A pod's PodInfo is a function of the pod

@@ -1,7 +1,8 @@
 // Ports of a NetworkPolicy rule as `protocol . port` ranges: numbers, endPort ranges, absent
 // ports (every port of the protocol) and named ports resolved against one pod's containers.
+import type { Protocol } from '@flock/api';
 import type { NamedPort } from './cluster.js';
-import type { PolicyPort, Protocol } from './state.js';
+import type { PolicyPort } from './state.js';
 
 export interface PortRange {
   protocol: Protocol;

@@ -3,13 +3,17 @@
 // loose (the rest of a Kubernetes object passes through), but inside a NetworkPolicy spec every
 // field must be known: a field flock does not understand could narrow what the policy allows,
 // so it is refused rather than ignored.
-import { ClusterNetworkPolicy, LabelSelector, ObjectMeta, ipFamily } from '@flock/api';
+import {
+  ClusterNetworkPolicy,
+  IpAddress,
+  LabelSelector,
+  ObjectMeta,
+  Pod,
+  Protocol,
+} from '@flock/api';
 import { z } from 'zod';
 import { cidrInterval, contains } from './addresses.js';
 import { NetpolError, formatPath, type NetpolIssue } from './errors.js';
-
-export const Protocol = z.enum(['TCP', 'UDP', 'SCTP']);
-export type Protocol = z.infer<typeof Protocol>;
 
 /** IANA_SVC_NAME, the grammar of a named port (at most 15 characters, at least one letter). */
 const PORT_NAME = /^(?=.*[a-z])[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$/;
@@ -17,37 +21,13 @@ const PORT_NAME = /^(?=.*[a-z])[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$/;
 const INTERFACE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$/;
 
 const portNumber = z.int().min(1).max(65535);
-const address = z
-  .string()
-  .refine((s) => ipFamily(s) !== undefined, 'must be an IPv4 or IPv6 address');
 
 export const Namespace = z.looseObject({ metadata: ObjectMeta });
 export type Namespace = z.infer<typeof Namespace>;
 
 const NamespacedMeta = ObjectMeta.extend({ namespace: z.string().min(1) });
 
-const ContainerPort = z.looseObject({
-  name: z.string().optional(),
-  containerPort: portNumber,
-  protocol: Protocol.optional(),
-});
-
-export const Pod = z.looseObject({
-  metadata: NamespacedMeta,
-  spec: z
-    .looseObject({
-      containers: z.array(z.looseObject({ ports: z.array(ContainerPort).nullish() })).nullish(),
-    })
-    .nullish(),
-  status: z
-    .looseObject({
-      phase: z.string().nullish(),
-      podIP: address.nullish(),
-      podIPs: z.array(z.looseObject({ ip: address })).nullish(),
-    })
-    .nullish(),
-});
-export type Pod = z.infer<typeof Pod>;
+// Pods are @flock/api's Pod, the one schema of what flock reads of a pod.
 
 const IPBlock = z
   .strictObject({ cidr: z.string(), except: z.array(z.string()).nullish() })
@@ -167,7 +147,7 @@ export const LocalPod = z.strictObject({
     .string()
     .regex(INTERFACE_NAME, 'must be an interface name (letters, digits, _ . -, at most 15)'),
   /** Anycast source addresses the pod may use; when absent, the pod's anycast annotation. */
-  anycast: z.array(address).optional(),
+  anycast: z.array(IpAddress).optional(),
 });
 export type LocalPod = z.infer<typeof LocalPod>;
 

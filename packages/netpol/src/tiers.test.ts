@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { TierIR } from './ir.js';
 import { renderTable } from './render.js';
-import { ClusterNetworkPolicy, Namespace, Node, Pod, parseState, type State } from './state.js';
+import { Pod } from '@flock/api';
+import { ClusterNetworkPolicy, Namespace, Node, parseState, type State } from './state.js';
 import { clusterPolicy, local, namespace, node, pod, state } from './testing/builders.js';
 import { IncrementalTranslator, translate } from './translate.js';
 

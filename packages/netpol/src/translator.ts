@@ -3,7 +3,7 @@
 // with the same meaning, and kept across states in a SetCache). NetworkPolicy and
 // ClusterNetworkPolicy rules both come here as a RuleView: peers in NetworkPolicy's terms
 // (podSelector / namespaceSelector / ipBlock), plus node selectors, and ports.
-import type { LabelSelector } from '@flock/api';
+import type { LabelSelector, Protocol } from '@flock/api';
 import { contains } from './addresses.js';
 import type { Cluster, PodInfo } from './cluster.js';
 import type { NetpolIR, LocalPodIR, RuleAction, RuleIR } from './ir.js';
@@ -22,7 +22,7 @@ import {
   type SetSource,
   type Tuple,
 } from './sets.js';
-import type { Peer, PolicyPort, Protocol } from './state.js';
+import type { Peer, PolicyPort } from './state.js';
 
 export type Direction = 'ingress' | 'egress';
 

@@ -6,3 +6,4 @@ export * from './tcp-proxy.js';
 export * from './eventually.js';
 export * from './unix-bridge.js';
 export * from './stats.js';
+export * from './crds.js';

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { hostVethName } from '../datapath/index.js';
-import { PodLookupWithFallback, nodePodCache } from '../pods.js';
+import { PodLookupWithFallback, clusterPodCache, nodePods } from '../pods.js';
 import {
   committedHook,
   datapath,
@@ -131,7 +131,9 @@ describe('CNI ADD', () => {
     holder('v4-secondary', ['2001:db8:101::1', '198.51.100.9']);
     holder('v6-secondary', ['198.51.100.10', '2001:db8:200::a']);
     holder('done', ['2001:db8:200::b', '198.51.100.11'], 'Succeeded');
-    make({ pods: new PodLookupWithFallback(nodePodCache(api, 'node-a', silentLogger), api) });
+    make({
+      pods: new PodLookupWithFallback(nodePods(clusterPodCache(api, silentLogger), 'node-a'), api),
+    });
     let adds = 0;
     const add = async (pinned: string) => {
       const name = `p${++adds}`;

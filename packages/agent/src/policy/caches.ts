@@ -1,52 +1,40 @@
 // The cluster-wide inputs of NetworkPolicy enforcement: every pod (peers are known by their
 // addresses wherever they run), every namespace (namespaceSelector) and every NetworkPolicy.
-// Pods and namespaces are validated and trimmed to what translate() reads once, as they enter
-// the cache, so a change costs no re-parsing of 10,000 pods and the cache holds a fraction of
-// each object. NetworkPolicies stay raw: an invalid one must not be skipped by the cache (that
+// Pods are the agent's one pod cache (pods.ts), shared with the node side, which starts and
+// stops it. Namespaces are validated and trimmed to what translate() reads once, as they enter
+// the cache. NetworkPolicies stay raw: an invalid one must not be skipped by the cache (that
 // would silently allow what it denies) but reported and enforced fail-closed (see state.ts).
-import type { Logger } from '@flock/api';
+import type { Logger, Pod } from '@flock/api';
 import {
   Cache,
   NAMESPACES,
   NETWORK_POLICIES,
-  PODS,
   resourceListWatch,
   type KubeObject,
   type KubeTransport,
   type MetricsOptions,
 } from '@flock/kube';
-import { Namespace, Pod } from '@flock/netpol';
+import { Namespace } from '@flock/netpol';
 import type { z } from 'zod';
 import { ClusterPolicyCaches } from './cluster-caches.js';
 
-/** A pod as policy enforcement sees it: identity, labels, named ports, phase and addresses. */
-export const PolicyPod = Pod.transform((p) => ({
-  metadata: {
-    name: p.metadata.name,
-    namespace: p.metadata.namespace,
-    ...(p.metadata.uid ? { uid: p.metadata.uid } : {}),
-    ...(p.metadata.labels ? { labels: p.metadata.labels } : {}),
-  },
-  spec: {
-    // The pod uses the node's addresses: not a pod peer (see docs).
-    ...((p.spec as { hostNetwork?: unknown } | null | undefined)?.hostNetwork === true
-      ? { hostNetwork: true }
-      : {}),
-    containers: (p.spec?.containers ?? []).map((c) => ({
-      ports: (c.ports ?? []).map((port) => ({
-        ...(port.name ? { name: port.name } : {}),
-        containerPort: port.containerPort,
-        ...(port.protocol ? { protocol: port.protocol } : {}),
-      })),
-    })),
-  },
-  status: {
-    ...(p.status?.phase ? { phase: p.status.phase } : {}),
-    ...(p.status?.podIP ? { podIP: p.status.podIP } : {}),
-    ...(p.status?.podIPs ? { podIPs: p.status.podIPs.map((i) => ({ ip: i.ip })) } : {}),
-  },
-}));
-export type PolicyPod = z.output<typeof PolicyPod>;
+/** The part of a pod policy enforcement reads: a change elsewhere (Ready, annotations) is none. */
+function policyView(p: Pod): unknown {
+  return [
+    p.metadata.uid,
+    p.metadata.labels,
+    p.spec?.hostNetwork,
+    p.spec?.containers,
+    p.status?.phase,
+    p.status?.podIP,
+    p.status?.podIPs,
+  ];
+}
+
+/** Do two states of a pod mean the same to policy enforcement? */
+export function samePolicyPod(a: Pod, b: Pod): boolean {
+  return a === b || JSON.stringify(policyView(a)) === JSON.stringify(policyView(b));
+}
 
 /** A namespace: its name and labels. */
 export const PolicyNamespace = Namespace.transform((ns) => ({
@@ -58,7 +46,8 @@ export const PolicyNamespace = Namespace.transform((ns) => ({
 export type PolicyNamespace = z.output<typeof PolicyNamespace>;
 
 export interface PolicyCaches {
-  pods: Cache<PolicyPod>;
+  /** Shared with the node side (pods.ts): started and stopped by its owner, not the reconciler. */
+  pods: Cache<Pod>;
   namespaces: Cache<PolicyNamespace>;
   /** Raw objects: validated by the reconciler, which reports what it cannot enforce. */
   policies: Cache<KubeObject>;
@@ -68,6 +57,8 @@ export interface PolicyCaches {
 
 export function policyCaches(
   transport: KubeTransport,
+  /** The agent's cluster-wide pod cache (clusterPodCache). */
+  pods: Cache<Pod>,
   logger: Logger,
   metrics?: MetricsOptions,
   /** Restart a watch that delivered nothing for this long (the agent's --watchdog). */
@@ -81,12 +72,7 @@ export function policyCaches(
     ...(watchdogMs ? { watchdogMs } : {}),
   };
   return {
-    pods: new Cache<PolicyPod>({
-      source: resourceListWatch(transport, PODS),
-      schema: PolicyPod,
-      name: 'policy-pods',
-      ...common,
-    }),
+    pods,
     namespaces: new Cache<PolicyNamespace>({
       source: resourceListWatch(transport, NAMESPACES),
       schema: PolicyNamespace,

@@ -2,7 +2,7 @@
 // (policy.networking.k8s.io/v1alpha2) is installed: the ClusterNetworkPolicies themselves (raw,
 // like NetworkPolicies: checked by the reconciler, enforced fail-closed when unreadable) and the
 // Nodes (labels and status.addresses, for `nodes` peers). Whether the CRD is there is asked of
-// the API server (a LIST of one object: 404 means not installed) at start and then every
+// discovery (@flock/kube resourceServed: not listed means not installed) at start and then every
 // `recheckMs`; its absence is logged once. The caches start when it is found, and `ready`
 // resolves after the first definite answer (and, when installed, the caches' first sync), so the
 // first pass never runs without policies that exist.

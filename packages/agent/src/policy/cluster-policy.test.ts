@@ -10,7 +10,7 @@ import { policyCaches } from './caches.js';
 import { checkClusterPolicy } from './cluster-validate.js';
 import { PolicyReconciler } from './reconciler.js';
 import type { PolicyProblem } from './state.js';
-import { RecordingNft, entry, namespace, pod } from './test-support.js';
+import { RecordingNft, entry, namespace, pod, startedPods, stopPods } from './test-support.js';
 
 let api: FakeApiServer;
 let nft: RecordingNft;
@@ -38,7 +38,7 @@ const adminChain = (script: string) =>
 
 async function start(recheckMs = 50) {
   reconciler = new PolicyReconciler({
-    caches: policyCaches(api, logger, undefined, undefined, recheckMs),
+    caches: policyCaches(api, startedPods(api), logger, undefined, undefined, recheckMs),
     store: { entries: () => entries },
     pods: { get: async () => undefined as Pod | undefined },
     applier: new NftApplier(nft.run),
@@ -63,6 +63,7 @@ beforeEach(() => {
 });
 afterEach(async () => {
   await reconciler?.stop();
+  await stopPods();
 });
 
 describe('ClusterNetworkPolicy in the agent', () => {

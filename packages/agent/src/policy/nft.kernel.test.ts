@@ -7,11 +7,12 @@ import { Netns, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { render, translate } from '@flock/netpol';
-import { PolicyNamespace, PolicyPod, policyCaches } from './caches.js';
+import { CachedPod } from '../pods.js';
+import { PolicyNamespace, policyCaches } from './caches.js';
 import { nftPolicyApplier } from './nft.js';
 import { PolicyReconciler } from './reconciler.js';
 import { buildPolicyState } from './state.js';
-import { entry, namespace, networkPolicy, pod } from './test-support.js';
+import { entry, namespace, networkPolicy, pod, startedPods, stopPods } from './test-support.js';
 import { checkPolicy } from './validate.js';
 
 let node: Netns;
@@ -50,7 +51,7 @@ describe('the agent nft applier in the node namespace', () => {
 
   it('nft accepts the table of unknown pods, second sandboxes and a fail-closed stand-in', async () => {
     const values = Array.from({ length: 65 }, (_, i) => `v${i}`);
-    const web = PolicyPod.parse(pod('web', { app: 'web' }, []));
+    const web = CachedPod.parse(pod('web', { app: 'web' }, []));
     const built = buildPolicyState({
       namespaces: [PolicyNamespace.parse(namespace('shop'))],
       pods: [],
@@ -89,7 +90,7 @@ describe('the agent nft applier in the node namespace', () => {
     const entries = [entry('web', '2001:db8:1::5', { podUID: uid })];
     const applier = nftPolicyApplier(node.path);
     const reconciler = new PolicyReconciler({
-      caches: policyCaches(api, logger),
+      caches: policyCaches(api, startedPods(api), logger),
       store: { entries: () => entries },
       pods: { get: async () => undefined },
       applier,
@@ -116,6 +117,7 @@ describe('the agent nft applier in the node namespace', () => {
       expect(await table()).toContain(veth);
     } finally {
       await reconciler.stop();
+      await stopPods();
     }
   });
 });

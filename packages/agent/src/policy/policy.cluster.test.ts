@@ -6,16 +6,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
-import { run } from '@flock/exec';
 import {
   CLUSTER_NETWORK_POLICIES,
   type HttpTransport,
   NETWORK_POLICIES,
   NODECONFIGS,
   objectPath,
-  resourcePath,
 } from '@flock/kube';
-import { Netns, eventually, kubectl, requireKernelTier, type ControlPlane } from '@flock/testkit';
+import {
+  Netns,
+  eventually,
+  installCnpCrd,
+  requireKernelTier,
+  type ControlPlane,
+} from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { TestNode } from '../testing/node-harness.js';
@@ -135,30 +139,11 @@ async function policyApplied() {
   return nc.status?.conditions?.find((c) => c.type === 'PolicyApplied');
 }
 
-/** sig-network's ClusterNetworkPolicy CRD as released (v0.3.0, experimental channel). */
-async function installClusterPolicyCrd(): Promise<void> {
-  const out = await run('go', [
-    'mod',
-    'download',
-    '-json',
-    'sigs.k8s.io/network-policy-api@v0.3.0',
-  ]);
-  const dir = (JSON.parse(out.stdout) as { Dir: string }).Dir;
-  const file = join(
-    dir,
-    'config/crd/experimental/policy.networking.k8s.io_clusternetworkpolicies.yaml',
-  );
-  await kubectl(cp.kubeconfigPath, ['apply', '--server-side', '-f', file]);
-  await eventually('ClusterNetworkPolicies served', () =>
-    api.request({ method: 'GET', path: resourcePath(CLUSTER_NETWORK_POLICIES) }),
-  );
-}
-
 beforeAll(async () => {
-  requireKernelTier('cnitool', 'nsenter', 'nft', 'go', 'kubectl');
+  requireKernelTier('cnitool', 'nsenter', 'nft', 'kubectl');
   ({ cp, api, apply } = await startTestCluster('node-a'));
   // Installed before the agent starts: its first pass waits for the cluster policy caches.
-  await installClusterPolicyCrd();
+  await installCnpCrd(cp); // as the chart ships it (v0.3.0, experimental channel)
   await apply(NODECONFIGS, {
     apiVersion: API_VERSION,
     kind: NODECONFIG_KIND,

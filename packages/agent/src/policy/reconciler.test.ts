@@ -19,6 +19,8 @@ import {
   namespace,
   networkPolicy,
   pod,
+  startedPods,
+  stopPods,
 } from './test-support.js';
 
 let api: FakeApiServer;
@@ -45,7 +47,7 @@ const settle = (ms = 150) => new Promise((r) => setTimeout(r, ms));
 
 async function start(over: Partial<PolicyReconcilerOptions> = {}) {
   reconciler = new PolicyReconciler({
-    caches: policyCaches(api, silentLogger),
+    caches: policyCaches(api, startedPods(api), silentLogger),
     store: { entries: () => entries },
     pods: {
       get: async (ns, name) =>
@@ -75,6 +77,7 @@ beforeEach(() => {
 });
 afterEach(async () => {
   await reconciler?.stop();
+  await stopPods();
 });
 
 describe('PolicyReconciler', () => {
@@ -225,7 +228,7 @@ describe('PolicyReconciler', () => {
     api.inject((r) => (r.path.includes('networkpolicies') ? new Error('forbidden') : undefined));
     entries = [addPod('web', { app: 'web' }, [], '2001:db8:1::5')];
     reconciler = new PolicyReconciler({
-      caches: policyCaches(api, silentLogger),
+      caches: policyCaches(api, startedPods(api), silentLogger),
       store: { entries: () => entries },
       pods: { get: async () => undefined },
       applier: new NftApplier(nft.run),

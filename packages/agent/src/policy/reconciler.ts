@@ -4,14 +4,15 @@
 // its datapath step and before it commits, so a new pod's rules are in force before its ADD
 // returns. All passes are runs of one Loop (policy), so applies never interleave; ADDs that
 // arrive while a pass runs share the next one, and a failed pass is retried with backoff.
-import { CniErrorCode, type Logger } from '@flock/api';
+import { CniErrorCode, type Logger, type Pod } from '@flock/api';
 import { entryKey, type AllocationEntry } from '@flock/ipam';
 import { Loop, type KubeObject } from '@flock/kube';
 import { IncrementalTranslator, renderTable, type NftTable } from '@flock/netpol';
 import type { PodLookup } from '../cni/handlers.js';
 import { CniCommandError } from '../cni/errors.js';
 import type { AgentMetrics } from '../metrics.js';
-import { PolicyPod, type PolicyCaches } from './caches.js';
+import { trimPod } from '../pods.js';
+import { samePolicyPod, type PolicyCaches } from './caches.js';
 import type { PolicyApplier } from './nft.js';
 import {
   appliedResult,
@@ -59,7 +60,7 @@ export class PolicyReconciler {
   /** Pending entries whose ADD is in beforeCommit or past it: in the table before they commit. */
   private readonly admitted = new Map<string, AllocationEntry>();
   /** Local pods by UID as last seen, so a deleted pod keeps its labels until its DEL. */
-  private readonly lastSeen = new Map<string, PolicyPod>();
+  private readonly lastSeen = new Map<string, Pod>();
   private readonly listeners = new Set<PolicyResultListener>();
   /** Policy (uid or key) → the problem already reported by an Event. */
   private readonly warned = new Map<string, string>();
@@ -96,7 +97,10 @@ export class PolicyReconciler {
     });
   }
 
-  /** Start the caches and the self-heal tick; the first pass runs once the caches have synced. */
+  /**
+   * Start the caches (but the shared pod cache: its owner starts it) and the self-heal tick; the
+   * first pass runs once the caches have synced.
+   */
   start(): void {
     const { pods, namespaces, policies } = this.options.caches;
     const trigger = () => this.trigger();
@@ -108,7 +112,7 @@ export class PolicyReconciler {
     });
     const sameJson = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
     this.unsubscribe.push(
-      pods.addHandler(onChange(sameJson), { replay: false }),
+      pods.addHandler(onChange(samePolicyPod), { replay: false }),
       namespaces.addHandler(onChange(sameJson), { replay: false }),
       policies.addHandler(
         onChange<KubeObject>(
@@ -117,7 +121,6 @@ export class PolicyReconciler {
         { replay: false },
       ),
     );
-    pods.start();
     namespaces.start();
     policies.start();
     this.options.caches.cluster?.start(trigger);
@@ -144,8 +147,8 @@ export class PolicyReconciler {
     this.stopped = true;
     for (const u of this.unsubscribe.splice(0)) u();
     await this.loop.stop();
-    const { pods, namespaces, policies, cluster } = this.options.caches;
-    await Promise.all([pods.stop(), namespaces.stop(), policies.stop(), cluster?.stop()]);
+    const { namespaces, policies, cluster } = this.options.caches;
+    await Promise.all([namespaces.stop(), policies.stop(), cluster?.stop()]);
   }
 
   /** Subscribe to results (each pass whose result differs from the previous one). */
@@ -209,15 +212,11 @@ export class PolicyReconciler {
     }
   }
 
-  private async lookupPod(entry: AllocationEntry): Promise<PolicyPod | undefined> {
+  private async lookupPod(entry: AllocationEntry): Promise<Pod | undefined> {
     const cached = this.options.caches.pods.getObject(entry.pod, entry.namespace);
     if (cached?.metadata.uid === entry.podUID) return cached;
     const fetched = await this.options.pods.get(entry.namespace, entry.pod, entry.podUID);
-    if (!fetched) return undefined;
-    const parsed = PolicyPod.safeParse(fetched);
-    if (!parsed.success)
-      throw new Error(`pod ${entry.namespace}/${entry.pod}: ${parsed.error.issues[0]?.message}`);
-    return parsed.data;
+    return fetched ? trimPod(fetched) : undefined; // parsed by the lookup (@flock/api's Pod)
   }
 
   /** One run of the loop: nothing before the caches synced (a partial cluster opens things). */
@@ -313,7 +312,7 @@ export class PolicyReconciler {
     return out;
   }
 
-  private podOf(entry: AllocationEntry): PolicyPod | undefined {
+  private podOf(entry: AllocationEntry): Pod | undefined {
     const cached = this.options.caches.pods.getObject(entry.pod, entry.namespace);
     if (cached?.metadata.uid === entry.podUID) {
       this.lastSeen.set(entry.podUID, cached);

@@ -1,13 +1,14 @@
 import { render, translate } from '@flock/netpol';
 import { describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
-import { PolicyNamespace, PolicyPod } from './caches.js';
+import { CachedPod } from '../pods.js';
+import { PolicyNamespace } from './caches.js';
 import { UNKNOWN_POD_POLICY, buildPolicyState, type PolicyInputs } from './state.js';
 import { entry, isolatedForIngress, namespace, networkPolicy, pod } from './test-support.js';
 import { checkPolicy } from './validate.js';
 
 const ns = [PolicyNamespace.parse(namespace('shop')), PolicyNamespace.parse(namespace('other'))];
-const p = (...args: Parameters<typeof pod>) => PolicyPod.parse(pod(...args));
+const p = (...args: Parameters<typeof pod>) => CachedPod.parse(pod(...args));
 const checked = (raw: unknown) => checkPolicy(raw)!;
 const veth = (name: string) => hostVethName(`ctr-${name}`, 'eth0');
 
@@ -49,7 +50,7 @@ describe('buildPolicyState', () => {
         p('web', { app: 'web' }, ['2001:db8:1::5']),
         p('db', { app: 'db' }, ['2001:db8:2::7']),
         p('starting', { app: 'db' }, []),
-        PolicyPod.parse({
+        CachedPod.parse({
           ...pod('agent', { app: 'db' }, ['198.51.100.1']),
           spec: { hostNetwork: true },
         }),

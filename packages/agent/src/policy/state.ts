@@ -2,17 +2,11 @@
 // pods are its allocation-store entries (addresses from the store — the Pod's status.podIPs is
 // only set after ADD returns — host veth from the container ID, anycast as validated at ADD),
 // every other pod of the cluster is a peer known by status.podIPs. Pure and deterministic.
-import { matchesSelector } from '@flock/api';
+import { matchesSelector, type Pod } from '@flock/api';
 import type { AllocationEntry } from '@flock/ipam';
-import {
-  NAMESPACE_NAME_LABEL,
-  type LocalPod,
-  type NetworkPolicy,
-  type Pod,
-  type State,
-} from '@flock/netpol';
+import { NAMESPACE_NAME_LABEL, type LocalPod, type NetworkPolicy, type State } from '@flock/netpol';
 import { hostVethName } from '../datapath/index.js';
-import type { PolicyNamespace, PolicyPod } from './caches.js';
+import type { PolicyNamespace } from './caches.js';
 import type { PolicyNode } from './cluster-caches.js';
 import type { CheckedClusterPolicy } from './cluster-validate.js';
 import type { CheckedPolicy } from './validate.js';
@@ -29,13 +23,13 @@ export const UNKNOWN_POD_POLICY = 'flock:unknown-pods';
 export interface LocalAttachment {
   entry: AllocationEntry;
   /** The Pod as last seen; undefined when it was never seen. */
-  pod: PolicyPod | undefined;
+  pod: Pod | undefined;
 }
 
 export interface PolicyInputs {
   namespaces: readonly PolicyNamespace[];
   /** Every pod of the cluster (this node's included: they are recognised and skipped). */
-  pods: readonly PolicyPod[];
+  pods: readonly Pod[];
   policies: readonly CheckedPolicy[];
   /** ClusterNetworkPolicies (none when the CRD is not installed). */
   clusterPolicies?: readonly CheckedClusterPolicy[];
@@ -69,7 +63,7 @@ function addresses(entry: AllocationEntry): { ip: string }[] {
 }
 
 /** Is this attachment's Pod the one it was made for (same UID)? */
-function knows(local: LocalAttachment): local is LocalAttachment & { pod: PolicyPod } {
+function knows(local: LocalAttachment): local is LocalAttachment & { pod: Pod } {
   const uid = local.pod?.metadata.uid;
   return local.pod !== undefined && (uid === undefined || uid === local.entry.podUID);
 }
@@ -119,9 +113,9 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
     }
     pods.push({
       metadata: { namespace: entry.namespace, name, labels },
-      spec: { containers: known ? l.pod.spec.containers : [] },
+      spec: { containers: known ? (l.pod.spec?.containers ?? []) : [] },
       status: {
-        ...(known && l.pod.status.phase ? { phase: l.pod.status.phase } : {}),
+        ...(known && l.pod.status?.phase ? { phase: l.pod.status.phase } : {}),
         podIPs: addresses(entry),
       },
     });
@@ -132,8 +126,8 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
   for (const pod of input.pods) {
     const { namespace, name } = pod.metadata;
     if (primary.has(podKey(namespace, name))) continue; // this node's: from the store
-    if (pod.spec.hostNetwork) continue; // the node's addresses, not the pod's
-    if (!pod.status.podIPs?.length && !pod.status.podIP) continue; // nothing to match
+    if (pod.spec?.hostNetwork) continue; // the node's addresses, not the pod's
+    if (!pod.status?.podIPs?.length && !pod.status?.podIP) continue; // nothing to match
     pods.push(pod);
   }
 

@@ -1,9 +1,27 @@
 // Shared by the policy unit tests: Kubernetes-shaped fixtures, store entries, and a recording
 // stand-in for the nft kernel call (NftRun). NftApplier runs for real on top of it; its real
 // twin, nftRunner in a namespace, is tested in nft.kernel.test.ts.
+import { silentLogger, type Pod } from '@flock/api';
 import type { AllocationEntry } from '@flock/ipam';
+import type { Cache, KubeTransport } from '@flock/kube';
 import { FakeNftKernel, type NftRun } from '@flock/netpol';
+import { clusterPodCache } from '../pods.js';
 import { entry as storeEntry } from '../testing/routing-fixtures.js';
+
+const podCaches: Cache<Pod>[] = [];
+
+/** The agent's pod cache, started as the agent starts it (the reconciler does not own it). */
+export function startedPods(api: KubeTransport): Cache<Pod> {
+  const pods = clusterPodCache(api, silentLogger);
+  pods.start();
+  podCaches.push(pods);
+  return pods;
+}
+
+/** Stop what startedPods started (afterEach). */
+export async function stopPods(): Promise<void> {
+  await Promise.all(podCaches.splice(0).map((c) => c.stop()));
+}
 
 /** A committed store entry of pod `name` in namespace shop. */
 export function entry(

@@ -2,7 +2,7 @@
 import type { Logger, Pod } from '@flock/api';
 import type { BirdControl } from '@flock/bird';
 import type { AllocationEntry, AllocationStore } from '@flock/ipam';
-import type { Cache, KubeTransport } from '@flock/kube';
+import type { CacheView, KubeTransport } from '@flock/kube';
 import type { Datapath } from '../datapath/index.js';
 import type { NodeConfigTracker } from '../node-config.js';
 import type { AgentMetrics } from '../metrics.js';
@@ -39,7 +39,8 @@ export interface RoutingDeps {
   transport: KubeTransport;
   logger: Logger;
   store: Pick<AllocationStore, 'entries' | 'get'>;
-  pods: Cache<Pod>;
+  /** This node's pods (the pod cache's by-node view). */
+  pods: CacheView<Pod>;
   nodeConfig: NodeConfigTracker;
   datapath: Pick<Datapath, 'listAnycastRoutes' | 'ensureAnycastRoute'>;
   /** Tear down an allocation (CniHandlers.undo). */

@@ -10,7 +10,7 @@ import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeDatapath, hostVethName } from '../datapath/index.js';
 import { NodeConfigTracker } from '../node-config.js';
-import { nodePodCache } from '../pods.js';
+import { clusterPodCache, nodePods } from '../pods.js';
 import { FakeBird } from '../testing/fake-bird.js';
 import { NODE_CONFIG } from '../testing/routing-fixtures.js';
 import { Routing } from './routing.js';
@@ -69,9 +69,10 @@ describe('routing before the pod cache has synced', () => {
       ip6: '2001:db8:100::5',
     });
     await datapath.ensureAnycastRoute('2001:db8:300::1', [hostVethName('c-gone', 'eth0')]);
-    const pods = nodePodCache(api, 'node-a', logger);
-    pods.start();
-    stops.push(() => pods.stop());
+    const allPods = clusterPodCache(api, logger);
+    allPods.start();
+    stops.push(() => allPods.stop());
+    const pods = nodePods(allPods, 'node-a');
     const bird = new FakeBird(join(dir, 'bird.conf'));
     bird.up = true;
     const undone: string[] = [];

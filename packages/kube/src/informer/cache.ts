@@ -132,6 +132,11 @@ export class Cache<T extends KubeObject = KubeObject> {
     return this.contents.store.indexValues(index);
   }
 
+  /** Is `obj` (stored or not, e.g. an event's old state) under `value` in `index`? */
+  inIndex(index: string, value: string, obj: T): boolean {
+    return this.contents.store.matches(index, value, obj);
+  }
+
   /**
    * Subscribe. With `replay` (default), objects already in the cache are delivered to this
    * handler as adds first. Handlers run synchronously in event order and should be quick

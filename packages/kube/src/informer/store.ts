@@ -68,6 +68,13 @@ export class IndexedStore<T> {
     return [...(index.get(value) ?? [])].map((k) => this.objects.get(k) as T);
   }
 
+  /** Would `obj` be indexed under `value` in index `name`? (Computed: `obj` need not be stored.) */
+  matches(name: string, value: string, obj: T): boolean {
+    const fn = this.indexers[name];
+    if (!fn) throw new Error(`no index named ${JSON.stringify(name)}`);
+    return this.valuesOf(name, fn, obj).has(value);
+  }
+
   /** The values present in index `name`. */
   indexValues(name: string): string[] {
     const index = this.indexes.get(name);

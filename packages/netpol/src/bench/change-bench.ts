@@ -15,7 +15,8 @@ import { performance } from 'node:perf_hooks';
 import type { Netns } from '@flock/testkit';
 import { NftApplier, nftRunner, type NftRun } from '../apply.js';
 import { render, renderTable } from '../render.js';
-import { LocalPod, Pod, parseState, type State, type StateInput } from '../state.js';
+import { Pod } from '@flock/api';
+import { LocalPod, parseState, type State, type StateInput } from '../state.js';
 import { IncrementalTranslator, translate } from '../translate.js';
 import { syntheticState } from './generate.js';
 

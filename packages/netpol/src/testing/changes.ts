@@ -3,6 +3,7 @@
 // cluster policies are also updated in place; nodes change; pods join and leave this node. A
 // change yields a new State that shares every unchanged object with the previous one (as the
 // agent's caches do), and now and then a fully re-parsed copy (every object new, same content).
+import { Pod } from '@flock/api';
 import fc from 'fast-check';
 import {
   ClusterNetworkPolicy,
@@ -10,7 +11,6 @@ import {
   Namespace,
   NetworkPolicy,
   Node,
-  Pod,
   parseState,
   type State,
 } from '../state.js';

@@ -6,6 +6,7 @@
 // docs/benchmarks/netpol.md.
 import { performance } from 'node:perf_hooks';
 import { cpus } from 'node:os';
+import type { Pod } from '@flock/api';
 import {
   IncrementalTranslator,
   diffTables,
@@ -14,7 +15,8 @@ import {
   renderTable,
   translate,
 } from '@flock/netpol';
-import { PolicyNamespace, PolicyPod } from '../caches.js';
+import { CachedPod } from '../../pods.js';
+import { PolicyNamespace } from '../caches.js';
 import { buildPolicyState, type LocalAttachment } from '../state.js';
 import { PolicyChecker } from '../validate.js';
 import { entry, namespace, networkPolicy, pod } from '../test-support.js';
@@ -99,8 +101,8 @@ function cluster(pods: number, policies: number) {
 function figures(pods: number, policies: number) {
   const c = cluster(pods, policies);
   // What the caches hold: each object validated and trimmed once, when it arrived.
-  let cachedPods: PolicyPod[] = [];
-  const admitMs = median(3, () => (cachedPods = c.rawPods.map((p) => PolicyPod.parse(p))));
+  let cachedPods: Pod[] = [];
+  const admitMs = median(3, () => (cachedPods = c.rawPods.map((p) => CachedPod.parse(p))));
   const cachedNamespaces = c.rawNamespaces.map((n) => PolicyNamespace.parse(n));
   const checker = new PolicyChecker();
   const locals: LocalAttachment[] = c.locals.map((i) => ({
@@ -144,7 +146,7 @@ function figures(pods: number, policies: number) {
   // One pod appears elsewhere in the cluster: the pass as the reconciler runs it now —
   // build, incremental translate, render to a table, diff against the table in force.
   const incremental = new IncrementalTranslator();
-  const build = (all: PolicyPod[]) =>
+  const build = (all: Pod[]) =>
     buildPolicyState({
       namespaces: cachedNamespaces,
       pods: all,
@@ -155,7 +157,7 @@ function figures(pods: number, policies: number) {
   let n = 0;
   const changeMs = median(9, () => {
     n++;
-    const extra = PolicyPod.parse(
+    const extra = CachedPod.parse(
       pod(`new-${n}`, { app: 'app-1' }, [`fd00:200::${n.toString(16)}`, `10.200.0.${n}`], {
         namespace: 'ns-1',
       }),
