@@ -3,7 +3,7 @@
 // and must do their whole job — a permission missing from the chart fails here — while
 // `kubectl auth can-i` shows they can do no more. Then helm upgrade and helm uninstall. There
 // is no kubelet: the Deployment's and DaemonSet's pods never start; the test runs the processes.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NODECONFIGS, POOLS, objectPath, HttpTransport } from '@flock/kube';
@@ -17,7 +17,7 @@ import {
   type ControlPlane,
 } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CniRuntime } from './cni-runtime.js';
+import { startChartAgent, wirePod } from './chart-agent.js';
 import { stopDaemon, type Daemon } from '../lab/daemon.js';
 import { Read, startUntil } from './cluster-support.js';
 import {
@@ -43,8 +43,6 @@ import {
 
 const NODE = 'node-a';
 const OPERATOR_MAIN = join(REPO, 'packages', 'operator', 'dist', 'main.js');
-const AGENT_MAIN = join(REPO, 'packages', 'agent', 'dist', 'main.js');
-const PLUGIN_DIR = join(REPO, 'packages', 'cni', 'dist', 'bundle');
 
 let cp: ControlPlane;
 let admin: HttpTransport;
@@ -181,37 +179,15 @@ describe('the flock chart on a real API server', () => {
       body: { metadata: { name: 'bgp-tor' }, stringData: { password: 'flock-test-pw' } },
     });
     nodeNs = await Netns.create('chart');
-    const paths = { run: join(dir, 'run'), lib: join(dir, 'lib'), bird: join(dir, 'bird') };
-    for (const p of Object.values(paths)) await mkdir(p, { recursive: true, mode: 0o700 });
-    const ds = podSpec(await manifest(), 'DaemonSet', 'flock-agent');
-    const chartArgs = container(ds.containers, 'agent').args ?? [];
-    // The chart's flags, then this machine's paths instead of the node's (later flags win).
-    const socket = join(paths.run, 'cni.sock');
-    agent = await startUntil(
-      process.execPath,
-      [
-        AGENT_MAIN,
-        ...chartArgs,
-        '--kubeconfig',
-        sa.path,
-        '--host-netns',
-        nodeNs.path,
-        '--socket',
-        socket,
-        '--store',
-        join(paths.lib, 'allocations.json'),
-        '--bird-config',
-        join(paths.bird, 'bird.conf'),
-        '--bird-socket',
-        join(paths.bird, 'bird.ctl'),
-        '--health-port',
-        '0',
-        '--resync',
-        '2s',
-      ],
-      { NODE_NAME: NODE, POD_NAMESPACE: NAMESPACE },
-      /start-up: ready/,
-    );
+    const started = await startChartAgent({
+      objects: await manifest(),
+      kubeconfig: sa.path,
+      nodeName: NODE,
+      namespace: NAMESPACE,
+      nodeNs,
+      dir,
+    });
+    agent = started.daemon;
 
     // Status of its NodeConfig and its Node (status subresources).
     await eventually(
@@ -235,51 +211,19 @@ describe('the flock chart on a real API server', () => {
     await eventually(
       'bird.conf with the Secret password',
       async () =>
-        (await readFile(join(paths.bird, 'bird.conf'), 'utf8').catch(() => '')).includes(
-          'flock-test-pw',
-        ),
+        (await readFile(started.birdConfig, 'utf8').catch(() => '')).includes('flock-test-pw'),
       { timeoutMs: 30_000 },
     );
 
     // A pod wired through the real plugin, as a runtime would.
-    await admin
-      .request({
-        method: 'POST',
-        path: '/api/v1/namespaces/default/serviceaccounts',
-        body: { metadata: { name: 'default' } },
-      })
-      .catch(() => undefined);
-    const pod = (await eventually('pod created', () =>
-      admin.request({
-        method: 'POST',
-        path: '/api/v1/namespaces/default/pods',
-        body: {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'web' },
-          spec: { nodeName: NODE, containers: [{ name: 'c', image: 'example/x:1' }] },
-        },
-      }),
-    )) as { metadata: { uid: string } };
     podNs = await Netns.create('chartpod');
-    const confList = join(dir, 'flock.conflist');
-    await writeFile(
-      confList,
-      JSON.stringify({
-        cniVersion: '1.1.0',
-        name: 'flock',
-        plugins: [{ type: 'flock', socketPath: socket }],
-      }),
-    );
-    const runtime = new CniRuntime(PLUGIN_DIR, confList);
-    const cniPod = {
-      containerId: 'chart0123456789',
-      netnsPath: podNs.path,
-      namespace: 'default',
-      name: 'web',
-      uid: pod.metadata.uid,
-    };
-    const result = await runtime.add(cniPod);
+    const { result, del } = await wirePod({
+      admin,
+      nodeName: NODE,
+      socket: started.socket,
+      podNs,
+      dir,
+    });
     expect(result.ips.map((i) => i.address)).toEqual([
       expect.stringMatching(/^2001:db8:100:(0)?:[0-9a-f:]+\/128$/),
       expect.stringMatching(/^192\.0\.2\.\d+\/32$/),
@@ -292,7 +236,7 @@ describe('the flock chart on a real API server', () => {
       },
       { timeoutMs: 30_000 },
     );
-    await runtime.del(cniPod, result);
+    await del();
     // The API server's refusals say "forbidden" (a bare 403 also matches timestamps' ms).
     expect(agent.logs.filter((l) => /forbidden/i.test(l))).toEqual([]);
   }, 120_000);
