@@ -10,7 +10,7 @@ import type { Daemon } from '../lab/daemon.js';
 import { startUntil } from './cluster-support.js';
 import { REPO, container, podSpec, type K8sObject } from './support.js';
 
-const AGENT_MAIN = join(REPO, 'packages', 'agent', 'dist', 'main.js');
+const AGENT_MAIN = join(REPO, 'packages', 'agent', 'dist', 'src', 'main.js');
 const PLUGIN_DIR = join(REPO, 'packages', 'cni', 'dist', 'bundle');
 
 export interface ChartAgent {

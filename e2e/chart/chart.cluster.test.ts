@@ -42,7 +42,7 @@ import {
 } from './support.js';
 
 const NODE = 'node-a';
-const OPERATOR_MAIN = join(REPO, 'packages', 'operator', 'dist', 'main.js');
+const OPERATOR_MAIN = join(REPO, 'packages', 'operator', 'dist', 'src', 'main.js');
 
 let cp: ControlPlane;
 let admin: HttpTransport;

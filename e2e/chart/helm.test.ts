@@ -180,7 +180,7 @@ describe('helm lint and template', () => {
 
 describe('CRDs', () => {
   it('are exactly what @flock/api generates (the same files as crds/)', async () => {
-    const generator = join(REPO, 'packages', 'api', 'dist', 'crd', 'generate.js');
+    const generator = join(REPO, 'packages', 'api', 'dist', 'src', 'crd', 'generate.js');
     const crds = join(CHART, 'crds');
     if (UPDATE) await run(process.execPath, [generator, crds]);
     const check = await run(process.execPath, [generator, crds, '--check']).then(

@@ -88,14 +88,15 @@ describe.each(PACKAGES)('npm pack of packages/%s', (pkg) => {
     const files = packed!.files.map((f) => f.path);
     expect(packed!.name).toBe(m.name);
     for (const f of ['package.json', 'README.md', 'LICENSE']) expect(files).toContain(f);
-    expect(files.some((f) => /^dist\/.*\.js$/.test(f))).toBe(true);
-    expect(files.some((f) => /^dist\/.*\.d\.ts$/.test(f))).toBe(true);
+    expect(files.some((f) => /^dist\/src\/.*\.js$/.test(f))).toBe(true);
+    expect(files.some((f) => /^dist\/src\/.*\.d\.ts$/.test(f))).toBe(true);
     for (const entry of entryPoints(m)) expect(files, `entry point ${entry}`).toContain(entry);
     const unwanted = files.filter(
       (f) =>
         /\.test\.[cm]?[jt]s(\.map)?$|\.test\.d\.ts(\.map)?$/.test(f) ||
         f.endsWith('.tsbuildinfo') ||
-        f.startsWith('src/') ||
+        /^(src|testing|bench)\//.test(f) ||
+        f.startsWith('dist/bench/') ||
         /(^|\/)(testdata|__golden__|node_modules)\//.test(f) ||
         /^(tsconfig.*\.json|vitest\.config\.ts|eslint\.config\.mjs)$/.test(f),
     );

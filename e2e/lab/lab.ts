@@ -49,6 +49,7 @@ const require = createRequire(import.meta.url);
 const OPERATOR_MAIN = join(
   dirname(require.resolve('@flock/operator/package.json')),
   'dist',
+  'src',
   'main.js',
 );
 const CNI_ROOT = dirname(require.resolve('@flock/cni/package.json'));

@@ -20,6 +20,7 @@ const require = createRequire(import.meta.url);
 export const AGENT_MAIN = join(
   dirname(require.resolve('@flock/agent/package.json')),
   'dist',
+  'src',
   'main.js',
 );
 export const CNI_NETWORK = 'flock';

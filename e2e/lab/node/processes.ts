@@ -58,8 +58,8 @@ const isBird = (argv: string[]) => /\/bird$/.test(argv[0] ?? '');
 
 /** Which flock program an argv runs (the chart's containers and the node's own daemons alike). */
 export const FLOCK_ARGV = {
-  agent: (argv: string[]) => argv.some((a) => a.endsWith('agent/dist/main.js')),
-  operator: (argv: string[]) => argv.some((a) => a.endsWith('operator/dist/main.js')),
+  agent: (argv: string[]) => argv.some((a) => a.endsWith('agent/dist/src/main.js')),
+  operator: (argv: string[]) => argv.some((a) => a.endsWith('operator/dist/src/main.js')),
   bird: (argv: string[]) => isBird(argv),
   /** The BFD speaker: a BIRD started on a bfd.conf (the chart's and the processes lab's). */
   bfdBird: (argv: string[]) => isBird(argv) && argv.some((a) => a.endsWith('/bfd.conf')),

@@ -10,7 +10,7 @@ import { Netns, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AllocationStore } from './allocation-store.js';
 
-const DIST_INDEX = pathToFileURL(resolve(import.meta.dirname, '../dist/index.js')).href;
+const DIST_INDEX = pathToFileURL(resolve(import.meta.dirname, '../dist/src/index.js')).href;
 
 const ENTRY_JS = `(id) => ({
   containerID: id, ifname: 'eth0', namespace: 'default', pod: 'pod-' + id,

@@ -1,6 +1,11 @@
-// The operator's version: its package.json's (src/ and dist/ sit at the same depth in the
-// package, and the image copies the package.json next to dist/).
+// The program's version: its package.json's, next to src/ (two levels above dist/src/; the image
+// copies the package.json there too).
 import { packageVersion } from '@flock/kube';
 
 export const operatorVersion = (): string =>
-  packageVersion(new URL('../package.json', import.meta.url));
+  packageVersion(
+    new URL(
+      import.meta.url.endsWith('.ts') ? '../package.json' : '../../package.json',
+      import.meta.url,
+    ),
+  );

@@ -11,7 +11,7 @@ import { nodeBirdPaths } from './router.js';
 import { installPlugin, type PluginInstall } from '../cni-server/plugin-process.js';
 
 const repo = join(import.meta.dirname, '..', '..', '..', '..');
-export const AGENT_MAIN = join(repo, 'packages', 'agent', 'dist', 'main.js');
+export const AGENT_MAIN = join(repo, 'packages', 'agent', 'dist', 'src', 'main.js');
 export const NETWORK_NAME = 'flock';
 
 export interface AgentProcess {

@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'main.js');
+export const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'src', 'main.js');
 
 export interface LogLine {
   level: string;
