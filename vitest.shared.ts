@@ -14,7 +14,7 @@ const tierSuffix: Record<Tier, string> = {
 };
 
 export interface TierOptions {
-  /** Directories holding tests (default ['src']). */
+  /** Directories holding tests (default: the package's src, testing and bench). */
   dirs?: string[];
   /** Per-test and per-hook time limits of the kernel and cluster tiers (ms). */
   testTimeoutMs?: number;
@@ -24,7 +24,7 @@ export interface TierOptions {
 export function tierConfig(root: string, options: TierOptions = {}) {
   const tier = (process.env['FLOCK_TEST_TIER'] ?? 'unit') as Tier;
   const exclude = tier === 'unit' ? ['**/*.kernel.test.ts', '**/*.cluster.test.ts'] : [];
-  const dirs = options.dirs ?? ['src'];
+  const dirs = options.dirs ?? ['src', 'testing', 'bench'];
   return defineConfig({
     root,
     test: {

@@ -12,7 +12,7 @@ import { HttpTransport } from './transport/http-transport.js';
 import { LeaderElector } from './control/leader.js';
 import { kubeLeaseStore } from './control/lease-store.js';
 import { resourceListWatch, type ListWatchSource } from './informer/listwatch-source.js';
-import { createMemoryLogger } from './memory-logger.js';
+import { createMemoryLogger } from '../testing/memory-logger.js';
 import {
   CONFIGMAPS,
   CUSTOM_RESOURCE_DEFINITIONS,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EventRecorder } from './events.js';
-import { FakeApiServer } from '../fake-apiserver.js';
-import { createMemoryLogger } from '../memory-logger.js';
+import { FakeApiServer } from '../../testing/fake-apiserver.js';
+import { createMemoryLogger } from '../../testing/memory-logger.js';
 import { EVENTS } from '../core/resource.js';
 
 type Ev = {

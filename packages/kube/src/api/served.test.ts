@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KubeApiError } from '../core/errors.js';
-import { FakeApiServer } from '../fake-apiserver.js';
+import { FakeApiServer } from '../../testing/fake-apiserver.js';
 import { CLUSTER_NETWORK_POLICIES, LEASES, PODS } from '../core/resource.js';
 import { groupVersionPath, resourceServed } from './served.js';
 

@@ -3,9 +3,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Cache } from '../informer/cache.js';
 import { Controller, type ControllerOptions, type ReconcileContext } from './controller.js';
 import { TerminalError } from '../core/errors.js';
-import { FakeApiServer } from '../fake-apiserver.js';
+import { FakeApiServer } from '../../testing/fake-apiserver.js';
 import { resourceListWatch } from '../informer/listwatch-source.js';
-import { createMemoryLogger } from '../memory-logger.js';
+import { createMemoryLogger } from '../../testing/memory-logger.js';
 import { CONFIGMAPS } from '../core/resource.js';
 
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);

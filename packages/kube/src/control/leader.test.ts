@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { FakeClient } from '../fake-client.js';
-import { FakeApiServer } from '../fake-apiserver.js';
+import type { FakeClient } from '../../testing/fake-client.js';
+import { FakeApiServer } from '../../testing/fake-apiserver.js';
 import { LeaderElector } from './leader.js';
 import { kubeLeaseStore } from './lease-store.js';
-import { createMemoryLogger } from '../memory-logger.js';
+import { createMemoryLogger } from '../../testing/memory-logger.js';
 import { LEASES } from '../core/resource.js';
 
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);

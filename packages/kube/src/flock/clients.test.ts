@@ -3,8 +3,8 @@ import { applyObject, patchStatus } from '../api/apply.js';
 import { InvalidObjectError } from '../api/resource-client.js';
 import { createNodeConfigClient, createPoolClient, NODECONFIGS } from './clients.js';
 import { KubeApiError } from '../core/errors.js';
-import { FakeApiServer } from '../fake-apiserver.js';
-import { createMemoryLogger } from '../memory-logger.js';
+import { FakeApiServer } from '../../testing/fake-apiserver.js';
+import { createMemoryLogger } from '../../testing/memory-logger.js';
 import { CONFIGMAPS } from '../core/resource.js';
 
 const nodeConfig = (name: string, pool = 'dc1') => ({

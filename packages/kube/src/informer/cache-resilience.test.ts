@@ -3,9 +3,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Cache, type CacheOptions } from './cache.js';
 import { KubeApiError } from '../core/errors.js';
-import { FakeApiServer } from '../fake-apiserver.js';
+import { FakeApiServer } from '../../testing/fake-apiserver.js';
 import { resourceListWatch, type ListWatchSource, type SourceEvent } from './listwatch-source.js';
-import { createMemoryLogger } from '../memory-logger.js';
+import { createMemoryLogger } from '../../testing/memory-logger.js';
 import { CONFIGMAPS, resourcePath, type KubeObject } from '../core/resource.js';
 
 type CM = KubeObject & { data: Record<string, string> };

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Cache } from './cache.js';
 import { CacheView } from './cache-view.js';
-import { FakeApiServer } from '../fake-apiserver.js';
+import { FakeApiServer } from '../../testing/fake-apiserver.js';
 import { resourceListWatch } from './listwatch-source.js';
-import { createMemoryLogger } from '../memory-logger.js';
+import { createMemoryLogger } from '../../testing/memory-logger.js';
 import { PODS, type KubeObject } from '../core/resource.js';
 
 type Pod = KubeObject & { spec: { nodeName?: string }; status?: { phase?: string } };

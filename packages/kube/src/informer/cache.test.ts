@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { Cache, CacheStoppedError, type CacheOptions } from './cache.js';
-import { FakeApiServer } from '../fake-apiserver.js';
+import { FakeApiServer } from '../../testing/fake-apiserver.js';
 import { resourceListWatch } from './listwatch-source.js';
-import { createMemoryLogger } from '../memory-logger.js';
+import { createMemoryLogger } from '../../testing/memory-logger.js';
 import { CONFIGMAPS, PODS, resourcePath, type KubeObject } from '../core/resource.js';
 
 const cm = (name: string, data: Record<string, string> = {}, namespace = 'ns') => ({

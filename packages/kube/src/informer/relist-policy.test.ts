@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Backoff } from '../core/backoff.js';
-import { createMemoryLogger } from '../memory-logger.js';
+import { createMemoryLogger } from '../../testing/memory-logger.js';
 import { afterWatch, watchTimeoutSeconds } from './relist-policy.js';
 import type { WatchEnd } from './watch-session.js';
 

@@ -3,7 +3,7 @@
 // snapshots, and the bookkeeping of every write (uid, creationTimestamp, generation, no-op
 // detection, validation, server-side-apply ownership).
 import { randomBytes } from 'node:crypto';
-import type { Clock } from './core/clock.js';
+import type { Clock } from '../src/core/clock.js';
 import { disownChanged, jsonText, type Json, type Ownership } from './fake-apply.js';
 import {
   apiError,
@@ -17,9 +17,9 @@ import {
   type Route,
 } from './fake-resources.js';
 import { selects, type StoredEvent, type WatchFilter } from './fake-watch.js';
-import { apiVersionOf, objectKey, type ResourceRef } from './core/resource.js';
-import { parseFieldSelector, parseLabelSelector } from './core/selectors.js';
-import type { Query } from './transport/transport.js';
+import { apiVersionOf, objectKey, type ResourceRef } from '../src/core/resource.js';
+import { parseFieldSelector, parseLabelSelector } from '../src/core/selectors.js';
+import type { Query } from '../src/transport/transport.js';
 
 export class FakeStore {
   readonly resources = new Map<string, ResourceEntry>();

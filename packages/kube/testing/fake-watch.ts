@@ -3,9 +3,9 @@
 // matching as ADDED), delivers asynchronously and in order, and can be made to misbehave:
 // go silent (a dead TCP connection), drop (connection reset), expire (ERROR 410), or end.
 import type { Json } from './fake-apply.js';
-import { matchesFieldSelector, type FieldRequirement } from './core/selectors.js';
+import { matchesFieldSelector, type FieldRequirement } from '../src/core/selectors.js';
 import { matchesSelector, type LabelSelector } from '@flock/api';
-import type { Query, WatchEvent } from './transport/transport.js';
+import type { Query, WatchEvent } from '../src/transport/transport.js';
 
 export interface StoredEvent {
   rv: number;

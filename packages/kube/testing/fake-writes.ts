@@ -7,8 +7,8 @@
 import { applyWithOwnership, jsonText, mergePatchJson, type Json } from './fake-apply.js';
 import type { FakeStore } from './fake-store.js';
 import { apiError, keyOf, notFound, type JsonObject, type Route } from './fake-resources.js';
-import { apiVersionOf } from './core/resource.js';
-import { PatchStrategy, type KubeRequest } from './transport/transport.js';
+import { apiVersionOf } from '../src/core/resource.js';
+import { PatchStrategy, type KubeRequest } from '../src/transport/transport.js';
 
 const isObject = (v: unknown): v is JsonObject =>
   v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -1,11 +1,11 @@
 // The fake API server behaves like the real one where flock depends on it (the cluster tier
 // checks the same behaviours against a real kube-apiserver).
 import { describe, expect, it } from 'vitest';
-import { KubeApiError } from './core/errors.js';
+import { KubeApiError } from '../src/core/errors.js';
 import { FakeApiServer } from './fake-apiserver.js';
-import { CONFIGMAPS, PODS, resourcePath, objectPath } from './core/resource.js';
-import { NODECONFIGS } from './flock/clients.js';
-import { PatchStrategy, type WatchEvent } from './transport/transport.js';
+import { CONFIGMAPS, PODS, resourcePath, objectPath } from '../src/core/resource.js';
+import { NODECONFIGS } from '../src/flock/clients.js';
+import { PatchStrategy, type WatchEvent } from '../src/transport/transport.js';
 
 type Obj = {
   apiVersion?: string;

@@ -8,7 +8,7 @@ import type {
   KubeTransport,
   WatchEvent,
   WatchRequest,
-} from './transport/transport.js';
+} from '../src/transport/transport.js';
 
 export class FakeClient implements KubeTransport {
   /** up: working; down: connection refused; hang: requests never answer. */

@@ -1,5 +1,5 @@
 // A Logger that keeps what it is told, so tests can assert that something was logged.
-import type { Logger, LogLevel } from './core/logger.js';
+import type { Logger, LogLevel } from '../src/core/logger.js';
 
 export interface LogEntry {
   level: LogLevel;

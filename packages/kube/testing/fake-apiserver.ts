@@ -4,7 +4,7 @@
 // optimistic concurrency, merge patch, server-side apply with field ownership, the status
 // subresource, delete preconditions, discovery of what is registered — and switches to make
 // it fail the ways real ones do.
-import { systemClock, type Clock } from './core/clock.js';
+import { systemClock, type Clock } from '../src/core/clock.js';
 import { FakeClient } from './fake-client.js';
 import {
   apiError,
@@ -21,7 +21,7 @@ import {
 import { FakeStore } from './fake-store.js';
 import { FakeWatch, type WatchFilter } from './fake-watch.js';
 import { handleWrite } from './fake-writes.js';
-import { objectKey, type KubeObject, type ResourceRef } from './core/resource.js';
+import { objectKey, type KubeObject, type ResourceRef } from '../src/core/resource.js';
 import type {
   HttpMethod,
   KubeRequest,
@@ -29,7 +29,7 @@ import type {
   Query,
   WatchEvent,
   WatchRequest,
-} from './transport/transport.js';
+} from '../src/transport/transport.js';
 
 /** What an injected fault does to a request: fail with this error, or never answer. */
 export type Fault = Error | 'hang' | undefined;

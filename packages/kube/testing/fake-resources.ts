@@ -1,7 +1,7 @@
 // What the fake API server knows about each resource (scope, status subresource, selectable
 // fields, validation), and how it maps a REST path to a resource — the same path rules as the
 // real server, so code that builds a wrong path fails in unit tests already.
-import { KubeApiError } from './core/errors.js';
+import { KubeApiError } from '../src/core/errors.js';
 import type { Ownership, Json } from './fake-apply.js';
 import type { StoredEvent } from './fake-watch.js';
 import {
@@ -15,8 +15,8 @@ import {
   NODES,
   PODS,
   type ResourceRef,
-} from './core/resource.js';
-import { NODECONFIGS, POOLS } from './flock/clients.js';
+} from '../src/core/resource.js';
+import { NODECONFIGS, POOLS } from '../src/flock/clients.js';
 
 export interface FakeResourceOptions {
   /** Writes to the main resource keep status; status is written through /status (default false). */

@@ -5,16 +5,16 @@
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { Cache } from '../informer/cache.js';
-import { FakeApiServer } from '../fake-apiserver.js';
+import { Cache } from '../src/informer/cache.js';
+import { FakeApiServer } from '../testing/fake-apiserver.js';
 import {
   resourceListWatch,
   type ListWatchSource,
   type SourceEvent,
-} from '../informer/listwatch-source.js';
-import { silentLogger } from '../core/logger.js';
-import { WorkQueue } from '../control/queue.js';
-import { PODS, type KubeObject } from '../core/resource.js';
+} from '../src/informer/listwatch-source.js';
+import { silentLogger } from '../src/core/logger.js';
+import { WorkQueue } from '../src/control/queue.js';
+import { PODS, type KubeObject } from '../src/core/resource.js';
 
 interface Row {
   name: string;
