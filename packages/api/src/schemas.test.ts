@@ -7,7 +7,7 @@ import {
   poolObject,
   validNodeConfigSpec,
   validPoolSpec,
-} from './testdata.js';
+} from '../testing/testdata.js';
 
 const messages = (r: {
   success: boolean;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ADDRESS_QUARANTINE_MS } from './allocation.js';
 import { stableOffset } from './interface-id.js';
-import { bytesOf, ok, req, setup } from './testing/allocator-fixtures.js';
+import { bytesOf, ok, req, setup } from '../testing/allocator-fixtures.js';
 
 describe('quarantine', () => {
   it('holds a released address for 5 minutes by default, or as configured', () => {

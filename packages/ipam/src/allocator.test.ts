@@ -6,7 +6,7 @@ import {
 } from './allocation.js';
 import { AddressAllocator } from './allocator.js';
 import { stableOffset } from './interface-id.js';
-import { bytesOf, ok, req, setup } from './testing/allocator-fixtures.js';
+import { bytesOf, ok, req, setup } from '../testing/allocator-fixtures.js';
 
 describe('random (the default)', () => {
   it('starts at the random interface ID and returns canonical text', () => {

@@ -9,7 +9,7 @@ import { createMemoryLogger, type MemoryLogger } from '@flock/kube/testing';
 import { eventually, installCnpCrd, kubectl } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterPolicyStatus, ENFORCEABLE_CONDITION } from './cluster-policy-status.js';
-import { startCluster, type Cluster } from './testing/cluster.js';
+import { startCluster, type Cluster } from '../testing/cluster.js';
 
 interface Condition {
   type: string;

@@ -1,7 +1,7 @@
 import { IP_ALGO_ANNOTATION, OPERATOR_FIELD_MANAGER } from '@flock/api';
 import { describe, expect, it } from 'vitest';
 import { desiredNodeConfig, needsApply } from './desired.js';
-import { baseSpec, makeNode, makePool, stored } from './testing/fixtures.js';
+import { baseSpec, makeNode, makePool, stored } from '../testing/fixtures.js';
 
 const node = makeNode('n0', { pool: 'a' });
 const prefixes = { cidr6: '2001:db8:100::/64' };

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { desiredNodeConfig } from './desired.js';
 import { wireHandlers } from './handlers.js';
 import { NodeSchema } from './nodes.js';
-import { baseSpec, makeNode, makePool } from './testing/fixtures.js';
+import { baseSpec, makeNode, makePool } from '../testing/fixtures.js';
 import { ClusterView } from './view.js';
 
 let view: ClusterView | undefined;

@@ -7,7 +7,7 @@ import { Cache, NODECONFIGS, resourceListWatch } from '@flock/kube';
 import { createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnOperator, type OperatorProcess } from './testing/child.js';
+import { spawnOperator, type OperatorProcess } from '../testing/child.js';
 import {
   applyPool,
   createNode,
@@ -17,8 +17,8 @@ import {
   NAMESPACE,
   startCluster,
   type Cluster,
-} from './testing/cluster.js';
-import { baseSpec } from './testing/fixtures.js';
+} from '../testing/cluster.js';
+import { baseSpec } from '../testing/fixtures.js';
 
 const FLAGS = [
   '--namespace',

@@ -20,8 +20,8 @@ import {
   NAMESPACE,
   startCluster,
   type Cluster,
-} from './testing/cluster.js';
-import { baseSpec, type PoolSpecInput } from './testing/fixtures.js';
+} from '../testing/cluster.js';
+import { baseSpec, type PoolSpecInput } from '../testing/fixtures.js';
 
 let c: Cluster;
 let op: Operator;

@@ -9,7 +9,7 @@ import { eventually } from '@flock/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { QUARANTINE_FINALIZER } from './names.js';
 import { startOperator, type Operator, type OperatorOptions } from './operator.js';
-import { baseSpec, type PoolSpecInput } from './testing/fixtures.js';
+import { baseSpec, type PoolSpecInput } from '../testing/fixtures.js';
 
 const FAST = { leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 200 };
 const running: Operator[] = [];

@@ -15,8 +15,8 @@ import {
   someNodes as nodes,
   stored,
   T0,
-} from './testing/fixtures.js';
-import { World } from './testing/world.js';
+} from '../testing/fixtures.js';
+import { World } from '../testing/world.js';
 
 describe('planPool: conflicts, overlaps, exhaustion, misfits', () => {
   it('a node two pools select stays with the pool its NodeConfig names, else goes to the older pool', () => {

@@ -4,8 +4,8 @@
 // out a freed prefix before its quarantine has passed.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { baseSpec, type PoolSpecInput } from './testing/fixtures.js';
-import { World } from './testing/world.js';
+import { baseSpec, type PoolSpecInput } from '../testing/fixtures.js';
+import { World } from '../testing/world.js';
 
 const HOUR = 3_600_000;
 const QUARANTINE = 2 * HOUR;

@@ -15,8 +15,8 @@ import {
   someNodes as nodes,
   stored,
   T0,
-} from './testing/fixtures.js';
-import { World } from './testing/world.js';
+} from '../testing/fixtures.js';
+import { World } from '../testing/world.js';
 
 describe('planPool: new nodes', () => {
   it('gives every selected node a NodeConfig with the lowest free prefixes, its peers, owner and finalizer', () => {

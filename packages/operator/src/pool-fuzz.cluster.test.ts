@@ -15,8 +15,8 @@ import { eventually } from '@flock/testkit';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOperator, type Operator } from './operator.js';
-import { createNode, NAMESPACE, startCluster, type Cluster } from './testing/cluster.js';
-import { poolSpec } from './testing/pool-arbitrary.js';
+import { createNode, NAMESPACE, startCluster, type Cluster } from '../testing/cluster.js';
+import { poolSpec } from '../testing/pool-arbitrary.js';
 
 const SOAK = process.env['FLOCK_SOAK'] === '1';
 const BATCH = 100;

@@ -6,8 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { API_VERSION, NodeConfigSpec, POOL_KIND, Pool } from '@flock/api';
 import { planPool } from './plan.js';
-import { baseSpec, makeNode, makePool, T0 } from './testing/fixtures.js';
-import { poolSpec } from './testing/pool-arbitrary.js';
+import { baseSpec, makeNode, makePool, T0 } from '../testing/fixtures.js';
+import { poolSpec } from '../testing/pool-arbitrary.js';
 
 const RUNS = process.env['FLOCK_SOAK'] === '1' ? 100_000 : 10_000;
 const TIMEOUT = process.env['FLOCK_SOAK'] === '1' ? 1_800_000 : 180_000;

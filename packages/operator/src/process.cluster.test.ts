@@ -4,7 +4,7 @@
 import type { NodeConfig } from '@flock/api';
 import { eventually } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnOperator, type OperatorProcess } from './testing/child.js';
+import { spawnOperator, type OperatorProcess } from '../testing/child.js';
 import {
   applyPool,
   configsOf,
@@ -12,8 +12,8 @@ import {
   NAMESPACE,
   startCluster,
   type Cluster,
-} from './testing/cluster.js';
-import { baseSpec } from './testing/fixtures.js';
+} from '../testing/cluster.js';
+import { baseSpec } from '../testing/fixtures.js';
 
 let c: Cluster;
 const procs: OperatorProcess[] = [];

@@ -13,8 +13,8 @@ import {
   NAMESPACE,
   startCluster,
   type Cluster,
-} from './testing/cluster.js';
-import { baseSpec } from './testing/fixtures.js';
+} from '../testing/cluster.js';
+import { baseSpec } from '../testing/fixtures.js';
 
 let c: Cluster;
 let op: Operator | undefined;

@@ -7,3 +7,4 @@ export * from './eventually.js';
 export * from './unix-bridge.js';
 export * from './stats.js';
 export * from './crds.js';
+export * from './repo.js';

@@ -6,11 +6,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run, type RunResult } from '@flock/exec';
-import { requireTools, type ControlPlane, type Netns } from '@flock/testkit';
+import { repoRoot, requireTools, type ControlPlane, type Netns } from '@flock/testkit';
 import { nodeBirdPaths } from './router.js';
 import { installPlugin, type PluginInstall } from '../cni-server/plugin-process.js';
 
-const repo = join(import.meta.dirname, '..', '..', '..', '..');
+const repo = repoRoot(import.meta.dirname);
 export const AGENT_MAIN = join(repo, 'packages', 'agent', 'dist', 'src', 'main.js');
 export const NETWORK_NAME = 'flock';
 

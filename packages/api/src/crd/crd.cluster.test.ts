@@ -11,7 +11,7 @@ import {
   poolObject,
   validNodeConfigSpec,
   validPoolSpec,
-} from '../testdata.js';
+} from '../../testing/testdata.js';
 
 const crdDir = join(import.meta.dirname, '..', '..', '..', '..', 'crds');
 

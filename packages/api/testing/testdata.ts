@@ -1,6 +1,6 @@
 // Example objects shared by the unit tests here and the cluster tests that apply them to a
 // real API server: each invalid case carries the message a user must see.
-import { API_VERSION, NODECONFIG_KIND, POOL_KIND } from './names.js';
+import { API_VERSION, NODECONFIG_KIND, POOL_KIND } from '../src/names.js';
 
 export const validPoolSpec = () => ({
   nodeSelector: { matchLabels: { 'flock.fritzlab.net/pool': 'dc1' } },

@@ -13,7 +13,7 @@ import { NodeConfig } from '@flock/api';
 import { parsePrefix, prefixContains } from '@flock/ipam';
 import { Cache, NODECONFIGS, resourceListWatch, silentLogger } from '@flock/kube';
 import { eventually } from '@flock/testkit';
-import { Limiter } from '../limiter.js';
+import { Limiter } from '../src/limiter.js';
 import { spawnOperator, type OperatorProcess } from '../testing/child.js';
 import {
   applyPool,

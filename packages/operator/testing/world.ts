@@ -4,11 +4,11 @@
 // written before finalizers are released. Tests and the property test check invariants on it.
 import { NodeConfig, type Pool } from '@flock/api';
 import { DEFAULT_PREFIX_QUARANTINE_MS } from '@flock/ipam';
-import type { PlannedEvent } from '../conditions.js';
-import { finalizersOf } from '../desired.js';
-import type { Node } from '../nodes.js';
-import { isTerminating } from '../ownership.js';
-import { planOrphans, planPool, type PoolPlan } from '../plan.js';
+import type { PlannedEvent } from '../src/conditions.js';
+import { finalizersOf } from '../src/desired.js';
+import type { Node } from '../src/nodes.js';
+import { isTerminating } from '../src/ownership.js';
+import { planOrphans, planPool, type PoolPlan } from '../src/plan.js';
 import { iso, makeNode, makePool, T0, type PoolSpecInput } from './fixtures.js';
 
 /** A prefix event: `at` is the world's clock, `seq` orders events that share a time. */

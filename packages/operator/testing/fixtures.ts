@@ -3,9 +3,9 @@
 import { API_VERSION, NodeConfig, Pool, POOL_KIND, type PoolSpec } from '@flock/api';
 import type { z } from 'zod';
 import type { Condition } from '@flock/api';
-import type { NodeConfigApply } from '../desired.js';
-import type { PlanInput } from '../plan.js';
-import type { Node } from '../nodes.js';
+import type { NodeConfigApply } from '../src/desired.js';
+import type { PlanInput } from '../src/plan.js';
+import type { Node } from '../src/nodes.js';
 
 export const T0 = Date.parse('2030-01-01T00:00:00Z');
 export const HOUR = 3_600_000;

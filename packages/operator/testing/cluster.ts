@@ -13,10 +13,16 @@ import {
   resourcePath,
   type KubeTransport,
 } from '@flock/kube';
-import { kubectl, startControlPlane, type Component, type ControlPlane } from '@flock/testkit';
+import {
+  kubectl,
+  repoRoot,
+  startControlPlane,
+  type Component,
+  type ControlPlane,
+} from '@flock/testkit';
 import type { PoolSpecInput } from './fixtures.js';
 
-const CRDS = join(import.meta.dirname, '..', '..', '..', '..', 'crds');
+const CRDS = join(repoRoot(import.meta.dirname), 'crds');
 export const NAMESPACE = 'flock-system';
 
 export interface Cluster {

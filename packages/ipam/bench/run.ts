@@ -5,11 +5,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { IpAlgo } from '@flock/api';
-import { AllocationStore } from '../allocation-store.js';
-import type { AllocatorOptions } from '../allocation.js';
-import { AddressAllocator } from '../allocator.js';
-import { PrefixCarver, type CarveInput } from '../carve.js';
-import { formatAddress } from '../address.js';
+import { AllocationStore } from '../src/allocation-store.js';
+import type { AllocatorOptions } from '../src/allocation.js';
+import { AddressAllocator } from '../src/allocator.js';
+import { PrefixCarver, type CarveInput } from '../src/carve.js';
+import { formatAddress } from '../src/address.js';
 
 const QUARANTINE_MS = 5 * 60 * 1000;
 

@@ -1,12 +1,20 @@
-// flock-operator as a real child process (node dist/main.js): its JSON log lines, its health
+// flock-operator as a real child process (node dist/src/main.js): its JSON log lines, its health
 // port, its memory as the kernel counts it, and signals to stop or kill it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { repoRoot } from '@flock/testkit';
 
-export const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'src', 'main.js');
+export const MAIN = join(
+  repoRoot(import.meta.dirname),
+  'packages',
+  'operator',
+  'dist',
+  'src',
+  'main.js',
+);
 
 export interface LogLine {
   level: string;
@@ -108,7 +116,7 @@ export class OperatorProcess {
   }
 }
 
-/** Start `node dist/main.js` with a kubeconfig, a free health port and the given flags. */
+/** Start `node dist/src/main.js` with a kubeconfig, a free health port and the given flags. */
 export async function spawnOperator(
   name: string,
   kubeconfig: string,

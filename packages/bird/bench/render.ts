@@ -2,8 +2,8 @@
 //   npm run bench -w @flock/bird
 // Linear rendering shows as a "per address" column that stays flat and a ratio near the size ratio.
 import { performance } from 'node:perf_hooks';
-import { formatIp, type BirdModel } from '../model.js';
-import { renderBirdConfig } from '../render.js';
+import { formatIp, type BirdModel } from '../src/model.js';
+import { renderBirdConfig } from '../src/render.js';
 
 function modelWith(pinned: number): BirdModel {
   return {

@@ -1,6 +1,6 @@
 // Shared by the allocator's test files: a predictable allocator and request builders.
-import type { AllocationRequest, AllocationResult, AllocatorOptions } from '../allocation.js';
-import { AddressAllocator } from '../allocator.js';
+import type { AllocationRequest, AllocationResult, AllocatorOptions } from '../src/allocation.js';
+import { AddressAllocator } from '../src/allocator.js';
 
 /** Random bytes that spell `value` (big-endian), for a predictable random start. */
 export const bytesOf = (value: bigint) => (count: number) => {
