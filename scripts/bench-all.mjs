@@ -24,7 +24,7 @@ const benches = [
   // ClusterNetworkPolicy tiers: translate/render/apply at 100 × 10,000, one-pod changes (root).
   [
     'netpol: ClusterNetworkPolicy, one-pod change',
-    ['npx', ['tsc', '-b', 'packages/netpol/tsconfig.lib.json']],
+    ['npx', ['tsc', '-b', 'packages/netpol/tsconfig.testing.json']],
     ['node', ['packages/netpol/dist/bench/cluster-run.js']],
   ],
   ['agent: datapath setup/teardown (root)', npmBench('@flock/agent')],

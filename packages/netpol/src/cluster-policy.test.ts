@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RuleIR } from './ir.js';
-import { clusterPolicy, node, policy } from './testing/builders.js';
-import { peers, podOf, ports, tr } from './testing/translate-fixture.js';
+import { clusterPolicy, node, policy } from '../testing/builders.js';
+import { peers, podOf, ports, tr } from '../testing/translate-fixture.js';
 import { parseState } from './state.js';
 
 const ns = (labels: Record<string, string>) => ({ namespaces: { matchLabels: labels } });

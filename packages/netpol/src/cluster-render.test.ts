@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { NftApplier } from './apply.js';
 import { diffTables } from './diff.js';
-import { FakeNftKernel } from './fake-kernel.js';
+import { FakeNftKernel } from '../testing/fake-kernel.js';
 import { renderTable, tableScript } from './render.js';
 import { parseState } from './state.js';
-import { clusterPolicy, local, namespace, pod, policy, state } from './testing/builders.js';
+import { clusterPolicy, local, namespace, pod, policy, state } from '../testing/builders.js';
 import { translate } from './translate.js';
 
 const namespaces = [namespace('x'), namespace('y', { team: 'red' })];

@@ -1,9 +1,9 @@
 // ClusterNetworkPolicy tiers with real packets: Admin before NetworkPolicy, Baseline after it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireKernelTier } from '@flock/testkit';
-import { clusterPolicy, node, policy } from './testing/builders.js';
-import { PolicyLab, type Probe } from './testing/lab.js';
-import { NAMESPACE_LABELS, topology } from './testing/topology.js';
+import { clusterPolicy, node, policy } from '../testing/builders.js';
+import { PolicyLab, type Probe } from '../testing/lab.js';
+import { NAMESPACE_LABELS, topology } from '../testing/topology.js';
 
 const TCP80: Probe = { proto: 'tcp', port: 80, family: 4 };
 const TCP80v6: Probe = { proto: 'tcp', port: 80, family: 6 };

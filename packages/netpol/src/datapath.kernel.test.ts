@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireKernelTier } from '@flock/testkit';
-import { policy } from './testing/builders.js';
-import { PolicyLab, type Endpoint, type Probe } from './testing/lab.js';
-import { NAMESPACE_LABELS, topology } from './testing/topology.js';
+import { policy } from '../testing/builders.js';
+import { PolicyLab, type Endpoint, type Probe } from '../testing/lab.js';
+import { NAMESPACE_LABELS, topology } from '../testing/topology.js';
 
 const UDP80 = (family: 4 | 6): Probe => ({ proto: 'udp', port: 80, family });
 const TCP80: Probe = { proto: 'tcp', port: 80, family: 4 };

@@ -8,8 +8,8 @@ import { Netns, requireKernelTier } from '@flock/testkit';
 import { NftApplier, nftRunner } from './apply.js';
 import { render, renderTable } from './render.js';
 import { parseState, type State } from './state.js';
-import { local, namespace, pod, policy, state } from './testing/builders.js';
-import { applyChange, arbitraryHistory } from './testing/changes.js';
+import { local, namespace, pod, policy, state } from '../testing/builders.js';
+import { applyChange, arbitraryHistory } from '../testing/changes.js';
 import { IncrementalTranslator, translate } from './translate.js';
 
 type Json = Record<string, unknown>;

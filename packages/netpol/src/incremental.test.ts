@@ -5,10 +5,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NftApplier } from './apply.js';
-import { FakeNftKernel } from './fake-kernel.js';
+import { FakeNftKernel } from '../testing/fake-kernel.js';
 import { render, renderTable } from './render.js';
 import { parseState, type State } from './state.js';
-import { applyChange, arbitraryHistory } from './testing/changes.js';
+import { applyChange, arbitraryHistory } from '../testing/changes.js';
 import { IncrementalTranslator, translate } from './translate.js';
 
 function attempt<T>(fn: () => T): { ok: true; value: T } | { ok: false; error: string } {

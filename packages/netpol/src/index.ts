@@ -20,7 +20,6 @@ export {
 } from './render.js';
 export { diffTables } from './diff.js';
 export { NAMESPACE_NAME_LABEL } from './cluster.js';
-export { FakeNftKernel } from './fake-kernel.js';
 export * from './apply.js';
 
 /** parseState + translate + render: the script for a raw (unvalidated) state. */

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireKernelTier } from '@flock/testkit';
-import { PolicyLab } from './testing/lab.js';
-import { runScenario } from './testing/matrix.js';
-import { SCENARIOS } from './testing/scenarios.js';
-import { NAMESPACE_LABELS, topology } from './testing/topology.js';
+import { PolicyLab } from '../testing/lab.js';
+import { runScenario } from '../testing/matrix.js';
+import { SCENARIOS } from '../testing/scenarios.js';
+import { NAMESPACE_LABELS, topology } from '../testing/topology.js';
 
 describe('NetworkPolicy matrix with real packets (kernel)', () => {
   let lab: PolicyLab | undefined;

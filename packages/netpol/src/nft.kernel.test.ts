@@ -9,8 +9,8 @@ import { CommandError, run } from '@flock/exec';
 import { Netns, requireKernelTier } from '@flock/testkit';
 import { NftApplier, check, nftRunner } from './apply.js';
 import { parseState, renderState, renderTable, tableScript, translate } from './index.js';
-import { arbitraryState } from './testing/arbitrary.js';
-import { local, namespace, pod, policy, state } from './testing/builders.js';
+import { arbitraryState } from '../testing/arbitrary.js';
+import { local, namespace, pod, policy, state } from '../testing/builders.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 

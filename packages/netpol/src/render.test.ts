@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { parseState, renderState, translate } from './index.js';
 import type { NetpolIR } from './ir.js';
 import { comment, dropLogPrefix, render, renderTable, tableScript } from './render.js';
-import { local, namespace, pod, policy, state } from './testing/builders.js';
-import { arbitraryState } from './testing/arbitrary.js';
+import { local, namespace, pod, policy, state } from '../testing/builders.js';
+import { arbitraryState } from '../testing/arbitrary.js';
 
 const namespaces = [namespace('x')];
 const pods = [

@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NetpolError } from './errors.js';
 import { renderState } from './index.js';
-import { arbitraryState } from './testing/arbitrary.js';
-import { local, namespace, pod, policy, state } from './testing/builders.js';
+import { arbitraryState } from '../testing/arbitrary.js';
+import { local, namespace, pod, policy, state } from '../testing/builders.js';
 
 const RUNS = process.env['FLOCK_SOAK'] === '1' ? 100_000 : 10_000;
 const TIMEOUT = process.env['FLOCK_SOAK'] === '1' ? 1_800_000 : 180_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NetpolError } from './errors.js';
 import { parseState } from './state.js';
-import { local, namespace, pod, policy, state } from './testing/builders.js';
+import { local, namespace, pod, policy, state } from '../testing/builders.js';
 import { translate } from './translate.js';
 
 const base = {

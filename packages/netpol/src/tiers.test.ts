@@ -6,7 +6,7 @@ import type { TierIR } from './ir.js';
 import { renderTable } from './render.js';
 import { Pod } from '@flock/api';
 import { ClusterNetworkPolicy, Namespace, Node, parseState, type State } from './state.js';
-import { clusterPolicy, local, namespace, node, pod, state } from './testing/builders.js';
+import { clusterPolicy, local, namespace, node, pod, state } from '../testing/builders.js';
 import { IncrementalTranslator, translate } from './translate.js';
 
 const start = parseState(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NetpolIR } from './ir.js';
-import { pod, policy } from './testing/builders.js';
-import { allow, peers, podOf, ports, tr } from './testing/translate-fixture.js';
+import { pod, policy } from '../testing/builders.js';
+import { allow, peers, podOf, ports, tr } from '../testing/translate-fixture.js';
 
 describe('translate: peers', () => {
   const ingressFrom = (from: unknown[] | undefined, extra: Record<string, unknown> = {}) =>

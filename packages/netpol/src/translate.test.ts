@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { local, pod, policy } from './testing/builders.js';
-import { allow, podOf, ports, tr } from './testing/translate-fixture.js';
+import { local, pod, policy } from '../testing/builders.js';
+import { allow, podOf, ports, tr } from '../testing/translate-fixture.js';
 
 describe('translate: which pods are isolated', () => {
   it('isolates no pod without policies', () => {

@@ -4,7 +4,8 @@
 import { silentLogger, type Pod } from '@flock/api';
 import type { AllocationEntry } from '@flock/ipam';
 import type { Cache, KubeTransport } from '@flock/kube';
-import { FakeNftKernel, type NftRun } from '@flock/netpol';
+import type { NftRun } from '@flock/netpol';
+import { FakeNftKernel } from '@flock/netpol/testing';
 import { clusterPodCache } from '../pods.js';
 import { entry as storeEntry } from '../testing/routing-fixtures.js';
 

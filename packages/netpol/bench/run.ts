@@ -2,7 +2,7 @@
 // recorded in docs/benchmarks/netpol.md. Not a test: nothing here passes or fails on time.
 import { performance } from 'node:perf_hooks';
 import { Netns } from '@flock/testkit';
-import { nftRunner } from '../apply.js';
+import { nftRunner } from '../src/apply.js';
 import { CHANGE_MODES, changeFigures, type ChangeMode } from './change-bench.js';
 import { packetFigures } from './packet-bench.js';
 import { median, renderFigures } from './render-bench.js';

@@ -5,8 +5,8 @@
 // (conntrack fast path after the first packet). New connections: sequential TCP connects, each
 // SYN walking the whole chain. Rounds alternate between the setups to cancel drift.
 import type { Netns } from '@flock/testkit';
-import { renderState } from '../index.js';
-import type { StateInput } from '../state.js';
+import { renderState } from '../src/index.js';
+import type { StateInput } from '../src/state.js';
 import { policy } from '../testing/builders.js';
 import { PolicyLab, type Endpoint } from '../testing/lab.js';
 import { syntheticState } from './generate.js';

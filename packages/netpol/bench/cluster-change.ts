@@ -9,10 +9,10 @@
 // and its nft children), which other load on a shared machine disturbs less than wall time.
 import { performance } from 'node:perf_hooks';
 import type { Netns } from '@flock/testkit';
-import { NftApplier, nftRunner, type NftRun } from '../apply.js';
-import { renderTable } from '../render.js';
-import { LocalPod, parseState, type State } from '../state.js';
-import { IncrementalTranslator, translate } from '../translate.js';
+import { NftApplier, nftRunner, type NftRun } from '../src/apply.js';
+import { renderTable } from '../src/render.js';
+import { LocalPod, parseState, type State } from '../src/state.js';
+import { IncrementalTranslator, translate } from '../src/translate.js';
 import { cpuMs, newPod } from './change-bench.js';
 import { syntheticClusterPolicies, syntheticState } from './generate.js';
 

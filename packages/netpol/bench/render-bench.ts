@@ -1,8 +1,8 @@
 // Benchmark parts that need no kernel: parse, translate and render times of synthetic states.
 import { performance } from 'node:perf_hooks';
-import { render } from '../render.js';
-import { parseState, type State } from '../state.js';
-import { translate } from '../translate.js';
+import { render } from '../src/render.js';
+import { parseState, type State } from '../src/state.js';
+import { translate } from '../src/translate.js';
 import { syntheticState } from './generate.js';
 
 /** Median wall time of `runs` calls (after one warm-up call), in milliseconds. */

@@ -1,8 +1,8 @@
 // The cluster the translate unit tests share: namespaces x, y, z, four pods, three of them local.
-import type { LocalPodIR, NetpolIR, RuleIR } from '../ir.js';
-import { parseState } from '../state.js';
+import type { LocalPodIR, NetpolIR, RuleIR } from '../src/ir.js';
+import { parseState } from '../src/state.js';
 import { local, namespace, pod, state } from './builders.js';
-import { translate } from '../translate.js';
+import { translate } from '../src/translate.js';
 
 export const namespaces = [
   namespace('x', { team: 'blue' }),

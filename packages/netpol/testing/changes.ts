@@ -13,7 +13,7 @@ import {
   Node,
   parseState,
   type State,
-} from '../state.js';
+} from '../src/state.js';
 import {
   arbitraryState,
   clusterPolicies,

@@ -2,7 +2,7 @@
 // (selectors, ipBlocks with except, numeric/named/ranged ports of all protocols) and local pods
 // with interface names drawn from the whole allowed alphabet.
 import fc from 'fast-check';
-import type { StateInput } from '../state.js';
+import type { StateInput } from '../src/state.js';
 
 const key = fc.constantFrom('app', 'tier', 'team');
 const value = fc.constantFrom('a', 'b', 'c');

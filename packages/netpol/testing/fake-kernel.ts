@@ -6,9 +6,9 @@
 // cannot name a set that does not exist; a map element or a rule cannot jump to a missing chain,
 // and a chain a rule jumps to cannot be deleted. Its real
 // twin is nft itself (diff.kernel.test.ts compares the two ways on a real table).
-import type { NftRun } from './apply.js';
-import { chainTargets } from './diff.js';
-import { TABLE_FAMILY, TABLE_NAME, tableScript, type NftSet, type NftTable } from './render.js';
+import type { NftRun } from '../src/apply.js';
+import { chainTargets } from '../src/diff.js';
+import { TABLE_FAMILY, TABLE_NAME, tableScript, type NftSet, type NftTable } from '../src/render.js';
 
 const TABLE = `${TABLE_FAMILY} ${TABLE_NAME}`;
 const ELEMENT_COMMAND = new RegExp(`^(add|delete) element ${TABLE} (\\S+) \\{ (.*) \\}$`);

@@ -8,11 +8,11 @@
 // flock's job, as on a real node where rp_filter may be loose). Nothing touches the host.
 import { run } from '@flock/exec';
 import { Netns, vethBetween } from '@flock/testkit';
-import { NftApplier, nftRunner } from '../apply.js';
-import { renderState } from '../index.js';
-import { renderTable } from '../render.js';
-import { parseState, type StateInput } from '../state.js';
-import { translate } from '../translate.js';
+import { NftApplier, nftRunner } from '../src/apply.js';
+import { renderState } from '../src/index.js';
+import { renderTable } from '../src/render.js';
+import { parseState, type StateInput } from '../src/state.js';
+import { translate } from '../src/translate.js';
 import { local as localEntry, namespace, pod as podObject, type PortDecl } from './builders.js';
 import { PeerClient, type ProbeAnswer } from './peer-client.js';
 

@@ -1,6 +1,6 @@
 // Small builders of Kubernetes-shaped objects for tests and benchmarks (not exported by the
 // package): they write what a kubectl user would, so tests read like NetworkPolicy YAML.
-import type { StateInput } from '../state.js';
+import type { StateInput } from '../src/state.js';
 
 export interface PortDecl {
   name: string;

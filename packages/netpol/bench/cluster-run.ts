@@ -6,10 +6,10 @@
 // the tier cache off (cluster-change.ts). Not a test.
 import { performance } from 'node:perf_hooks';
 import { Netns } from '@flock/testkit';
-import { nftRunner } from '../apply.js';
-import { render } from '../render.js';
-import { parseState } from '../state.js';
-import { translate } from '../translate.js';
+import { nftRunner } from '../src/apply.js';
+import { render } from '../src/render.js';
+import { parseState } from '../src/state.js';
+import { translate } from '../src/translate.js';
 import {
   CLUSTER_CHANGES,
   CLUSTER_CHANGE_LABEL,

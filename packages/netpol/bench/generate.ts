@@ -2,7 +2,7 @@
 // node (the kubelet's default max-pods is 110), and P policies of the kinds real clusters
 // have: default-deny, same-namespace app rules with numeric and named ports, cross-namespace
 // selector rules with port ranges, ipBlock egress with except, DNS egress, egress to named ports.
-import type { StateInput } from '../state.js';
+import type { StateInput } from '../src/state.js';
 
 export interface SyntheticOptions {
   pods: number;

@@ -13,11 +13,11 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Netns } from '@flock/testkit';
-import { NftApplier, nftRunner, type NftRun } from '../apply.js';
-import { render, renderTable } from '../render.js';
+import { NftApplier, nftRunner, type NftRun } from '../src/apply.js';
+import { render, renderTable } from '../src/render.js';
 import { Pod } from '@flock/api';
-import { LocalPod, parseState, type State, type StateInput } from '../state.js';
-import { IncrementalTranslator, translate } from '../translate.js';
+import { LocalPod, parseState, type State, type StateInput } from '../src/state.js';
+import { IncrementalTranslator, translate } from '../src/translate.js';
 import { syntheticState } from './generate.js';
 
 export const CHANGE_MODES = ['full', 'remote', 'local', 'gone'] as const;

@@ -1,0 +1,208 @@
+import { chainTargets } from '../src/diff.js';
+import { TABLE_FAMILY, TABLE_NAME, tableScript } from '../src/render.js';
+const TABLE = `${TABLE_FAMILY} ${TABLE_NAME}`;
+const ELEMENT_COMMAND = new RegExp(`^(add|delete) element ${TABLE} (\\S+) \\{ (.*) \\}$`);
+const DELETE_CHAIN = new RegExp(`^delete chain ${TABLE} (\\S+)$`);
+const ADD_CHAIN = new RegExp(`^add chain ${TABLE} (\\S+)$`);
+const FLUSH_SET = new RegExp(`^flush (set|map) ${TABLE} (\\S+)$`);
+const BLOCK_ITEM = /^\t(set|map|chain) (\S+) \{$/;
+const mapKey = (element) => element.slice(0, element.indexOf(' : '));
+const jumpTarget = (element) => element.slice(element.lastIndexOf(' ') + 1);
+const splitElements = (text) => text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e.length > 0);
+function clone(t) {
+    return {
+        sets: t.sets.map((s) => ({ ...s, elements: [...s.elements] })),
+        chains: t.chains.map((c) => ({ ...c })),
+    };
+}
+export class FakeNftKernel {
+    current;
+    /** Every script that was applied (refused ones are not). */
+    scripts = [];
+    /** The NftRun of this fake: applies a script as one transaction or throws. */
+    run = async (script) => {
+        await Promise.resolve();
+        this.execute(script);
+    };
+    /** The table in force; undefined when there is none. */
+    get table() {
+        return this.current && clone(this.current);
+    }
+    /** The table in force as a full script ('' when there is none): what `nft list` would show. */
+    listing() {
+        return this.current ? tableScript(this.current) : '';
+    }
+    /** Order-free view for comparisons: chains by name, elements sorted. */
+    normalised() {
+        if (!this.current)
+            return undefined;
+        return {
+            sets: this.current.sets
+                .map((s) => ({ ...s, elements: [...s.elements].sort() }))
+                .sort((a, b) => (a.name < b.name ? -1 : 1)),
+            chains: [...this.current.chains].sort((a, b) => (a.name < b.name ? -1 : 1)),
+        };
+    }
+    /** Remove the table, as `nft delete table` by someone else would. */
+    deleteTable() {
+        this.current = undefined;
+    }
+    execute(script) {
+        let t = this.current && clone(this.current);
+        const lines = script.split('\n');
+        const need = (what) => {
+            if (!t)
+                throw new Error(`nft: ${what}: No such file or directory (no table)`);
+            return t;
+        };
+        for (let i = 0; i < lines.length; i++) {
+            const line = lines[i];
+            if (line === '' || line.startsWith('#'))
+                continue;
+            if (line === `table ${TABLE} {}`) {
+                t ??= { sets: [], chains: [] };
+                continue;
+            }
+            if (line === `delete table ${TABLE}`) {
+                need(line);
+                t = undefined;
+                continue;
+            }
+            if (line === `table ${TABLE} {`) {
+                t ??= { sets: [], chains: [] };
+                i = this.block(t, lines, i + 1);
+                continue;
+            }
+            const el = ELEMENT_COMMAND.exec(line);
+            if (el) {
+                const table = need(line);
+                const set = table.sets.find((s) => s.name === el[2]);
+                if (!set)
+                    throw new Error(`nft: ${line}: no such set`);
+                const items = splitElements(el[3]);
+                if (el[1] === 'add')
+                    this.add(table, set, items);
+                else
+                    this.remove(set, items);
+                continue;
+            }
+            const flush = FLUSH_SET.exec(line);
+            if (flush) {
+                const set = need(line).sets.find((x) => x.name === flush[2] && x.kind === flush[1]);
+                if (!set)
+                    throw new Error(`nft: ${line}: No such file or directory`);
+                set.elements = [];
+                continue;
+            }
+            const add = ADD_CHAIN.exec(line);
+            if (add) {
+                const table = need(line);
+                if (table.chains.some((c) => c.name === add[1]))
+                    throw new Error(`nft: ${line}: File exists`);
+                table.chains.push({
+                    name: add[1],
+                    hook: false,
+                    lines: [`\tchain ${add[1]} {`, '\t}'],
+                });
+                continue;
+            }
+            const del = DELETE_CHAIN.exec(line);
+            if (del) {
+                const table = need(line);
+                const name = del[1];
+                const index = table.chains.findIndex((c) => c.name === name);
+                if (index < 0)
+                    throw new Error(`nft: ${line}: no such chain`);
+                if (table.sets.some((s) => s.kind === 'map' && s.elements.some((e) => jumpTarget(e) === name)))
+                    throw new Error(`nft: ${line}: Device or resource busy`);
+                if (table.chains.some((c) => c.name !== name && chainTargets(c.lines).includes(name)))
+                    throw new Error(`nft: ${line}: Device or resource busy (a rule jumps to it)`);
+                table.chains.splice(index, 1);
+                continue;
+            }
+            throw new Error(`fake nft does not understand line ${i + 1}: ${JSON.stringify(line)}`);
+        }
+        this.current = t;
+        this.scripts.push(script);
+    }
+    /** A `table ... {` block from `start`; returns the index of its closing line. */
+    block(t, lines, start) {
+        let i = start;
+        for (; i < lines.length && lines[i] !== '}'; i++) {
+            const line = lines[i];
+            if (line.startsWith('\tcomment '))
+                continue;
+            const m = BLOCK_ITEM.exec(line);
+            if (!m)
+                throw new Error(`fake nft does not understand ${JSON.stringify(line)}`);
+            const body = [];
+            for (i++; i < lines.length && lines[i] !== '\t}'; i++)
+                body.push(lines[i]);
+            const [, kind, name] = m;
+            if (kind === 'chain') {
+                if (t.chains.some((c) => c.name === name))
+                    throw new Error(`chain ${name} exists`);
+                for (const ref of body.join('\n').matchAll(/@(\w+)/g)) {
+                    if (!t.sets.some((s) => s.name === ref[1]))
+                        throw new Error(`chain ${name}: no set ${ref[1]}`);
+                }
+                t.chains.push({
+                    name,
+                    hook: body.some((l) => l.includes(' hook ')),
+                    lines: [line, ...body, '\t}'],
+                });
+                continue;
+            }
+            const at = body.findIndex((l) => l.startsWith('\t\telements = {'));
+            const head = at < 0 ? body : body.slice(0, at);
+            const text = at < 0 ? '' : body.slice(at).join(' ');
+            // Declaring a set that exists adds the elements, if the declaration is the same.
+            let set = t.sets.find((s) => s.name === name);
+            if (set && (set.kind !== kind || set.head.join('\n') !== head.join('\n')))
+                throw new Error(`set ${name} exists with another declaration`);
+            if (!set)
+                t.sets.push((set = { kind, name, head, elements: [] }));
+            // nft creates a block's chains before its set elements: jumps are checked at the end.
+            this.add(t, set, splitElements(text.slice(text.indexOf('{') + 1, text.lastIndexOf('}'))), false);
+        }
+        if (i >= lines.length)
+            throw new Error('unterminated table block');
+        for (const c of t.chains) {
+            for (const target of chainTargets(c.lines)) {
+                if (!t.chains.some((x) => x.name === target))
+                    throw new Error(`nft: chain ${c.name}: no chain ${target} to jump to`);
+            }
+        }
+        for (const s of t.sets) {
+            for (const e of s.kind === 'map' ? s.elements : []) {
+                if (!t.chains.some((c) => c.name === jumpTarget(e)))
+                    throw new Error(`nft: element ${e} of ${s.name}: no chain ${jumpTarget(e)}`);
+            }
+        }
+        return i;
+    }
+    add(t, set, items, checkJumps = true) {
+        const have = new Set(set.kind === 'map' ? set.elements.map(mapKey) : set.elements);
+        for (const e of items) {
+            const key = set.kind === 'map' ? mapKey(e) : e;
+            if (have.has(key))
+                throw new Error(`nft: element ${e} of ${set.name}: File exists`);
+            if (checkJumps && set.kind === 'map' && !t.chains.some((c) => c.name === jumpTarget(e)))
+                throw new Error(`nft: element ${e} of ${set.name}: no chain ${jumpTarget(e)}`);
+            have.add(key);
+            set.elements.push(e);
+        }
+    }
+    remove(set, items) {
+        for (const e of items) {
+            const index = set.elements.findIndex((x) => (set.kind === 'map' ? mapKey(x) : x) === e);
+            if (index < 0)
+                throw new Error(`nft: delete element ${e} of ${set.name}: No such file`);
+            set.elements.splice(index, 1);
+        }
+    }
+}
+//# sourceMappingURL=fake-kernel.js.map
