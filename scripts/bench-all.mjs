@@ -12,7 +12,7 @@ const only = process.argv.slice(2);
 const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false' };
 
 const npmBench = (workspace, script = 'bench') => ['npm', ['run', script, '-w', workspace]];
-const buildAgent = ['npx', ['tsc', '-b', 'packages/agent/tsconfig.lib.json']];
+const buildAgent = ['npx', ['tsc', '-b', 'packages/agent/tsconfig.testing.json']];
 
 // [name, ...commands]; a bench's commands run in order and stop at the first failure.
 const benches = [
@@ -31,12 +31,12 @@ const benches = [
   [
     'agent: NetworkPolicy pass from the caches',
     buildAgent,
-    ['node', ['packages/agent/dist/policy/bench/pass-bench.js']],
+    ['node', ['packages/agent/dist/bench/policy/pass-bench.js']],
   ],
-  ['agent: announcement plan', buildAgent, ['node', ['packages/agent/dist/routing/bench/plan.js']]],
-  ['cni: plugin start-up against the socket server', npmBench('@flock/cni')],
+  ['agent: announcement plan', buildAgent, ['node', ['packages/agent/dist/bench/routing/plan.js']]],
+  ['cni: plugin start-up against the socket server', npmBench('@flock/e2e', 'bench:plugin')],
   // CNI ADD/DEL end to end vs ptp+host-local and the ip -batch floor; agent RSS (root, cluster).
-  ['cni: ADD/DEL end to end, agent footprint', npmBench('@flock/agent', 'bench:cni')],
+  ['cni: ADD/DEL end to end, agent footprint', npmBench('@flock/e2e', 'bench:cni')],
   ['operator: 1,000 / 5,000 nodes, RSS (cluster)', npmBench('@flock/operator')],
   // A 3-node lab: ADD -> pinned/anycast /128 on the router, deletion without DEL -> withdrawn.
   [

@@ -42,7 +42,7 @@ import {
   SERVICE_CIDRS,
   type NodePlan,
 } from './plan.js';
-import { LabRouter } from './router.js';
+import { LabRouter, routerBirdConfig } from './router.js';
 import { writeState, type LabState } from './state.js';
 
 const require = createRequire(import.meta.url);
@@ -129,7 +129,7 @@ export class Lab {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     this.step("router and the control plane's namespace");
-    this.router = await LabRouter.create(dir);
+    this.router = await LabRouter.open(dir);
     this.cpNs = await Netns.create(CP_NS_PREFIX);
     await this.router.connectControlPlane(this.cpNs);
     this.step('control plane (etcd, apiserver, controller-manager, scheduler)');
@@ -170,7 +170,7 @@ export class Lab {
       this.nodes.push(node);
       await this.router.connect(node.ns.netns, plan);
     }
-    await this.router.startBird(this.plans);
+    await this.router.startBird(routerBirdConfig(this.plans));
     await this.saveState();
     await Promise.all(
       this.nodes.map(async (node) => {

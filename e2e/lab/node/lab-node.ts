@@ -6,7 +6,7 @@ import { access, copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { BirdProcess, type BirdPaths } from '@flock/bird';
+import { BirdProcess, type BirdPaths } from '@flock/bird/testing';
 import { NODE_BINARIES, requireTools, which } from '@flock/testkit';
 import { running, stopDaemon, waitForLog, watchDaemon, type Daemon } from '../daemon.js';
 import { MAX_PODS, NODE_NS_PREFIX, POOL_CIDR4, POOL_CIDR6, type NodePlan } from '../plan.js';

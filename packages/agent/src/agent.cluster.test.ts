@@ -8,8 +8,8 @@ import { type HttpTransport, NODECONFIGS, NODES, objectPath } from '@flock/kube'
 import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from './datapath/index.js';
-import { TestNode } from './testing/node-harness.js';
-import { createTestPod, startTestCluster, type TestCluster } from './testing/test-cluster.js';
+import { TestNode } from '../testing/node-harness.js';
+import { createTestPod, startTestCluster, type TestCluster } from '../testing/test-cluster.js';
 
 let cp: ControlPlane;
 let api: HttpTransport;

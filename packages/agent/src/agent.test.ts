@@ -7,7 +7,8 @@ import { FakeApiServer } from '@flock/kube/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from './agent.js';
 import { AgentConfig } from './config.js';
-import { FakeDatapath, hostVethName } from './datapath/index.js';
+import { hostVethName } from './datapath/index.js';
+import { FakeDatapath } from '../testing/datapath/fake.js';
 
 const nodeConfig: NodeConfig = {
   apiVersion: API_VERSION,

@@ -11,7 +11,7 @@ import { requireRoot, requireTools } from '@flock/testkit';
 import { silentLogger, type AgentRequest } from '@flock/api';
 import { AllocationStore } from '@flock/ipam';
 import { startCniServer, type CniServer } from './cni-server/index.js';
-import { rawExchange } from './cni-server/test-support.js';
+import { rawExchange } from '../testing/cni-server.js';
 import { fetchStatus } from './status/command.js';
 import { startStatusServer } from './status/server.js';
 import type { AgentStatus } from './status/snapshot.js';

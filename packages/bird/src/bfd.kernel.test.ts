@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Netns, addAddresses, eventually, requireKernelTier, vethBetween } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BirdProcess, type BirdPaths } from './bird-process.js';
+import { BirdProcess, type BirdPaths } from '../testing/bird-process.js';
 import { BirdClient } from './client.js';
 import { peerProtocolName, type BirdModel } from './model.js';
 import { renderBirdConfig } from './render.js';

@@ -8,7 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Netns, addAddresses, requireKernelTier, vethBetween } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { BirdProcess, type BirdPaths } from './bird-process.js';
+import { BirdProcess, type BirdPaths } from '../testing/bird-process.js';
 import { BirdClient } from './client.js';
 import { BirdConfigManager, type ReloadOutcome } from './manager.js';
 import { canonicalCidr, type BirdModel } from './model.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Netns, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BirdProcess, type BirdPaths } from './bird-process.js';
+import { BirdProcess, type BirdPaths } from '../testing/bird-process.js';
 import { BirdClient, BirdUnavailableError } from './client.js';
 import type { BirdModel } from './model.js';
 import { BirdCommandError, parseReplies } from './reply.js';

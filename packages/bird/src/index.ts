@@ -5,4 +5,3 @@ export * from './reply.js';
 export * from './status.js';
 export * from './client.js';
 export * from './manager.js';
-export * from './bird-process.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Netns, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkBirdConfig } from './bird-process.js';
+import { checkBirdConfig } from '../testing/bird-process.js';
 import { BirdModel, formatIp, type BirdPeer } from './model.js';
 import { renderBfdSpeakerConfig, withoutBfd } from './render-bfd-speaker.js';
 import { renderBirdConfig } from './render.js';

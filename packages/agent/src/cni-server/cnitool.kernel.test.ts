@@ -10,9 +10,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '@flock/exec';
 import { Netns, requireKernelTier, requireTools } from '@flock/testkit';
 import type { AgentRequest, AgentResponse, CniResult } from '@flock/api';
-import { installPlugin, type PluginInstall } from './plugin-process.js';
+import { installPlugin, type PluginInstall } from '../../testing/plugin-process.js';
 import { startCniServer, type CniServer } from './server.js';
-import { tempSocketPath } from './test-support.js';
+import { tempSocketPath } from '../../testing/cni-server.js';
 
 const LIBCNI_DIR = '/var/lib/cni';
 const LIBCNI_CACHE = `${LIBCNI_DIR}/results`;

@@ -4,9 +4,9 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRequest, AgentResponse, CniResult } from '@flock/api';
-import { installPlugin, invokePlugin, type PluginInstall } from './plugin-process.js';
+import { installPlugin, invokePlugin, type PluginInstall } from '../../testing/plugin-process.js';
 import { startCniServer, type CniServer } from './server.js';
-import { tempSocketPath } from './test-support.js';
+import { tempSocketPath } from '../../testing/cni-server.js';
 
 const ADD_RESULT: CniResult = {
   cniVersion: '1.1.0',

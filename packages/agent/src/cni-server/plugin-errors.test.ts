@@ -3,9 +3,9 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRequest } from '@flock/api';
-import { installPlugin, invokePlugin, type PluginInstall } from './plugin-process.js';
+import { installPlugin, invokePlugin, type PluginInstall } from '../../testing/plugin-process.js';
 import { startCniServer, type CniServer } from './server.js';
-import { tempSocketPath } from './test-support.js';
+import { tempSocketPath } from '../../testing/cni-server.js';
 
 let plugin: PluginInstall;
 let tmp: Awaited<ReturnType<typeof tempSocketPath>>;

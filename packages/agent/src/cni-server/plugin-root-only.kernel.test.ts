@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { requireRoot, requireTools } from '@flock/testkit';
 import type { AgentRequest } from '@flock/api';
-import { installPlugin, invokePlugin, type PluginInstall } from './plugin-process.js';
+import { installPlugin, invokePlugin, type PluginInstall } from '../../testing/plugin-process.js';
 import { startCniServer, type CniServer } from './server.js';
-import { tempSocketPath } from './test-support.js';
+import { tempSocketPath } from '../../testing/cni-server.js';
 
 const NOBODY = 65534;
 let plugin: PluginInstall;

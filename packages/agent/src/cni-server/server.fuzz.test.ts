@@ -20,9 +20,9 @@ import type { FileSystem } from '@flock/exec';
 import { AddressAllocator, AllocationStore } from '@flock/ipam';
 import type { Pod } from '@flock/api';
 import { CniHandlers } from '../cni/handlers.js';
-import { FakeDatapath } from '../datapath/index.js';
+import { FakeDatapath } from '../../testing/datapath/fake.js';
 import { startCniServer, type CniServer } from './server.js';
-import { rawExchange, tempSocketPath } from './test-support.js';
+import { rawExchange, tempSocketPath } from '../../testing/cni-server.js';
 
 const RUNS = process.env['FLOCK_SOAK'] === '1' ? 100_000 : 10_000;
 const TIMEOUT = process.env['FLOCK_SOAK'] === '1' ? 3_600_000 : 300_000;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRequest, AgentResponse } from '@flock/api';
 import { startCniServer, type CniHandler, type CniServer } from './server.js';
-import { rawExchange, recordingLogger, tempSocketPath } from './test-support.js';
+import { rawExchange, recordingLogger, tempSocketPath } from '../../testing/cni-server.js';
 
 const config = { cniVersion: '1.1.0', name: 'flock', type: 'flock' };
 const addRequest = {

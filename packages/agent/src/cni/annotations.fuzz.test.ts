@@ -22,7 +22,7 @@ import {
 import type { FileSystem } from '@flock/exec';
 import { AddressAllocator, AllocationStore, canonicalAddress } from '@flock/ipam';
 import type { Pod } from '@flock/api';
-import { FakeDatapath } from '../datapath/index.js';
+import { FakeDatapath } from '../../testing/datapath/fake.js';
 import { CniHandlers } from './handlers.js';
 
 const RUNS = process.env['FLOCK_SOAK'] === '1' ? 100_000 : 10_000;

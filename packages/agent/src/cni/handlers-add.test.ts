@@ -22,7 +22,7 @@ import {
   store,
   tearDown,
   warnings,
-} from './test-support.js';
+} from '../../testing/cni-handlers.js';
 
 beforeEach(setUp);
 afterEach(tearDown);

@@ -2,7 +2,7 @@
 import { CniErrorCode } from '@flock/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
-import { datapath, handlers, request, setUp, tearDown } from './test-support.js';
+import { datapath, handlers, request, setUp, tearDown } from '../../testing/cni-handlers.js';
 
 beforeEach(setUp);
 afterEach(tearDown);

@@ -14,7 +14,7 @@ import {
 import { nodeFileSystem, type FileSystem } from '@flock/exec';
 import { AddressAllocator, AllocationStore } from '@flock/ipam';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FakeDatapath } from '../datapath/index.js';
+import { FakeDatapath } from '../../testing/datapath/fake.js';
 import type { HandlerFaultPoint } from '../faults.js';
 import { CniHandlers, type CniHooks, type NodeState } from './handlers.js';
 

@@ -11,7 +11,7 @@ import {
   setUp,
   store,
   tearDown,
-} from './test-support.js';
+} from '../../testing/cni-handlers.js';
 
 beforeEach(setUp);
 afterEach(tearDown);

@@ -1,6 +1,6 @@
 // CNI STATUS.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { handlers, make, setNode, setUp, tearDown } from './test-support.js';
+import { handlers, make, setNode, setUp, tearDown } from '../../testing/cni-handlers.js';
 
 beforeEach(setUp);
 afterEach(tearDown);

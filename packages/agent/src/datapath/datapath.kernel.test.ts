@@ -1,8 +1,14 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { requireKernelTier, type Netns } from '@flock/testkit';
 import { hostVethName } from './naming.js';
-import { KernelHarness } from './testing/harness.js';
-import { echoServer, ipJson, pingOnce, recordingRunner, tcpExchange } from './testing/probes.js';
+import { KernelHarness } from '../../testing/datapath/harness.js';
+import {
+  echoServer,
+  ipJson,
+  pingOnce,
+  recordingRunner,
+  tcpExchange,
+} from '../../testing/datapath/probes.js';
 import { DatapathError, type PodSpec } from './types.js';
 
 interface Addr {

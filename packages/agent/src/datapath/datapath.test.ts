@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FlockDatapath } from './datapath.js';
 import type { Kernel } from './kernel.js';
-import { MemoryKernel } from './memory-kernel.js';
+import { MemoryKernel } from '../../testing/datapath/memory-kernel.js';
 import { HOST, podNs } from './model.js';
 import { hostVethName } from './naming.js';
 import { DatapathError, type PodSpec } from './types.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { datapathFaultPoint, type DatapathFaultPoint } from '../faults.js';
 import { FlockDatapath } from './datapath.js';
 import { FaultKernel } from './fault-kernel.js';
-import { MemoryKernel } from './memory-kernel.js';
+import { MemoryKernel } from '../../testing/datapath/memory-kernel.js';
 import { HOST, podNs } from './model.js';
 import { hostVethName } from './naming.js';
 

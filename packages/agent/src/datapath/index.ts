@@ -33,5 +33,4 @@ export {
 } from './naming.js';
 export { FlockDatapath, HOST_SYSCTLS, type DatapathLogger } from './datapath.js';
 export { IprouteDatapath } from './iproute.js';
-export { FakeDatapath } from './fake.js';
 export type { Runner } from './iproute-kernel.js';

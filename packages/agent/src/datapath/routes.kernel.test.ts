@@ -4,8 +4,14 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { requireKernelTier } from '@flock/testkit';
 import { hostVethName } from './naming.js';
-import { KernelHarness } from './testing/harness.js';
-import { fileServer, ipJson, pingOnce, recordingRunner, tcpExchange } from './testing/probes.js';
+import { KernelHarness } from '../../testing/datapath/harness.js';
+import {
+  fileServer,
+  ipJson,
+  pingOnce,
+  recordingRunner,
+  tcpExchange,
+} from '../../testing/datapath/probes.js';
 import type { PodSpec } from './types.js';
 
 interface Route {

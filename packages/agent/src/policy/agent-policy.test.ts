@@ -24,7 +24,8 @@ import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../agent.js';
 import { AgentConfig } from '../config.js';
-import { FakeDatapath, hostVethName } from '../datapath/index.js';
+import { hostVethName } from '../datapath/index.js';
+import { FakeDatapath } from '../../testing/datapath/fake.js';
 import {
   RecordingNft,
   allowFrom,
@@ -32,7 +33,7 @@ import {
   isolatedForIngress,
   namespace,
   pod,
-} from './test-support.js';
+} from '../../testing/policy.js';
 
 let dir: string;
 let api: FakeApiServer;

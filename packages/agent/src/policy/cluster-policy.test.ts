@@ -10,7 +10,14 @@ import { policyCaches } from './caches.js';
 import { checkClusterPolicy } from './cluster-validate.js';
 import { PolicyReconciler } from './reconciler.js';
 import type { PolicyProblem } from './state.js';
-import { RecordingNft, entry, namespace, pod, startedPods, stopPods } from './test-support.js';
+import {
+  RecordingNft,
+  entry,
+  namespace,
+  pod,
+  startedPods,
+  stopPods,
+} from '../../testing/policy.js';
 
 let api: FakeApiServer;
 let nft: RecordingNft;

@@ -12,7 +12,14 @@ import { PolicyNamespace, policyCaches } from './caches.js';
 import { nftPolicyApplier } from './nft.js';
 import { PolicyReconciler } from './reconciler.js';
 import { buildPolicyState } from './state.js';
-import { entry, namespace, networkPolicy, pod, startedPods, stopPods } from './test-support.js';
+import {
+  entry,
+  namespace,
+  networkPolicy,
+  pod,
+  startedPods,
+  stopPods,
+} from '../../testing/policy.js';
 import { checkPolicy } from './validate.js';
 
 let node: Netns;

@@ -22,8 +22,8 @@ import {
 } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
-import { TestNode } from '../testing/node-harness.js';
-import { createTestPod, startTestCluster, type TestCluster } from '../testing/test-cluster.js';
+import { TestNode } from '../../testing/node-harness.js';
+import { createTestPod, startTestCluster, type TestCluster } from '../../testing/test-cluster.js';
 
 const PORT = 8080;
 /** A pod's TCP server on PORT, and a prober that connects on command (a unix socket, which is

@@ -21,7 +21,7 @@ import {
   pod,
   startedPods,
   stopPods,
-} from './test-support.js';
+} from '../../testing/policy.js';
 
 let api: FakeApiServer;
 let nft: RecordingNft;

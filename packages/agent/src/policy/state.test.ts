@@ -4,7 +4,7 @@ import { hostVethName } from '../datapath/index.js';
 import { CachedPod } from '../pods.js';
 import { PolicyNamespace } from './caches.js';
 import { UNKNOWN_POD_POLICY, buildPolicyState, type PolicyInputs } from './state.js';
-import { entry, isolatedForIngress, namespace, networkPolicy, pod } from './test-support.js';
+import { entry, isolatedForIngress, namespace, networkPolicy, pod } from '../../testing/policy.js';
 import { checkPolicy } from './validate.js';
 
 const ns = [PolicyNamespace.parse(namespace('shop')), PolicyNamespace.parse(namespace('other'))];

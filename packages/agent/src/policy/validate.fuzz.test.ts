@@ -14,7 +14,7 @@ import {
   translate,
 } from '@flock/netpol';
 import { buildPolicyState } from './state.js';
-import { entry } from './test-support.js';
+import { entry } from '../../testing/policy.js';
 import { checkPolicy } from './validate.js';
 
 const RUNS = process.env['FLOCK_SOAK'] === '1' ? 100_000 : 10_000;

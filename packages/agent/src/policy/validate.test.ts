@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { networkPolicy } from './test-support.js';
+import { networkPolicy } from '../../testing/policy.js';
 import { PolicyChecker, checkPolicy } from './validate.js';
 
 const bigSelector = {

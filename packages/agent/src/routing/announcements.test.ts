@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { advertisedCount, planAnnouncements, toBirdModel } from './announcements.js';
-import { NODE_CONFIG, entry, pod } from '../testing/routing-fixtures.js';
+import { NODE_CONFIG, entry, pod } from '../../testing/routing-fixtures.js';
 import type { Pod } from '@flock/api';
 
 const spec = NODE_CONFIG.spec;

@@ -5,7 +5,7 @@ import { BirdCommandError, renderBirdConfig, type BirdModel } from '@flock/bird'
 import { createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FakeBird } from '../testing/fake-bird.js';
+import { FakeBird } from '../../testing/fake-bird.js';
 import { BirdAnnouncer, type AnnouncerState } from './announcer.js';
 
 /** The real setTimeout, for letting file I/O finish while the fake clock stands still. */

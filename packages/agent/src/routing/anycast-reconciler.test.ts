@@ -1,6 +1,7 @@
 import { createMemoryLogger } from '@flock/kube/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { FakeDatapath, hostVethName } from '../datapath/index.js';
+import { hostVethName } from '../datapath/index.js';
+import { FakeDatapath } from '../../testing/datapath/fake.js';
 import { AnycastReconciler } from './anycast-reconciler.js';
 
 const ANY6 = '2001:db8:300::1';

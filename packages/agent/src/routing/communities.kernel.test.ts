@@ -6,18 +6,19 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BirdClient, peerProtocolName, type BirdProcess } from '@flock/bird';
+import { BirdClient, peerProtocolName } from '@flock/bird';
 import { createMemoryLogger } from '@flock/kube/testing';
 import { Netns, addAddresses, eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODE_CONFIG, entry, pod } from '../testing/routing-fixtures.js';
+import { NODE_CONFIG, entry, pod } from '../../testing/routing-fixtures.js';
 import {
   TestRouter,
   nodeBirdPaths,
   parseRoutesAll,
   startNodeBird,
+  type BirdProcess,
   type RouterRoute,
-} from '../testing/router.js';
+} from '@flock/bird/testing';
 import { planAnnouncements, toBirdModel } from './announcements.js';
 import { BirdAnnouncer } from './announcer.js';
 import { birdControls } from './wiring.js';

@@ -2,7 +2,7 @@ import { createMemoryLogger } from '@flock/kube/testing';
 import type { AllocationEntry } from '@flock/ipam';
 import type { Pod } from '@flock/api';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { entry, pod } from '../testing/routing-fixtures.js';
+import { entry, pod } from '../../testing/routing-fixtures.js';
 import { OrphanSweeper, type OrphanSweepDeps } from './orphan-sweep.js';
 
 const T0 = Date.parse('2026-11-29T10:00:00.000Z');

@@ -11,10 +11,10 @@ import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../agent.js';
-import { FakeDatapath } from '../datapath/index.js';
-import { testAgentConfig } from '../testing/agent-config.js';
-import { FakeBird } from '../testing/fake-bird.js';
-import { NODE_CONFIG } from '../testing/routing-fixtures.js';
+import { FakeDatapath } from '../../testing/datapath/fake.js';
+import { testAgentConfig } from '../../testing/agent-config.js';
+import { FakeBird } from '../../testing/fake-bird.js';
+import { NODE_CONFIG } from '../../testing/routing-fixtures.js';
 
 let dir: string;
 let api: FakeApiServer;

@@ -8,11 +8,12 @@ import { NODECONFIGS } from '@flock/kube';
 import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeDatapath, hostVethName } from '../datapath/index.js';
+import { hostVethName } from '../datapath/index.js';
+import { FakeDatapath } from '../../testing/datapath/fake.js';
 import { NodeConfigTracker } from '../node-config.js';
 import { clusterPodCache, nodePods } from '../pods.js';
-import { FakeBird } from '../testing/fake-bird.js';
-import { NODE_CONFIG } from '../testing/routing-fixtures.js';
+import { FakeBird } from '../../testing/fake-bird.js';
+import { NODE_CONFIG } from '../../testing/routing-fixtures.js';
 import { Routing } from './routing.js';
 
 let dir: string;

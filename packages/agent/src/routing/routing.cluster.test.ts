@@ -6,13 +6,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_VERSION, NODECONFIG_KIND, NodeConfig } from '@flock/api';
-import type { BirdProcess } from '@flock/bird';
 import { type HttpTransport, NODECONFIGS, NODES, PODS, objectPath } from '@flock/kube';
 import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestNode } from '../testing/node-harness.js';
-import { TestRouter, nodeBirdPaths, startNodeBird } from '../testing/router.js';
-import { createTestPod, startTestCluster, type TestCluster } from '../testing/test-cluster.js';
+import { TestNode } from '../../testing/node-harness.js';
+import { TestRouter, nodeBirdPaths, startNodeBird, type BirdProcess } from '@flock/bird/testing';
+import { createTestPod, startTestCluster, type TestCluster } from '../../testing/test-cluster.js';
 
 const NODE = 'node-r';
 const PASSWORD = 'flock routing test';

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   BirdClient,
-  type BirdProcess,
   BirdUnavailableError,
   announcedPrefixes,
   renderBirdConfig,
@@ -17,10 +16,10 @@ import { createMemoryLogger } from '@flock/kube/testing';
 import { Netns, eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
-import { KernelHarness } from '../datapath/testing/harness.js';
-import { recordingRunner } from '../datapath/testing/probes.js';
-import { FakeBird } from '../testing/fake-bird.js';
-import { TestRouter, nodeBirdPaths, startNodeBird } from '../testing/router.js';
+import { KernelHarness } from '../../testing/datapath/harness.js';
+import { recordingRunner } from '../../testing/datapath/probes.js';
+import { FakeBird } from '../../testing/fake-bird.js';
+import { TestRouter, nodeBirdPaths, startNodeBird, type BirdProcess } from '@flock/bird/testing';
 import { AnycastReconciler } from './anycast-reconciler.js';
 import { BirdAnnouncer } from './announcer.js';
 import { bgpPeerStatuses } from './status-compute.js';

@@ -11,11 +11,12 @@ import { createMemoryLogger, type FakeApiServer } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../agent.js';
-import { FakeDatapath, hostVethName } from '../datapath/index.js';
-import { testAgentConfig } from '../testing/agent-config.js';
-import { routingApiServer } from '../testing/routing-api.js';
-import { FakeBird } from '../testing/fake-bird.js';
-import { NODE_CONFIG, pod } from '../testing/routing-fixtures.js';
+import { hostVethName } from '../datapath/index.js';
+import { FakeDatapath } from '../../testing/datapath/fake.js';
+import { testAgentConfig } from '../../testing/agent-config.js';
+import { routingApiServer } from '../../testing/routing-api.js';
+import { FakeBird } from '../../testing/fake-bird.js';
+import { NODE_CONFIG, pod } from '../../testing/routing-fixtures.js';
 
 const ANYCAST = '2001:db8:300::1';
 let dir: string;

@@ -1,6 +1,6 @@
 import type { ProtocolDetail } from '@flock/bird';
 import { describe, expect, it } from 'vitest';
-import { entry } from '../testing/routing-fixtures.js';
+import { entry } from '../../testing/routing-fixtures.js';
 import { computeNodeStatus, stableJson, type StatusInputs } from './status-compute.js';
 
 const T1 = new Date('2026-11-29T10:00:00Z');

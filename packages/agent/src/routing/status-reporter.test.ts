@@ -6,8 +6,8 @@ import { renderBirdConfig } from '@flock/bird';
 import { NODECONFIGS } from '@flock/kube';
 import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeBird } from '../testing/fake-bird.js';
-import { NODE_CONFIG, entry } from '../testing/routing-fixtures.js';
+import { FakeBird } from '../../testing/fake-bird.js';
+import { NODE_CONFIG, entry } from '../../testing/routing-fixtures.js';
 import type { AnnouncerState } from './announcer.js';
 import { NodeStatusReporter } from './status-reporter.js';
 

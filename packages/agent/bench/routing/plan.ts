@@ -1,0 +1,83 @@
+// What one announcement pass costs the agent's CPU on a big node: it runs on every ADD/DEL,
+// readiness change and every 2 s tick. Side by side for 100 / 1,000 / 10,000 pods: the plan
+// alone, the plan + the BIRD model's comparison key (what a quiet tick does), and the full
+// render that only a changed model pays (@flock/bird's renderer, with validation).
+//   ./dev npx nx run agent:build && ./dev node packages/agent/dist/routing/bench/plan.js
+// Not a test: nothing here passes or fails on time.
+import { performance } from 'node:perf_hooks';
+import { cpus } from 'node:os';
+import type { NodeConfigSpec, Pod } from '@flock/api';
+import { renderBirdConfig } from '@flock/bird';
+import type { AllocationEntry } from '@flock/ipam';
+import { planAnnouncements, toBirdModel } from '../../src/routing/announcements.js';
+
+const spec: NodeConfigSpec = {
+  pool: 'bench',
+  cidr6: '2001:db8:100::/64',
+  cidr4: '10.0.0.0/16',
+  pinnedCIDRs: ['2001:db8:200::/64'],
+  anycastCIDRs: ['2001:db8:300::/112'],
+  bgp: { asn: 64512, peers: [{ address: '2001:db8:ffff::1', asn: 65000 }] },
+};
+
+function node(n: number) {
+  const entries: AllocationEntry[] = [];
+  const pods = new Map<string, Pod>();
+  for (let i = 0; i < n; i++) {
+    const hex = (i + 1).toString(16);
+    const name = `pod-${i}`;
+    entries.push({
+      containerID: `c${i}`,
+      ifname: 'eth0',
+      namespace: 'default',
+      pod: name,
+      podUID: `uid-${i}`,
+      // A tenth pinned, a tenth serving one of 16 anycast addresses.
+      ip6: i % 10 === 0 ? `2001:db8:200::${hex}` : `2001:db8:100::${hex}`,
+      ip4: `10.0.${i >> 8}.${i & 255}`,
+      pinned: i % 10 === 0,
+      anycast: i % 10 === 1 ? [`2001:db8:300::${(i % 16) + 1}`] : [],
+      state: 'committed',
+      createdAt: '2026-11-29T10:00:00.000Z',
+    });
+    pods.set(`default/${name}`, {
+      metadata: { namespace: 'default', name, uid: `uid-${i}` },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+  }
+  return { entries, podOf: (ns: string, name: string) => pods.get(`${ns}/${name}`) };
+}
+
+function msPer(fn: () => unknown, minMs = 1500): number {
+  fn();
+  let runs = 0;
+  const t0 = performance.now();
+  do {
+    fn();
+    runs++;
+  } while (performance.now() - t0 < minMs);
+  return (performance.now() - t0) / runs;
+}
+
+const rows: string[][] = [];
+for (const n of [100, 1_000, 10_000]) {
+  const { entries, podOf } = node(n);
+  const plan = () => planAnnouncements({ spec, entries, podOf });
+  const model = () => toBirdModel({ plan: plan(), spec, routerId: '10.0.0.1', peers: [] });
+  const planMs = msPer(plan);
+  const quietMs = msPer(() => JSON.stringify(model()));
+  const renderMs = msPer(() => renderBirdConfig(model()));
+  rows.push([
+    n.toLocaleString('en'),
+    planMs.toFixed(3),
+    quietMs.toFixed(3),
+    renderMs.toFixed(3),
+    `${(quietMs / planMs).toFixed(2)}x`,
+    `${(renderMs / planMs).toFixed(2)}x`,
+  ]);
+}
+console.log(`announcement pass, ms per pass (node ${process.version}, ${cpus()[0]?.model ?? '?'})`);
+console.log(
+  ['pods', 'plan', 'plan+key (quiet tick)', 'plan+render', 'key/plan', 'render/plan'].join('\t'),
+);
+for (const r of rows) console.log(r.join('\t'));
