@@ -16,10 +16,8 @@ export const depConstraints = {
   'type:test': ['type:api', 'type:lib', 'type:app', 'type:test'],
 };
 
-/** Not shipped: tests, their harness and benchmarks beside the production code. */
-export const testFiles = ['**/*.test.ts', '**/testing/**', '**/test-support.ts', '**/bench/**'];
-/** In-memory test doubles of a package (exported through its `./testing` entry). */
-const testDoubles = ['**/fake*.ts', '**/memory-kernel.ts', '**/testing.ts'];
+/** Not shipped: tests, and the harness and benchmarks beside a package's src/. */
+export const testFiles = ['**/*.test.ts', '**/testing/**', '**/bench/**'];
 
 /** What tests and test doubles may do that production code may not. */
 export const testRules = {
@@ -72,10 +70,30 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  { files: [...testFiles, ...testDoubles], rules: testRules },
+  { files: testFiles, rules: testRules },
   {
     files: testFiles,
     rules: { 'flock/module-boundaries': ['error', { depConstraints, test: true }] },
+  },
+  // What ships is src/: production code there never imports the harness or the benchmarks
+  // beside it (testing/, bench/), nor a package's fakes (@flock/<p>/testing; module-boundaries
+  // says so too, for every non-test file).
+  {
+    files: ['packages/*/src/**/*.ts'],
+    ignores: testFiles,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)(testing|bench)(/|$)',
+              message: 'src/ ships; the harness (testing/, @flock/*/testing) and bench/ do not.',
+            },
+          ],
+        },
+      ],
+    },
   },
   { files: ['scripts/**', '**/cli.ts', '**/bin/**'], rules: { 'no-console': 'off' } },
 );

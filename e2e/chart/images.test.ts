@@ -21,6 +21,7 @@ import {
   runAssemble,
 } from './dockerfile.js';
 import { CHART, container, podSpec, readRepo, render, type K8sObject } from './support.js';
+import { testCode, unshippedPaths } from '../images/contents.js';
 
 const images = {
   agent: parseDockerfile(readRepo('images', 'agent', 'Dockerfile')),
@@ -110,6 +111,16 @@ describe('Dockerfiles', () => {
         chart.appVersion,
       );
     }
+  });
+});
+
+describe('what the images assemble', () => {
+  // The harness and benchmarks compile to dist/testing and dist/bench (tsconfig.testing.json),
+  // beside dist/src: the assemble step copies dist/src only, and deletes nothing.
+  it.each(Object.keys(images))('%s: each @flock package is its package.json and dist/src', (x) => {
+    const packages = join(assembled[x as keyof typeof images], 'app', 'packages');
+    expect(unshippedPaths(packages)).toEqual([]);
+    expect(testCode(packages)).toEqual([]);
   });
 });
 

@@ -1,7 +1,8 @@
 // What an image's /opt/flock may hold: the production dependency closure of the app's
 // workspace package (computed here from package-lock.json, independently of the `npm ls` the
-// Dockerfile uses), and none of the test, bench and fault-injection code that tsc compiles
-// along with a package's src/.
+// Dockerfile uses), and of flock's packages only what ships: each package's package.json and
+// dist/src (tsconfig.lib.json's output from src/), none of the harness and benchmarks that
+// tsconfig.testing.json compiles from testing/ and bench/ into dist/testing and dist/bench.
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
@@ -82,7 +83,28 @@ export function installedPackages(appDir: string): Set<string> {
   return out;
 }
 
-/** Folders and files that tsc emits for tests, benchmarks and fault injection. */
+/**
+ * What is in a package directory under `packagesDir` besides package.json and dist/src/
+ * (`agent/dist/testing/`, `kube/src/`, ...): [] when every package holds only what ships.
+ */
+export function unshippedPaths(packagesDir: string): string[] {
+  const extra: string[] = [];
+  for (const p of readdirSync(packagesDir)) {
+    for (const e of readdirSync(join(packagesDir, p), { withFileTypes: true })) {
+      if (e.name === 'package.json' && e.isFile()) continue;
+      if (e.name !== 'dist' || !e.isDirectory()) {
+        extra.push(`${p}/${e.name}${e.isDirectory() ? '/' : ''}`);
+        continue;
+      }
+      for (const d of readdirSync(join(packagesDir, p, 'dist'), { withFileTypes: true }))
+        if (d.name !== 'src' || !d.isDirectory())
+          extra.push(`${p}/dist/${d.name}${d.isDirectory() ? '/' : ''}`);
+    }
+  }
+  return extra.sort();
+}
+
+/** Folders and files of tests, benchmarks and fault injection, wherever tsc put them. */
 const TEST_DIRS = new Set([
   'bench',
   'testing',

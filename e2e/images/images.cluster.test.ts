@@ -10,7 +10,13 @@ import { requireRoot, requireTools } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { entrypoint, finalStage, instructions, parseDockerfile } from '../chart/dockerfile.js';
 import { readRepo, REPO } from '../chart/support.js';
-import { installedPackages, productionClosure, testCode, testingEntries } from './contents.js';
+import {
+  installedPackages,
+  productionClosure,
+  testCode,
+  testingEntries,
+  unshippedPaths,
+} from './contents.js';
 import { ImageSandbox, readOciArchive, type OciArchive } from './oci.js';
 
 /** The names scripts/build-images.sh gives the images (docs/install.md). */
@@ -156,6 +162,7 @@ describe('what runs inside', () => {
 describe('nothing but what ships', () => {
   it.each(ALL)('%s: no test, bench or fault-injection code in flock’s packages', (x) => {
     const app = join(images[x].root, 'opt', 'flock', 'app');
+    expect(unshippedPaths(join(app, 'packages'))).toEqual([]);
     expect(testCode(join(app, 'packages'))).toEqual([]);
     expect(testingEntries(join(app, 'packages'))).toEqual([]);
     if (x === 'agent') expect(testCode(join(images[x].root, 'opt', 'flock', 'cni'))).toEqual([]);
