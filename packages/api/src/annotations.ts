@@ -8,9 +8,6 @@ export const IpAlgo = z.enum(['random', 'sequential', 'stable']);
 export type IpAlgo = z.infer<typeof IpAlgo>;
 export const DEFAULT_IP_ALGO: IpAlgo = 'random';
 
-/** Value of the agent label on a Node. */
-export const AgentLabelValue = z.enum(['true', 'false']);
-
 /** At most this many anycast addresses per pod (each is a host route and a BGP announcement). */
 export const MAX_ANYCAST_PER_POD = 16;
 

@@ -32,7 +32,6 @@ const Port = z
   .refine((p) => (p.number != null) !== (p.range != null), {
     message: 'exactly one of number and range must be set',
   });
-export type CnpPort = z.infer<typeof Port>;
 
 const ProtocolPort = z.strictObject({ destinationPort: Port });
 

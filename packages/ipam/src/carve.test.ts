@@ -1,13 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_PREFIX_QUARANTINE_MS,
-  PrefixCarver,
-  carveNodePrefix,
-  pruneQuarantine,
-  quarantinePrefix,
-  type CarveInput,
-} from './carve.js';
+import { DEFAULT_PREFIX_QUARANTINE_MS, PrefixCarver, type CarveInput } from './carve.js';
 import { parsePrefix, prefixContains } from './prefix.js';
 
 const NOW = 1_800_000_000_000;
@@ -131,43 +124,11 @@ describe('PrefixCarver', () => {
     expect(c.assign('out')).toEqual({ ok: true, prefix: '2001:db8:200::/64', existing: true });
     expect(c.counts()).toMatchObject({ allocated: 1 });
   });
-
-  it('one-shot carve returns the prefix, the counts and the problems', () => {
-    const result = carveNodePrefix(
-      {
-        pool: 'p',
-        cidr: '10.0.0.0/16',
-        nodePrefixLength: 24,
-        assignments: new Map([['a', '10.0.0.0/24']]),
-        now: NOW,
-      },
-      'b',
-    );
-    expect(result).toEqual({
-      ok: true,
-      value: {
-        result: { ok: true, prefix: '10.0.1.0/24', existing: false },
-        counts: { total: 256, allocated: 2, quarantined: 0, free: 254 },
-        problems: [],
-      },
-    });
-  });
 });
 
-describe('quarantine list', () => {
-  it('adds a freed prefix for the default day, replacing an older entry and dropping expired ones', () => {
-    const list = [
-      { prefix: '10.0.0.0/24', until: NOW - 1 },
-      { prefix: '10.0.1.0/24', until: NOW + 5 },
-    ];
-    expect(quarantinePrefix(list, '10.0.1.0/24', NOW)).toEqual([
-      { prefix: '10.0.1.0/24', until: NOW + DEFAULT_PREFIX_QUARANTINE_MS },
-    ]);
+describe('quarantine', () => {
+  it('holds a freed prefix for a day by default', () => {
     expect(DEFAULT_PREFIX_QUARANTINE_MS).toBe(86_400_000);
-    expect(quarantinePrefix([], '2001:DB8::/64', NOW, 10)).toEqual([
-      { prefix: '2001:db8::/64', until: NOW + 10 },
-    ]);
-    expect(pruneQuarantine(list, NOW)).toEqual([{ prefix: '10.0.1.0/24', until: NOW + 5 }]);
   });
 });
 
@@ -198,7 +159,7 @@ describe('carving properties', () => {
               }
               const taken = new Set([
                 ...assignments.values(),
-                ...pruneQuarantine(quarantined, now).map((q) => q.prefix),
+                ...quarantined.filter((q) => q.until > now).map((q) => q.prefix),
               ]);
               expect(taken.has(result.prefix)).toBe(false);
               const parsed = parsePrefix(result.prefix);
@@ -215,12 +176,11 @@ describe('carving properties', () => {
               const nodes = [...assignments.keys()];
               const node = nodes[op % Math.max(nodes.length, 1)];
               if (node === undefined) continue;
-              quarantined = quarantinePrefix(
-                quarantined,
-                assignments.get(node) as string,
-                now,
-                30_000,
-              );
+              const freed = assignments.get(node) as string;
+              quarantined = [
+                ...quarantined.filter((q) => q.until > now && q.prefix !== freed),
+                { prefix: freed, until: now + 30_000 },
+              ];
               assignments.delete(node);
             }
           }

@@ -3,14 +3,7 @@
 // them: an existing assignment is never moved, a new node gets the lowest free index, and a
 // freed prefix stays quarantined until its `until` time has passed.
 import { MAX_NODE_PREFIX_BITS, familyName, type Parsed } from '@flock/api';
-import {
-  formatPrefix,
-  normalizeCidr,
-  parsePrefix,
-  subPrefix,
-  subPrefixIndex,
-  type Prefix,
-} from './prefix.js';
+import { formatPrefix, parsePrefix, subPrefix, subPrefixIndex, type Prefix } from './prefix.js';
 
 /** Freed node prefixes are not handed out again for a day: long enough for BGP, DNS and
  * firewall allow-lists elsewhere in the datacenter to forget the node that had it. */
@@ -196,43 +189,4 @@ export class PrefixCarver {
     }
     return Number(index);
   }
-}
-
-/** One-shot carve: the node's prefix (existing or new) and the counts after assigning it. */
-export function carveNodePrefix(
-  input: CarveInput,
-  node: string,
-): Parsed<{ result: CarveResult; counts: PrefixCounts; problems: CarveProblem[] }> {
-  const carver = PrefixCarver.create(input);
-  if (!carver.ok) return carver;
-  const result = carver.value.assign(node);
-  return {
-    ok: true,
-    value: { result, counts: carver.value.counts(), problems: carver.value.problems },
-  };
-}
-
-/** The quarantine list after freeing `prefix` at `now` (expired entries are dropped). */
-export function quarantinePrefix(
-  list: readonly QuarantinedPrefix[],
-  prefix: string,
-  now: number,
-  durationMs = DEFAULT_PREFIX_QUARANTINE_MS,
-): QuarantinedPrefix[] {
-  const key = canonicalKey(prefix);
-  const others = pruneQuarantine(list, now).filter((q) => canonicalKey(q.prefix) !== key);
-  return [...others, { prefix: key, until: now + durationMs }];
-}
-
-/** The entries still in quarantine at `now`. */
-export function pruneQuarantine(
-  list: readonly QuarantinedPrefix[],
-  now: number,
-): QuarantinedPrefix[] {
-  return list.filter((q) => q.until > now);
-}
-
-function canonicalKey(text: string): string {
-  const normalized = normalizeCidr(text);
-  return normalized.ok ? normalized.value : text;
 }

@@ -1,7 +1,7 @@
-// Label and field selectors in the API server's string syntax: format them for list/watch
-// queries (validated, so nothing can be smuggled into a query) and parse them (the fake API
-// server evaluates them like the real one).
-import { matchesSelector, type LabelSelector, type LabelSelectorRequirement } from '@flock/api';
+// Label and field selectors in the API server's string syntax: field selectors formatted for
+// list/watch queries (validated, so nothing can be smuggled into a query), and both kinds parsed
+// (the fake API server evaluates them like the real one).
+import type { LabelSelector, LabelSelectorRequirement } from '@flock/api';
 
 const LABEL_KEY =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
@@ -15,32 +15,6 @@ function checkKey(key: string): string {
 function checkValue(value: string): string {
   if (!LABEL_VALUE.test(value)) throw new Error(`invalid label value ${JSON.stringify(value)}`);
   return value;
-}
-
-/** "app=web,tier in (a,b),!legacy" from a metav1.LabelSelector; '' selects everything. */
-export function formatLabelSelector(sel: LabelSelector | undefined): string {
-  if (!sel) return '';
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(sel.matchLabels ?? {}))
-    parts.push(`${checkKey(k)}=${checkValue(v)}`);
-  for (const r of sel.matchExpressions ?? []) {
-    const key = checkKey(r.key);
-    const values = (r.values ?? []).map(checkValue);
-    switch (r.operator) {
-      case 'In':
-      case 'NotIn':
-        if (!values.length) throw new Error(`label selector ${key} ${r.operator} needs values`);
-        parts.push(`${key} ${r.operator.toLowerCase()} (${values.join(',')})`);
-        break;
-      case 'Exists':
-        parts.push(key);
-        break;
-      case 'DoesNotExist':
-        parts.push(`!${key}`);
-        break;
-    }
-  }
-  return parts.join(',');
 }
 
 /** Parse the string syntax into a LabelSelector (every requirement as a matchExpression). */
@@ -102,14 +76,6 @@ export function parseLabelSelector(text: string): LabelSelector {
     i++;
   }
   return { matchExpressions: reqs };
-}
-
-/** Does the label set match the selector string? */
-export function matchesLabelSelector(
-  text: string,
-  labels: Record<string, string> | undefined,
-): boolean {
-  return matchesSelector(parseLabelSelector(text), labels ?? {});
 }
 
 export interface FieldRequirement {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyObject, patchStatus } from '../api/apply.js';
 import { InvalidObjectError } from '../api/resource-client.js';
-import { createNodeConfigClient, createPoolClient, NODECONFIGS } from './clients.js';
+import { createNodeConfigClient, NODECONFIGS } from './clients.js';
 import { KubeApiError } from '../core/errors.js';
 import { FakeApiServer } from '../../testing/fake-apiserver.js';
 import { createMemoryLogger } from '../../testing/memory-logger.js';
@@ -87,19 +87,6 @@ describe('apply helpers and typed clients', () => {
     );
     expect(await nodeConfigs.delete('n1', { uid: n.metadata.uid as string })).toBe(true);
     expect(await nodeConfigs.delete('n1')).toBe(false);
-  });
-
-  it('pool client applies Pools and returns them with schema defaults', async () => {
-    const { server } = setup();
-    const pools = createPoolClient(server, { fieldManager: 'test', logger: createMemoryLogger() });
-    const pool = await pools.apply({
-      apiVersion: 'flock.fritzlab.net/v1alpha1',
-      kind: 'Pool',
-      metadata: { name: 'dc1' },
-      spec: { ipv6: { cidr: '2001:db8:100::/48' }, bgp: { asn: 64512 } },
-    });
-    expect(pool.spec.ipv6.nodePrefixLength).toBe(64);
-    expect(pool.spec.bgp.peers).toEqual([]);
   });
 
   it('refuses to apply an object as another kind, and namespaced objects need a namespace', async () => {

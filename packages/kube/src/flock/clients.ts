@@ -1,5 +1,5 @@
-// flock's own resources: the Pool and NodeConfig references and their typed clients, parsed by
-// the schemas of @flock/api. They live here, not in @flock/api beside the schemas, because a
+// flock's own resources: the Pool and NodeConfig references and the NodeConfig client, parsed
+// by the schemas of @flock/api. They live here, not in @flock/api beside the schemas, because a
 // client needs this package's transport and apply helpers, and @flock/kube already depends on
 // @flock/api (api ← kube ← apps): the other way round would be a cycle.
 import {
@@ -7,12 +7,10 @@ import {
   NODECONFIG_KIND,
   NODECONFIG_PLURAL,
   NodeConfig,
-  Pool,
   POOL_KIND,
   POOL_PLURAL,
   VERSION,
   type NodeConfigStatus,
-  type PoolStatus,
 } from '@flock/api';
 import type { z } from 'zod';
 import { ResourceClient } from '../api/resource-client.js';
@@ -35,7 +33,6 @@ export const NODECONFIGS: ResourceRef = {
   namespaced: false,
 };
 
-type PoolClient = ResourceClient<Pool, PoolStatus, z.input<typeof Pool>>;
 export type NodeConfigClient = ResourceClient<
   NodeConfig,
   NodeConfigStatus,
@@ -45,13 +42,6 @@ export type NodeConfigClient = ResourceClient<
 interface TypedClientOptions {
   fieldManager: string;
   logger: Logger;
-}
-
-export function createPoolClient(
-  transport: KubeTransport,
-  options: TypedClientOptions,
-): PoolClient {
-  return new ResourceClient({ transport, resource: POOLS, schema: Pool, ...options });
 }
 
 export function createNodeConfigClient(
