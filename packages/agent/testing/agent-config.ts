@@ -1,4 +1,4 @@
-// Test infrastructure (not shipped): the settings of an agent that a test starts in its own
+// Test infrastructure: the settings of an agent that a test starts in its own
 // process — every file under the test's directory, no health port.
 import { join } from 'node:path';
 import { AgentConfig } from '../src/config.js';

@@ -1,4 +1,4 @@
-// Test infrastructure (not shipped): the crash suite's invariants, read from the real things —
+// Test infrastructure: the crash suite's invariants, read from the real things —
 // the store file, the node namespace (veths, routes), the pods' namespaces, the nftables table
 // and the rendered bird.conf — and compared. Each violation is one line saying what is wrong.
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Test infrastructure (not shipped): what the crash suite does in each run — which pod, ADD or
+// Test infrastructure: what the crash suite does in each run — which pod, ADD or
 // DEL, and where the agent is killed — drawn from a seeded generator so that a failing run
 // is replayed exactly with the same seed (FLOCK_CRASH_SEED).
 import { DATAPATH_FAULT_POINTS, STORE_FAULT_POINTS, type FaultPoint } from '../src/faults.js';

@@ -1,4 +1,4 @@
-// Test infrastructure (not shipped): one simulated node for the fault suite — a real API server,
+// Test infrastructure: one simulated node for the fault suite — a real API server,
 // the node's namespace, the real agent process (its API traffic through a TCP proxy the tests
 // can silence), the real CNI plugin via cnitool, and optionally a router BIRD peering with the
 // node's BIRD. Plus what every fault scenario needs: pods, NodeConfig status, CNI error codes,

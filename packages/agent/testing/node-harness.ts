@@ -1,4 +1,4 @@
-// Test infrastructure (not shipped): one simulated node — a network namespace for its
+// Test infrastructure: one simulated node — a network namespace for its
 // datapath, the real agent process (on the machine's loopback, next to the API server, with
 // --host-netns pointing at the node namespace), and the real CNI plugin driven by the
 // reference runtime client cnitool. Used by the agent's cluster tests and the lab.

@@ -1,4 +1,4 @@
-// Test infrastructure (not shipped): the API server of the routing unit tests — node-a's Node
+// Test infrastructure: the API server of the routing unit tests — node-a's Node
 // (with the InternalIP the router ID comes from) and its NodeConfig.
 import { NODECONFIGS, NODES } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';

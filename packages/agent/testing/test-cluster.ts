@@ -1,4 +1,4 @@
-// Test infrastructure (not shipped): a real API server prepared the way the agent's cluster
+// Test infrastructure: a real API server prepared the way the agent's cluster
 // tests need it — flock's CRDs served, the default ServiceAccount (there is no
 // controller-manager to make it), and this node's Node object.
 import { allCrds } from '@flock/api';

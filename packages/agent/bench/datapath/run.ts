@@ -1,6 +1,6 @@
 // Datapath benchmark (root): 100 pods set up and torn down one after another in test
 // namespaces, against the floor of the same kernel work without the datapath's logic.
-//   ./dev npx nx run agent:build && ./dev node packages/agent/dist/datapath/bench/run.js
+//   ./dev npx nx run agent:build-testing && ./dev node packages/agent/dist/bench/datapath/run.js
 // Not a test: nothing here passes or fails on time. The node side runs in a test namespace,
 // so every node-side command pays one nsenter exec that production (plain `ip`) does not.
 import { performance } from 'node:perf_hooks';

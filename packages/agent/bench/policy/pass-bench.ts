@@ -1,6 +1,6 @@
 // What one NetworkPolicy pass of the agent costs without the kernel, against re-validating the
 // whole state on every change (netpol's parseState), side by side in one run:
-//   ./dev npx nx run agent:build && ./dev node packages/agent/dist/policy/bench/pass-bench.js
+//   ./dev npx nx run agent:build-testing && ./dev node packages/agent/dist/bench/policy/pass-bench.js
 // Also the pass for a one-pod change as the reconciler runs it now (incremental translate and a
 // table diff), without nft. Not a test: nothing passes or fails on time. nft's own cost is in
 // docs/benchmarks/netpol.md.

@@ -2,7 +2,7 @@
 // readiness change and every 2 s tick. Side by side for 100 / 1,000 / 10,000 pods: the plan
 // alone, the plan + the BIRD model's comparison key (what a quiet tick does), and the full
 // render that only a changed model pays (@flock/bird's renderer, with validation).
-//   ./dev npx nx run agent:build && ./dev node packages/agent/dist/routing/bench/plan.js
+//   ./dev npx nx run agent:build-testing && ./dev node packages/agent/dist/bench/routing/plan.js
 // Not a test: nothing here passes or fails on time.
 import { performance } from 'node:perf_hooks';
 import { cpus } from 'node:os';
