@@ -11,7 +11,9 @@ import { SpawnReply, type SpawnRequest } from './spawn-protocol.js';
 // Always the built child (under vitest this module runs from src/, next to no .js files).
 const CHILD = fileURLToPath(
   new URL(
-    import.meta.url.endsWith('.ts') ? '../dist/src/spawn-server-child.js' : './spawn-server-child.js',
+    import.meta.url.endsWith('.ts')
+      ? '../dist/src/spawn-server-child.js'
+      : './spawn-server-child.js',
     import.meta.url,
   ),
 );

@@ -12,7 +12,7 @@ import { parseState, renderState, renderTable, tableScript, translate } from './
 import { arbitraryState } from '../testing/arbitrary.js';
 import { local, namespace, pod, policy, state } from '../testing/builders.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url));
 
 const sample = (port: number) =>
   state({

@@ -8,7 +8,13 @@
 // twin is nft itself (diff.kernel.test.ts compares the two ways on a real table).
 import type { NftRun } from '../src/apply.js';
 import { chainTargets } from '../src/diff.js';
-import { TABLE_FAMILY, TABLE_NAME, tableScript, type NftSet, type NftTable } from '../src/render.js';
+import {
+  TABLE_FAMILY,
+  TABLE_NAME,
+  tableScript,
+  type NftSet,
+  type NftTable,
+} from '../src/render.js';
 
 const TABLE = `${TABLE_FAMILY} ${TABLE_NAME}`;
 const ELEMENT_COMMAND = new RegExp(`^(add|delete) element ${TABLE} (\\S+) \\{ (.*) \\}$`);

@@ -1,6 +1,6 @@
 // Benchmark of flock-operator against the real API server on this machine: how long until N
 // Nodes have correct NodeConfigs, and how much memory the operator process holds.
-//   cold     N Nodes exist, no operator runs; start `node dist/main.js` → all N correct
+//   cold     N Nodes exist, no operator runs; start `node dist/src/main.js` → all N correct
 //   restart  N NodeConfigs exist; a new process → its first completed reconcile (no writes)
 //   live     an operator runs; N new Nodes are created as fast as the API server takes
 //            them (32 in flight) → all N correct (node creation time shown alongside)

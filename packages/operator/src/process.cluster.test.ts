@@ -1,4 +1,4 @@
-// flock-operator as the real process a Deployment runs (node dist/main.js, a kubeconfig,
+// flock-operator as the real process a Deployment runs (node dist/src/main.js, a kubeconfig,
 // flags): it serves health, readiness and metrics, logs JSON, stops cleanly on SIGTERM
 // (exit 0, Lease released), and a restarted process keeps every assignment as it was.
 import type { NodeConfig } from '@flock/api';

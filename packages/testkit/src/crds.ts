@@ -4,13 +4,14 @@
 import { join } from 'node:path';
 import type { ControlPlane } from './controlplane.js';
 import { kubectl } from './kubectl.js';
+import { repoRoot } from './repo.js';
 
 export const CNP_CRD_NAME = 'clusternetworkpolicies.policy.networking.k8s.io';
 
-/** src/ or dist/ of this package → the repository's chart. */
+/** The chart's copy, from this file in src/ or in dist/src/. */
 const UPSTREAM = join(
-  import.meta.dirname,
-  '../../../charts/flock/crds-upstream/network-policy-api',
+  repoRoot(import.meta.dirname),
+  'charts/flock/crds-upstream/network-policy-api',
 );
 
 /** The CRD file of one channel of the release the chart ships (VERSION beside it). */
