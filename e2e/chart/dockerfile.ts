@@ -1,5 +1,5 @@
 // Just enough of a Dockerfile reader for the chart's image tests: instructions by stage (line
-// continuations joined, comments dropped, ARG defaults substituted into FROM), and a way to run
+// continuations joined as builders join them, comments dropped, ARG defaults substituted into FROM), and a way to run
 // a build stage's `assemble` step against the repository's real build outputs.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -50,6 +50,9 @@ export function parseDockerfile(text: string): Stage[] {
     stages.at(-1)?.instructions.push(ins);
   };
   for (const raw of text.split('\n')) {
+    // As BuildKit and buildah read it: inside a continuation, blank and comment lines are
+    // skipped, not an end (a stray trailing `\\` joins the next instruction into this one).
+    if (current && (!raw.trim() || raw.trim().startsWith('#'))) continue;
     if (!current && raw.trim().startsWith('#')) {
       comment.push(raw.trim().replace(/^#\s?/, ''));
       continue;
