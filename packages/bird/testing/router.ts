@@ -6,6 +6,7 @@
 // class: loopback addresses, a veth per node, multihop sessions with BFD).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { BirdClient } from '../src/client.js';
 import { canonicalCidr, canonicalIp } from '../src/model.js';
@@ -247,9 +248,9 @@ export class TestRouter {
   monitorRoutes(ipOptions: string[] = []): { lines: string[]; stop: () => void } {
     const child = this.ns.spawn('ip', [...ipOptions, 'monitor', 'route']);
     const lines: string[] = [];
-    child.stdout?.on('data', (d: Buffer) =>
-      lines.push(...d.toString().split('\n').filter(Boolean)),
-    );
+    // By line: a chunk of the pipe may end inside one.
+    if (child.stdout)
+      createInterface({ input: child.stdout }).on('line', (l) => void (l && lines.push(l)));
     return { lines, stop: () => void child.kill() };
   }
 
