@@ -28,6 +28,7 @@ import { labDeployment, labScript } from '../plan.js';
 import { WORKLOAD_PORT } from '../status.js';
 import { DEPLOYMENTS } from '../workloads.js';
 import { cpuUsed, readCpu, type CpuUse } from './cpu-use.js';
+import { describeNotes, podEvents, watchTurn } from './turn-notes.js';
 
 const NODES = 3;
 const arg = (name: string, def: number, max: number) => {
@@ -126,7 +127,9 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
   const ready = new Map<string, number>();
   const addresses = new Map<string, string[]>();
   const perNode = new Map<string, number>();
+  const nodeOf = new Map<string, string>();
   const cpuBefore = await readCpu(lab);
+  const watch = watchTurn(lab);
   const t0 = Date.now();
   await lab.apply(
     DEPLOYMENTS,
@@ -157,6 +160,7 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
         addresses.set(p.metadata.name, ips);
         for (const ip of ips) reach.add(ip);
         const node = p.spec.nodeName ?? '?';
+        nodeOf.set(p.metadata.name, node);
         perNode.set(node, (perNode.get(node) ?? 0) + 1);
       }
       if (isPodReady(p) && !ready.has(p.metadata.name)) ready.set(p.metadata.name, now);
@@ -171,23 +175,9 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
     }
     if (now > deadline) {
       const stuck = list.filter((p) => !isPodReady(p) || !addresses.has(p.metadata.name));
-      const events = await lab.api!.request({
-        method: 'GET',
-        path: '/api/v1/namespaces/default/events',
-      });
-      const notes = z
-        .object({
-          items: z.array(
-            z.looseObject({
-              involvedObject: z.looseObject({ name: z.string().optional() }),
-              reason: z.string().optional(),
-              message: z.string().optional(),
-            }),
-          ),
-        })
-        .parse(events)
-        .items.filter((e) => stuck.some((p) => p.metadata.name === e.involvedObject.name))
-        .map((e) => `${e.involvedObject.name}: ${e.reason}: ${e.message}`);
+      const notes = (
+        await podEvents(lab, 'default', new Set(stuck.map((p) => p.metadata.name)))
+      ).map((e) => `${e.involvedObject.name}: ${e.reason}: ${e.message}`);
       throw new Error(
         `${candidate}: ${ready.size} Ready, ${reachedAll} reachable of ${count}; not done: ${JSON.stringify(
           stuck.map((p) => ({
@@ -203,10 +193,12 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
   }
   reach.stop();
   const cpu = cpuUsed(cpuBefore, await readCpu(lab));
+  const notes = await watch.stop('default', new Set(addresses.keys()));
   const rows = [...addresses].map(([name, ips]) => {
     if (ips.length !== want) throw new Error(`${candidate}: ${name} has ${ips.join(', ')}`);
     const reached = Math.max(...ips.map((ip) => reach.reached.get(ip)!));
     return {
+      node: nodeOf.get(name)!,
       ready: ready.get(name)! - t0,
       reachable: reached - t0,
       after: reached - ready.get(name)!,
@@ -222,8 +214,14 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
     async () => (await pods(lab, 'default', 'app=startup')).length === 0 || undefined,
     { timeoutMs: 300_000, intervalMs: 500 },
   );
+  const toReady = summarize(rows.map((r) => r.ready));
+  const toReach = summarize(rows.map((r) => r.after));
+  const byNode = [...perNode.keys()]
+    .sort()
+    .map((n) => `${n} ${summarize(rows.filter((r) => r.node === n).map((r) => r.after)).p99}`)
+    .join(', ');
   console.log(
-    `${candidate}: ${count} pods (${[...perNode].map(([n, c]) => `${n} ${c}`).join(', ')}), all Ready and reachable ${Math.max(...rows.map((r) => r.reachable))} ms after the Deployment`,
+    `${candidate}: ${count} pods (${[...perNode].map(([n, c]) => `${n} ${c}`).join(', ')}), all Ready and reachable ${Math.max(...rows.map((r) => r.reachable))} ms after the Deployment; created → Ready p50 ${toReady.p50} / p99 ${toReady.p99} ms, Ready → reachable p50 ${toReach.p50} / p99 ${toReach.p99} ms (p99 by node: ${byNode}); ${describeNotes(notes, t0)}`,
   );
   return { rows, cpu };
 }
