@@ -26,6 +26,7 @@ import {
 import { cnpCrd } from './cnp-crd.js';
 import { startDaemon, stopDaemon, type Daemon } from './daemon.js';
 import { flockImages, helmInstall } from './helm.js';
+import { NodeCgroup } from './node/cgroup.js';
 import { labImages } from './node/images.js';
 import { LabNode, type NodeCredentials } from './node/lab-node.js';
 import {
@@ -99,6 +100,12 @@ export class Lab {
   router: LabRouter | undefined;
   readonly nodes: LabNode[] = [];
   readonly plans: NodePlan[];
+  // The control plane and the router are machines of their own too: each a cgroup tree beside
+  // the nodes', so that on a busy machine each gets a fair share of the CPU as a machine would
+  // (on cgroup v1, every process left in the root cpu cgroup weighs as much as all nodes
+  // together, and the API server's threads starved the nodes' BFD speakers).
+  readonly cpCgroup = new NodeCgroup('controlplane');
+  readonly routerCgroup = new NodeCgroup('router');
 
   constructor(readonly options: LabOptions) {
     this.plans = Array.from({ length: options.nodes ?? 3 }, (_, i) => nodePlan(i + 1));
@@ -129,6 +136,7 @@ export class Lab {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     this.step("router and the control plane's namespace");
+    await Promise.all([this.cpCgroup.create(), this.routerCgroup.create()]);
     this.router = await LabRouter.open(dir);
     this.cpNs = await Netns.create(CP_NS_PREFIX);
     await this.router.connectControlPlane(this.cpNs);
@@ -157,6 +165,7 @@ export class Lab {
           : [],
       },
     });
+    for (const pid of this.cp.pids()) await this.cpCgroup.adopt(pid);
     const api = new HttpTransport(this.cp.kubeConfig);
     this.api = api;
     await this.saveState();
@@ -171,6 +180,7 @@ export class Lab {
       await this.router.connect(node.ns.netns, plan);
     }
     await this.router.startBird(routerBirdConfig(this.plans));
+    await this.routerCgroup.adopt(this.router.bird!.child.pid!);
     await this.saveState();
     await Promise.all(
       this.nodes.map(async (node) => {
@@ -249,6 +259,7 @@ export class Lab {
       ],
       join(dir, 'operator.log'),
     );
+    await this.cpCgroup.adopt(this.operator.child.pid!);
     this.step('CNI plugin bundle');
     await run(
       process.execPath,
@@ -389,6 +400,7 @@ export class Lab {
     this.cpNs = undefined;
     await this.router?.destroy().catch(() => undefined);
     this.router = undefined;
+    await Promise.all([this.cpCgroup.remove(), this.routerCgroup.remove()]);
     await this.stateWrites;
     await rm(this.options.dir, { recursive: true, force: true });
   }

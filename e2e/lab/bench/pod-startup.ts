@@ -126,7 +126,6 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
   const reach = startReach(lab);
   const ready = new Map<string, number>();
   const addresses = new Map<string, string[]>();
-  const perNode = new Map<string, number>();
   const nodeOf = new Map<string, string>();
   const cpuBefore = await readCpu(lab);
   const watch = watchTurn(lab);
@@ -151,45 +150,50 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
   const want = candidate === 'ptp IPv4-only' ? 1 : 2;
   const deadline = Date.now() + 600_000;
   let nextReport = Date.now() + 15_000;
-  for (;;) {
-    const list = await pods(lab, 'default', 'app=startup').catch(() => []);
-    const now = Date.now();
-    for (const p of list) {
-      const ips = (p.status?.podIPs ?? []).map((i) => i.ip);
-      if (ips.length && !addresses.has(p.metadata.name)) {
-        addresses.set(p.metadata.name, ips);
-        for (const ip of ips) reach.add(ip);
-        const node = p.spec.nodeName ?? '?';
-        nodeOf.set(p.metadata.name, node);
-        perNode.set(node, (perNode.get(node) ?? 0) + 1);
+  try {
+    for (;;) {
+      const list = await pods(lab, 'default', 'app=startup').catch(() => []);
+      const now = Date.now();
+      for (const p of list) {
+        const ips = (p.status?.podIPs ?? []).map((i) => i.ip);
+        if (ips.length && !addresses.has(p.metadata.name)) {
+          addresses.set(p.metadata.name, ips);
+          for (const ip of ips) reach.add(ip);
+          nodeOf.set(p.metadata.name, p.spec.nodeName ?? '?');
+        }
+        if (isPodReady(p) && !ready.has(p.metadata.name)) ready.set(p.metadata.name, now);
       }
-      if (isPodReady(p) && !ready.has(p.metadata.name)) ready.set(p.metadata.name, now);
+      const reachedAll = [...addresses.values()].filter((ips) =>
+        ips.every((ip) => reach.reached.has(ip)),
+      ).length;
+      if (ready.size === count && reachedAll === count) break;
+      if (now > nextReport) {
+        console.error(`${candidate}: ${ready.size} Ready, ${reachedAll} reachable of ${count}`);
+        nextReport = now + 15_000;
+      }
+      if (now > deadline) {
+        const stuck = list.filter((p) => !isPodReady(p) || !addresses.has(p.metadata.name));
+        const notes = (
+          await podEvents(lab, 'default', new Set(stuck.map((p) => p.metadata.name)))
+        ).map((e) => `${e.involvedObject.name}: ${e.reason}: ${e.message}`);
+        throw new Error(
+          `${candidate}: ${ready.size} Ready, ${reachedAll} reachable of ${count}; not done: ${JSON.stringify(
+            stuck.map((p) => ({
+              name: p.metadata.name,
+              node: p.spec.nodeName,
+              ips: p.status?.podIPs,
+              containers: p.status?.containerStatuses,
+            })),
+          )}; their events:\n${notes.slice(-40).join('\n')}`,
+        );
+      }
+      await delay(50);
     }
-    const reachedAll = [...addresses.values()].filter((ips) =>
-      ips.every((ip) => reach.reached.has(ip)),
-    ).length;
-    if (ready.size === count && reachedAll === count) break;
-    if (now > nextReport) {
-      console.error(`${candidate}: ${ready.size} Ready, ${reachedAll} reachable of ${count}`);
-      nextReport = now + 15_000;
-    }
-    if (now > deadline) {
-      const stuck = list.filter((p) => !isPodReady(p) || !addresses.has(p.metadata.name));
-      const notes = (
-        await podEvents(lab, 'default', new Set(stuck.map((p) => p.metadata.name)))
-      ).map((e) => `${e.involvedObject.name}: ${e.reason}: ${e.message}`);
-      throw new Error(
-        `${candidate}: ${ready.size} Ready, ${reachedAll} reachable of ${count}; not done: ${JSON.stringify(
-          stuck.map((p) => ({
-            name: p.metadata.name,
-            node: p.spec.nodeName,
-            ips: p.status?.podIPs,
-            containers: p.status?.containerStatuses,
-          })),
-        )}; their events:\n${notes.slice(-40).join('\n')}`,
-      );
-    }
-    await delay(50);
+  } catch (e) {
+    // The lab goes down after a failed turn: stop the prober and the route monitor first.
+    reach.stop();
+    watch.cancel();
+    throw e;
   }
   reach.stop();
   const cpu = cpuUsed(cpuBefore, await readCpu(lab));
@@ -216,6 +220,8 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
   );
   const toReady = summarize(rows.map((r) => r.ready));
   const toReach = summarize(rows.map((r) => r.after));
+  const perNode = new Map<string, number>();
+  for (const node of nodeOf.values()) perNode.set(node, (perNode.get(node) ?? 0) + 1);
   const byNode = [...perNode.keys()]
     .sort()
     .map((n) => `${n} ${summarize(rows.filter((r) => r.node === n).map((r) => r.after)).p99}`)

@@ -34,9 +34,13 @@ export async function podEvents(
 export interface TurnNotes {
   /** Routes the router deleted during the turn, with the node whose next hop they had. */
   deleted: (RouteEvent & { node: string })[];
-  /** Warning events of the turn's pods: reason → count. */
-  warnings: Map<string, number>;
+  /** Warning events of the turn's pods: reason → count and the first event's message. */
+  warnings: Map<string, { count: number; message: string }>;
 }
+
+// Expected while pods start (a probe before the server listens; the lab has no cluster DNS):
+// counted, their messages left out of the report.
+const ROUTINE = new Set(['Unhealthy', 'MissingClusterDNS']);
 
 /** Start watching the router's routes; `stop` collects the notes of the turn. */
 export function watchTurn(lab: Lab) {
@@ -44,15 +48,20 @@ export function watchTurn(lab: Lab) {
   const nodeOf = (via: string | undefined) =>
     lab.plans.find((p) => p.node6 === via || p.node4 === via)?.name ?? via ?? '?';
   return {
+    /** Stop watching without notes (the turn failed). */
+    cancel: () => monitor.stop(),
     async stop(namespace: string, pods: ReadonlySet<string>): Promise<TurnNotes> {
       monitor.stop();
       const deleted = routeEvents(monitor.lines)
         .filter((e) => e.deleted)
         .map((e) => ({ ...e, node: nodeOf(e.via) }));
-      const warnings = new Map<string, number>();
-      for (const e of await podEvents(lab, namespace, pods))
-        if (e.type === 'Warning')
-          warnings.set(e.reason ?? '?', (warnings.get(e.reason ?? '?') ?? 0) + 1);
+      const warnings = new Map<string, { count: number; message: string }>();
+      for (const e of await podEvents(lab, namespace, pods)) {
+        if (e.type !== 'Warning') continue;
+        const seen = warnings.get(e.reason ?? '?');
+        if (seen) seen.count++;
+        else warnings.set(e.reason ?? '?', { count: 1, message: e.message ?? '' });
+      }
       return { deleted, warnings };
     },
   };
@@ -66,7 +75,11 @@ export function describeNotes(notes: TurnNotes, t0: number): string {
         .join(', ')}`
     : 'router deleted no route';
   const warnings = notes.warnings.size
-    ? [...notes.warnings].map(([reason, n]) => `${reason} ×${n}`).join(', ')
+    ? [...notes.warnings]
+        .map(([reason, w]) =>
+          ROUTINE.has(reason) ? `${reason} ×${w.count}` : `${reason} ×${w.count} (${w.message})`,
+        )
+        .join(', ')
     : 'none';
   return `${routes}; pod warnings: ${warnings}`;
 }

@@ -73,6 +73,8 @@ export interface ControlPlane {
     namespace: string,
     name: string,
   ): Promise<{ path: string; kubeConfig: ClusterCredentials; token: string }>;
+  /** The running processes: `flock-controlplane up` and every component it started. */
+  pids(): number[];
   /** Tail of a component's log, for failure messages. */
   log(component: Component, lines?: number): Promise<string>;
   /** The admin credentials, talking to `server` instead (e.g. a TcpProxy in front). */
@@ -172,6 +174,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     async log(component, lines = 40) {
       const text = await readFile(join(state.logDir, `${component}.log`), 'utf8').catch(() => '');
       return text.split('\n').slice(-lines).join('\n');
+    },
+    pids() {
+      return [child.pid, ...Object.values(state.pids)].filter((p): p is number => p !== undefined);
     },
     kubeConfigVia(server) {
       return { ...kubeConfig, server };
