@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CommandError, type RunOptions, type RunResult } from '@flock/exec';
-import { IprouteKernel } from './iproute-kernel.js';
+import { DEFAULT_COMMAND_TIMEOUT_MS, IprouteKernel } from './iproute-kernel.js';
 import { ApplyError } from './kernel.js';
 import { HOST, podNs, type Action } from './model.js';
 
@@ -50,7 +50,7 @@ describe('IprouteKernel', () => {
         args: ['--net=/run/netns/node', 'ip', '-batch', '-'],
         options: {
           input: 'link set dev flocka up\nroute replace 192.0.2.5/32 dev flocka proto 241\n',
-          timeoutMs: 10_000,
+          timeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
         },
       },
     ]);
@@ -94,7 +94,11 @@ describe('IprouteKernel', () => {
       expect(calls[0]).toEqual({
         file: 'nsenter',
         args: [`--net=${netns}`, 'ip', '-N', '-d', '-json', '-force', '-batch', '-'],
-        options: { input: 'address show\nneigh show\n', okCodes: [0, 1], timeoutMs: 10_000 },
+        options: {
+          input: 'address show\nneigh show\n',
+          okCodes: [0, 1],
+          timeoutMs: DEFAULT_COMMAND_TIMEOUT_MS,
+        },
       });
       await expect(k.read(podNs(join(dir, 'gone')), { links: 'all' })).rejects.toThrow(
         /does not exist/,

@@ -32,11 +32,20 @@ export interface IprouteKernelOptions {
   hostNetns?: string;
   /** Replaces @flock/exec's run (tests count commands with it). */
   runner?: Runner;
-  /** Per-command timeout (default 10 s). */
+  /** Per-command timeout (default DEFAULT_COMMAND_TIMEOUT_MS). */
   timeoutMs?: number;
   /** Root of the sysctl tree written when hostNetns is unset (default /proc/sys). */
   procSys?: string;
 }
+
+/**
+ * How long one `ip` or `nsenter ip` may run. Each line of a batch waits for the kernel's RTNL
+ * lock, which a node creating and destroying many network namespaces at once holds for long:
+ * with 20 pods starting on a 2-core lab node, batches waited more than 10 s (the old limit), and
+ * the ADDs that gave up were retried by the runtime, adding work where the kernel was busiest.
+ * Two batches of an ADD still fit the plugin's 60 s budget (the conflist's timeoutMs).
+ */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 20_000;
 
 const stderrOf = (e: unknown) => (e instanceof CommandError ? e.stderr.trim() : '');
 
@@ -49,7 +58,7 @@ export class IprouteKernel implements Kernel {
   constructor(options: IprouteKernelOptions = {}) {
     this.hostNetns = options.hostNetns === undefined ? undefined : validNetns(options.hostNetns);
     this.runner = options.runner ?? run;
-    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
     this.procSys = options.procSys ?? '/proc/sys';
   }
 
