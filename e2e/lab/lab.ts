@@ -102,8 +102,8 @@ export class Lab {
   readonly plans: NodePlan[];
   // The control plane and the router are machines of their own too: each a cgroup tree beside
   // the nodes', so that on a busy machine each gets a fair share of the CPU as a machine would
-  // (on cgroup v1, every process left in the root cpu cgroup weighs as much as all nodes
-  // together, and the API server's threads starved the nodes' BFD speakers).
+  // (on cgroup v1, every process left in the root cpu cgroup weighs as much as all the nodes
+  // together: while the control plane was busy, the nodes got far less than a machine's share).
   readonly cpCgroup = new NodeCgroup('controlplane');
   readonly routerCgroup = new NodeCgroup('router');
 
