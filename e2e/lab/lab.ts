@@ -100,12 +100,12 @@ export class Lab {
   router: LabRouter | undefined;
   readonly nodes: LabNode[] = [];
   readonly plans: NodePlan[];
-  // The control plane and the router are machines of their own too: each a cgroup tree beside
-  // the nodes', so that on a busy machine each gets a fair share of the CPU as a machine would
-  // (on cgroup v1, every process left in the root cpu cgroup weighs as much as all the nodes
-  // together: while the control plane was busy, the nodes got far less than a machine's share).
+  // The control plane is a machine of its own too: a cgroup tree beside the nodes', so that on
+  // a busy machine it gets a machine's fair share of the CPU (on cgroup v1, every process left
+  // in the root cpu cgroup weighs as much as all the nodes together: while the control plane
+  // was busy, the nodes got far less). The router stays out of that competition: a top-of-rack
+  // router has CPU of its own, and its BFD must not wait for the nodes' pods to start.
   readonly cpCgroup = new NodeCgroup('controlplane');
-  readonly routerCgroup = new NodeCgroup('router');
 
   constructor(readonly options: LabOptions) {
     this.plans = Array.from({ length: options.nodes ?? 3 }, (_, i) => nodePlan(i + 1));
@@ -136,7 +136,7 @@ export class Lab {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     this.step("router and the control plane's namespace");
-    await Promise.all([this.cpCgroup.create(), this.routerCgroup.create()]);
+    await this.cpCgroup.create();
     this.router = await LabRouter.open(dir);
     this.cpNs = await Netns.create(CP_NS_PREFIX);
     await this.router.connectControlPlane(this.cpNs);
@@ -180,7 +180,6 @@ export class Lab {
       await this.router.connect(node.ns.netns, plan);
     }
     await this.router.startBird(routerBirdConfig(this.plans));
-    await this.routerCgroup.adopt(this.router.bird!.child.pid!);
     await this.saveState();
     await Promise.all(
       this.nodes.map(async (node) => {
@@ -400,7 +399,7 @@ export class Lab {
     this.cpNs = undefined;
     await this.router?.destroy().catch(() => undefined);
     this.router = undefined;
-    await Promise.all([this.cpCgroup.remove(), this.routerCgroup.remove()]);
+    await this.cpCgroup.remove();
     await this.stateWrites;
     await rm(this.options.dir, { recursive: true, force: true });
   }
