@@ -5,7 +5,8 @@
 //   2. lint, typecheck, build, unit tests of every project
 //   3. kernel tier     (root, network namespaces; one project at a time)
 //   4. cluster tier    (the real control plane; one project at a time)
-// It ends with one line "N passed, N failed" summed from every vitest run.
+// It ends with the failed tests by name, then one line "N passed, N failed" summed from every
+// vitest run.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -59,14 +60,29 @@ for (const [name, args] of steps) {
 
 let passed = 0;
 let failed = 0;
+// CI keeps only the tail of the log: name every failed test and file here, at the end.
+const failures = [];
 for (const file of readdirSync(results).filter((f) => f.endsWith('.json'))) {
   const report = JSON.parse(readFileSync(join(results, file), 'utf8'));
   passed += report.numPassedTests ?? 0;
   failed += (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0);
+  for (const suite of report.testResults ?? []) {
+    const where = `${file.replace(/\.json$/, '')}: ${suite.name.replace(root, '')}`;
+    const tests = (suite.assertionResults ?? []).filter((t) => t.status === 'failed');
+    for (const t of tests)
+      failures.push(`${where} > ${t.fullName}\n    ${firstLine(t.failureMessages?.[0])}`);
+    if (suite.status === 'failed' && tests.length === 0)
+      failures.push(`${where}\n    ${firstLine(suite.message)}`);
+  }
 }
+if (failures.length) process.stdout.write(`\nFailed tests:\n  ${failures.join('\n  ')}\n`);
 if (failedSteps.length) {
   process.stdout.write(`\nFAILED steps: ${failedSteps.join(', ')}\n`);
   if (failed === 0) failed = failedSteps.length;
 }
 process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
 process.exit(failedSteps.length ? 1 : 0);
+
+function firstLine(text) {
+  return (text ?? '').split('\n').find((l) => l.trim() !== '') ?? '(no message)';
+}
