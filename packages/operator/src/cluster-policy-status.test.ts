@@ -1,4 +1,4 @@
-import { CLUSTER_NETWORK_POLICIES, type KubeObject } from '@flock/kube';
+import { CLUSTER_NETWORK_POLICIES, groupVersionPath, type KubeObject } from '@flock/kube';
 import { createMemoryLogger, FakeApiServer } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -109,7 +109,12 @@ describe('ClusterPolicyStatus', () => {
     });
     status.start();
     await status.setLeading(true);
-    await new Promise((r) => setTimeout(r, 200));
+    await eventually(
+      'several re-checks',
+      () =>
+        server.requests.filter((r) => r.path === groupVersionPath(CLUSTER_NETWORK_POLICIES))
+          .length >= 3,
+    );
     expect(logger.find('info', 'CRD is not installed')).toHaveLength(1);
     server.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
     server.putObject(CLUSTER_NETWORK_POLICIES, good);

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmod, lstat, mkdir, stat, symlink, writeFile, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AgentRequest, AgentResponse } from '@flock/api';
 import { startCniServer, type CniHandler, type CniServer } from './server.js';
 import { rawExchange, recordingLogger, tempSocketPath } from '../../testing/cni-server.js';
@@ -118,8 +118,10 @@ describe('CNI socket server: files and permissions', () => {
   it('close() lets a request in progress finish, and cuts a hung one after the grace', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    const handling = new Set<string>();
     const s = await start(
       async (req) => {
+        handling.add(req.containerID ?? '');
         if (req.containerID === 'hung') return new Promise<never>(() => {});
         await gate;
         return okResult;
@@ -131,7 +133,7 @@ describe('CNI socket server: files and permissions', () => {
       tmp.socketPath,
       JSON.stringify({ ...addRequest, containerID: 'hung' }),
     );
-    await new Promise((r) => setTimeout(r, 50)); // both are with the handler now
+    await vi.waitFor(() => expect(handling.size).toBe(2)); // both are with the handler now
     const closing = s.close();
     server = undefined;
     release();

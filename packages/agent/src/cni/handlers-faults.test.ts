@@ -116,12 +116,17 @@ describe('CNI fault points', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const changed: string[] = [];
+    let policyRunning = false;
     const { handlers, store } = await setup(nodeFileSystem, {
-      beforeCommit: async () => await gate,
+      beforeCommit: async () => {
+        policyRunning = true;
+        await gate;
+      },
       changed: () => changed.push(`changed: entry ${store.get('c1', 'eth0')?.state ?? 'none'}`),
     });
     const added = handlers.handle(request('ADD'));
-    await new Promise((r) => setTimeout(r, 20));
+    await vi.waitFor(() => expect(policyRunning).toBe(true));
+    await new Promise((r) => setTimeout(r, 20)); // the datapath step fails meanwhile
     // The veth was cleaned up by the datapath itself; the entry waits for the policy step.
     expect(store.get('c1', 'eth0')?.state).toBe('pending');
     release();

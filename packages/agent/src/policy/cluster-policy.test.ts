@@ -1,6 +1,13 @@
 import { silentLogger, type Pod } from '@flock/api';
 import type { AllocationEntry } from '@flock/ipam';
-import { CLUSTER_NETWORK_POLICIES, NAMESPACES, NODES, PODS, type KubeObject } from '@flock/kube';
+import {
+  CLUSTER_NETWORK_POLICIES,
+  NAMESPACES,
+  NODES,
+  PODS,
+  groupVersionPath,
+  type KubeObject,
+} from '@flock/kube';
 import { FakeApiServer, createMemoryLogger, type MemoryLogger } from '@flock/kube/testing';
 import { NftApplier } from '@flock/netpol';
 import { eventually } from '@flock/testkit';
@@ -59,6 +66,10 @@ async function start(recheckMs = 50) {
   await eventually('the first pass', () => reconciler.lastResult !== undefined);
 }
 
+/** How often discovery was asked whether the ClusterNetworkPolicy CRD is served. */
+const discoveries = (server: FakeApiServer) =>
+  server.requests.filter((r) => r.path === groupVersionPath(CLUSTER_NETWORK_POLICIES)).length;
+
 beforeEach(() => {
   api = new FakeApiServer();
   put(NAMESPACES, namespace('shop'));
@@ -77,7 +88,7 @@ describe('ClusterNetworkPolicy in the agent', () => {
   it('runs without the CRD, says so once, and starts enforcing when it is installed', async () => {
     await start();
     expect(reconciler.lastResult).toMatchObject({ ok: true, reason: 'Applied' });
-    await new Promise((r) => setTimeout(r, 200)); // several re-checks
+    await eventually('several re-checks', () => discoveries(api) >= 3);
     expect(
       logger.find('info', 'CRD (policy.networking.k8s.io/v1alpha2) is not installed'),
     ).toHaveLength(1);

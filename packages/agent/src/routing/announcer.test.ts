@@ -68,8 +68,10 @@ describe('BIRD announcer', () => {
     );
     // Its socket asked a few times (no reload, no file written), BIRD comes up (reading the
     // file, as `bird -c` does).
-    await new Promise((r) => setTimeout(r, 100));
-    expect(bird.calls.filter((c) => c === 'show').length).toBeGreaterThan(2);
+    await eventually(
+      'its socket asked a few times',
+      () => bird.calls.filter((c) => c === 'show').length > 2,
+    );
     expect(bird.calls.filter((c) => c === 'configure')).toHaveLength(2);
     await bird.start();
     await eventually('applied', () => announcer.state.status === 'applied');

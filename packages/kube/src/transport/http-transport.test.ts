@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../core/clock.js';
 import { KubeApiError } from '../core/errors.js';
@@ -178,24 +179,37 @@ describe('HttpTransport', () => {
 
   it('aborts a watch that is still connecting, and one that is streaming: no callbacks after abort', async () => {
     const closed: string[] = [];
+    const arrived = new Set<string>();
+    let stream: ServerResponse | undefined;
     handler = (req, res) => {
+      arrived.add(req.url ?? '');
       req.socket.on('close', () => closed.push(req.url ?? ''));
       if (req.url?.includes('streaming')) {
         res.writeHead(200);
         res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
-        setTimeout(() => res.write('{"type":"ADDED","object":{"metadata":{"name":"late"}}}\n'), 50);
+        stream = res;
       } // else: never answer (a connect that hangs)
     };
     const hanging = collect({ phase: 'connecting' });
     const streaming = collect({ phase: 'streaming' });
-    await new Promise((r) => setTimeout(r, 25));
+    await eventually(
+      'both watches at the server, the first event received',
+      () => arrived.size === 2 && streaming.events.length === 1,
+      { timeoutMs: 5_000, intervalMs: 5 },
+    );
+    // An event already on its way when the watch is aborted is never delivered.
+    stream?.write('{"type":"ADDED","object":{"metadata":{"name":"late"}}}\n');
     hanging.abort();
     streaming.abort();
-    await new Promise((r) => setTimeout(r, 75));
+    await eventually('both connections closed', () => closed.length === 2, {
+      timeoutMs: 5_000,
+      intervalMs: 5,
+    });
     expect(closed.sort()).toEqual([
       '/api/v1/configmaps?phase=connecting&watch=true',
       '/api/v1/configmaps?phase=streaming&watch=true',
     ]);
+    await new Promise((r) => setTimeout(r, 50));
     expect(streaming.events).toHaveLength(1);
     expect(streaming.done()).toBeUndefined();
     expect(hanging.done()).toBeUndefined();
@@ -225,12 +239,15 @@ describe('HttpTransport', () => {
     handler = (req, res) => {
       if (!req.url?.includes('watch=true')) return json(res, 200, {});
       res.writeHead(200);
-      res.write('');
+      res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
     };
     await transport.request({ method: 'GET', path: '/a' });
     const before = seen[0]?.port;
     const w = collect();
-    await new Promise((r) => setTimeout(r, 25));
+    await eventually('the watch streaming', () => w.events.length === 1, {
+      timeoutMs: 5_000,
+      intervalMs: 5,
+    });
     w.abort();
     await transport.request({ method: 'GET', path: '/b' });
     expect(seen.at(-1)?.port).not.toBe(before);
