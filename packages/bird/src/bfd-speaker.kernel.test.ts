@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Netns, addAddresses, eventually, requireKernelTier, vethBetween } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BirdProcess, type BirdPaths } from '../testing/bird-process.js';
+import { BirdProcess } from '../testing/bird-process.js';
+import { birdPaths } from '../testing/router.js';
 import { BirdClient } from './client.js';
 import type { BirdModel } from './model.js';
 import { renderBfdSpeakerConfig, withoutBfd } from './render-bfd-speaker.js';
@@ -69,17 +70,10 @@ protocol bgp node {
 }
 `;
 
-const CUT = `table inet flock_test_cut {
-  chain input { type filter hook input priority -300; policy drop; }
-  chain output { type filter hook output priority -300; policy drop; }
-}
-`;
-
 describe('a BFD speaker beside the BGP BIRD (kernel)', () => {
   let node: Netns;
   let router: Netns;
   let dir: string;
-  let cutFile: string;
   let bgp: BirdProcess | undefined;
   let speaker: BirdProcess | undefined;
   let routerBird: BirdProcess | undefined;
@@ -87,11 +81,7 @@ describe('a BFD speaker beside the BGP BIRD (kernel)', () => {
   let monitor: ReturnType<Netns['spawn']> | undefined;
   const deleted: { at: number; line: string }[] = [];
 
-  const paths = (name: string): BirdPaths => ({
-    configPath: join(dir, `${name}.conf`),
-    socketPath: join(dir, `${name}.ctl`),
-    pidPath: join(dir, `${name}.pid`),
-  });
+  const paths = (name: string) => birdPaths(dir, name);
   const startBgp = async (recover: boolean) => {
     bgp = await BirdProcess.start((f, a) => node.spawn(f, a), paths('bgp'), 10_000, { recover });
   };
@@ -119,8 +109,6 @@ describe('a BFD speaker beside the BGP BIRD (kernel)', () => {
     await router.exec('ip', ['-6', 'addr', 'add', `${ROUTER_LOOPBACK}/128`, 'dev', 'lo']);
     await node.exec('ip', ['-6', 'route', 'add', `${ROUTER_LOOPBACK}/128`, 'via', ROUTER_LINK]);
     dir = mkdtempSync(join(tmpdir(), 'flock-bird-bfd-speaker-'));
-    cutFile = join(dir, 'cut.nft');
-    writeFileSync(cutFile, CUT);
     writeFileSync(paths('router').configPath, ROUTER_CONF);
     writeFileSync(paths('bgp').configPath, renderBirdConfig(withoutBfd(model)));
     writeFileSync(paths('bfd').configPath, renderBfdSpeakerConfig(model));
@@ -202,7 +190,7 @@ describe('a BFD speaker beside the BGP BIRD (kernel)', () => {
     // Every packet in or out of the node dropped, the link left up: a power loss, as the router
     // sees it (killing the BIRDs instead would let the node's kernel answer with resets and
     // port-unreachables, which tell the router at once).
-    await node.exec('nft', ['-f', cutFile]);
+    await node.silence();
     const since = Date.now();
     await eventually('both routes deleted', () =>
       Promise.resolve(deletionsSince(since).length >= 2),

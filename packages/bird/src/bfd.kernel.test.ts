@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Netns, addAddresses, eventually, requireKernelTier, vethBetween } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BirdProcess, type BirdPaths } from '../testing/bird-process.js';
+import { BirdProcess } from '../testing/bird-process.js';
+import { birdPaths } from '../testing/router.js';
 import { BirdClient } from './client.js';
 import { peerProtocolName, type BirdModel } from './model.js';
 import { renderBirdConfig } from './render.js';
@@ -70,14 +71,6 @@ protocol bgp node6 from node {
 }
 `;
 
-// Every packet in or out of the router namespace is dropped; the links stay up, so nothing
-// but missing packets can tell either BIRD that the other side is gone.
-const CUT = `table inet flock_test_cut {
-  chain input { type filter hook input priority -300; policy drop; }
-  chain output { type filter hook output priority -300; policy drop; }
-}
-`;
-
 const established = (p: ProtocolSummary | undefined) => p?.info.startsWith('Established');
 
 describe('BFD between the node BIRD and a router BIRD (kernel)', () => {
@@ -88,13 +81,8 @@ describe('BFD between the node BIRD and a router BIRD (kernel)', () => {
   let routerBird: BirdProcess | undefined;
   let nodeClient: BirdClient;
   let routerClient: BirdClient;
-  let cutFile: string;
 
-  const paths = (name: string): BirdPaths => ({
-    configPath: join(dir, `${name}.conf`),
-    socketPath: join(dir, `${name}.ctl`),
-    pidPath: join(dir, `${name}.pid`),
-  });
+  const paths = (name: string) => birdPaths(dir, name);
   const routerProtocol = async (name: string) =>
     (await routerClient.showProtocols()).find((p) => p.name === name);
   const nodeProtocol = async (peer: string) =>
@@ -110,8 +98,6 @@ describe('BFD between the node BIRD and a router BIRD (kernel)', () => {
     await addAddresses(node, 'vnode', ['2001:db8:ffff::2/64', '203.0.113.2/24']);
     await addAddresses(router, 'vrtr', ['2001:db8:ffff::1/64', '203.0.113.1/24']);
     dir = mkdtempSync(join(tmpdir(), 'flock-bird-bfd-'));
-    cutFile = join(dir, 'cut.nft');
-    writeFileSync(cutFile, CUT);
     writeFileSync(paths('router').configPath, ROUTER_CONF);
     writeFileSync(paths('node').configPath, renderBirdConfig(model));
     routerBird = await BirdProcess.start((f, a) => router.spawn(f, a), paths('router'));
@@ -153,7 +139,7 @@ describe('BFD between the node BIRD and a router BIRD (kernel)', () => {
 
   it('a cut link takes the BFD session down within its detection time, far inside the hold time; the session without BFD stays up', async () => {
     const before = Date.now();
-    await router.exec('nft', ['-f', cutFile]);
+    await router.silence();
     const cut = Date.now();
     // Poll both BIRDs every 10 ms; note when each session stops being Established.
     const downAt: { router?: number; node?: number } = {};
@@ -181,7 +167,7 @@ describe('BFD between the node BIRD and a router BIRD (kernel)', () => {
   });
 
   it('the session comes back once packets flow again', async () => {
-    await router.exec('nft', ['delete', 'table', 'inet', 'flock_test_cut']);
+    await router.unsilence();
     await eventually(
       'BFD Up again',
       async () => (await session(nodeClient, BFD_PEER))?.state === 'Up',

@@ -4,7 +4,7 @@ import { Netns, liveNamespaces, vethBetween } from './netns.js';
 import { requireKernelTier } from './preflight.js';
 
 describe('Netns (kernel)', () => {
-  beforeAll(() => requireKernelTier('ping'));
+  beforeAll(() => requireKernelTier('ping', 'nft'));
   const made: Netns[] = [];
   afterEach(async () => {
     for (const ns of made.splice(0)) await ns.destroy();
@@ -28,6 +28,24 @@ describe('Netns (kernel)', () => {
     expect(list).not.toContain(a.name);
     expect(list).not.toContain(b.name);
     expect(liveNamespaces()).not.toContain(a.name);
+  });
+
+  it('a silenced namespace neither sends nor answers, its links up; unsilenced it answers again', async () => {
+    const a = await Netns.create('tke');
+    const b = await Netns.create('tkf');
+    made.push(a, b);
+    await vethBetween(a, 've', b, 'vg');
+    await a.exec('ip', ['addr', 'add', '10.99.0.5/30', 'dev', 've']);
+    await b.exec('ip', ['addr', 'add', '10.99.0.6/30', 'dev', 'vg']);
+    const ping = (from: Netns, to: string) =>
+      from.exec('ping', ['-c', '1', '-W', '1', to], { okCodes: [0, 1, 2] });
+    expect((await ping(a, '10.99.0.6')).stdout).toContain('1 received');
+    await b.silence();
+    expect((await ping(a, '10.99.0.6')).stdout).toContain('0 received');
+    expect((await ping(b, '10.99.0.5')).stdout).toContain('0 received');
+    expect((await b.exec('ip', ['-o', 'link', 'show', 'vg'])).stdout).toMatch(/state UP/);
+    await b.unsilence();
+    expect((await ping(a, '10.99.0.6')).stdout).toContain('1 received');
   });
 
   it('never touches the host namespace: the veth exists only inside', async () => {

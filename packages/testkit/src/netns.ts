@@ -50,6 +50,13 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(3).toString('hex')}`;
 }
 
+const SILENCE_TABLE = 'flock_test_silence';
+const SILENCE = `table inet ${SILENCE_TABLE} {
+  chain input { type filter hook input priority -300; policy drop; }
+  chain output { type filter hook output priority -300; policy drop; }
+}
+`;
+
 export class Netns {
   private readonly children = new Set<ChildProcess>();
 
@@ -85,6 +92,18 @@ export class Netns {
     this.children.add(child);
     child.on('exit', () => this.children.delete(child));
     return child;
+  }
+
+  /**
+   * Drop every packet in or out of the namespace, links left up: a power loss or a hung peer
+   * as its neighbours see it (nothing but missing packets tells them). `unsilence` undoes it.
+   */
+  async silence(): Promise<void> {
+    await this.exec('nft', ['-f', '-'], { input: SILENCE });
+  }
+
+  async unsilence(): Promise<void> {
+    await this.exec('nft', ['delete', 'table', 'inet', SILENCE_TABLE]);
   }
 
   /** Kill everything inside and delete the namespace. Safe to call twice. */
