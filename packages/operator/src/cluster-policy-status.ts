@@ -10,10 +10,9 @@ import {
   CLUSTER_NETWORK_POLICIES,
   Cache,
   Controller,
-  errorMessage,
   patchStatus,
   resourceListWatch,
-  resourceServed,
+  whenServed,
   type KubeObject,
   type KubeTransport,
   type Logger,
@@ -70,13 +69,19 @@ export class ClusterPolicyStatus {
   private controller: Controller | undefined;
   private leading = false;
   private stopped = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private loggedAbsent = false;
+  private probing: { stop(): void } | undefined;
 
   constructor(private readonly options: ClusterPolicyStatusOptions) {}
 
   start(): void {
-    void this.probe();
+    this.probing = whenServed({
+      transport: this.options.transport,
+      ref: CLUSTER_NETWORK_POLICIES,
+      logger: this.options.logger,
+      absentMessage: 'ClusterNetworkPolicy CRD is not installed: no status to write',
+      ...(this.options.recheckMs ? { recheckMs: this.options.recheckMs } : {}),
+      onServed: () => this.startCache(),
+    });
   }
 
   /** Leadership gained or lost: the controller (the only writer) runs only while leading. */
@@ -88,32 +93,13 @@ export class ClusterPolicyStatus {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.probing?.stop();
     await this.stopController();
     await this.cache?.stop();
   }
 
-  private async probe(): Promise<void> {
-    if (this.stopped) return;
+  private startCache(): void {
     const { transport, logger } = this.options;
-    const recheck = this.options.recheckMs ?? 60_000;
-    let served: boolean;
-    try {
-      served = await resourceServed(transport, CLUSTER_NETWORK_POLICIES);
-    } catch (error) {
-      logger.warn('cannot tell whether the ClusterNetworkPolicy CRD is installed', {
-        error: errorMessage(error),
-      });
-      served = false;
-    }
-    if (this.stopped) return;
-    if (!served) {
-      if (!this.loggedAbsent)
-        logger.info('ClusterNetworkPolicy CRD is not installed: no status to write', { recheck });
-      this.loggedAbsent = true;
-      this.timer = setTimeout(() => void this.probe(), recheck);
-      return;
-    }
     this.cache = new Cache<KubeObject>({
       source: resourceListWatch(transport, CLUSTER_NETWORK_POLICIES),
       name: 'clusternetworkpolicies',

@@ -2,7 +2,7 @@
 // (policy.networking.k8s.io/v1alpha2) is installed: the ClusterNetworkPolicies themselves (raw,
 // like NetworkPolicies: checked by the reconciler, enforced fail-closed when unreadable) and the
 // Nodes (labels and status.addresses, for `nodes` peers). Whether the CRD is there is asked of
-// discovery (@flock/kube resourceServed: not listed means not installed) at start and then every
+// discovery (@flock/kube whenServed: not listed means not installed) at start and then every
 // `recheckMs`; its absence is logged once. The caches start when it is found, and `ready`
 // resolves after the first definite answer (and, when installed, the caches' first sync), so the
 // first pass never runs without policies that exist.
@@ -11,9 +11,8 @@ import {
   CLUSTER_NETWORK_POLICIES,
   Cache,
   NODES,
-  errorMessage,
   resourceListWatch,
-  resourceServed,
+  whenServed,
   type KubeObject,
   type KubeTransport,
 } from '@flock/kube';
@@ -45,9 +44,7 @@ export interface ClusterPolicyCachesOptions {
 export class ClusterPolicyCaches {
   private policies: Cache<KubeObject> | undefined;
   private nodes: Cache<PolicyNode> | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private stopped = false;
-  private loggedAbsent = false;
+  private probing: { stop(): void } | undefined;
   private onChange: () => void = () => undefined;
   private resolveReady!: () => void;
   /** The first definite answer: not installed, or installed and synced. */
@@ -63,12 +60,26 @@ export class ClusterPolicyCaches {
   /** Probe for the CRD now (and later, while absent); `onChange` is called on every change. */
   start(onChange: () => void): void {
     this.onChange = onChange;
-    void this.probe();
+    this.probing = whenServed({
+      transport: this.options.transport,
+      ref: CLUSTER_NETWORK_POLICIES,
+      logger: this.options.logger,
+      absentMessage:
+        'ClusterNetworkPolicy CRD (policy.networking.k8s.io/v1alpha2) is not installed: cluster policies are not enforced until it is',
+      ...(this.options.recheckMs ? { recheckMs: this.options.recheckMs } : {}),
+      ...(this.options.retryMs ? { retryMs: this.options.retryMs } : {}),
+      onAbsent: () => this.resolveReady(),
+      onServed: () => {
+        this.options.logger.info(
+          'ClusterNetworkPolicy CRD is installed: watching ClusterNetworkPolicies and Nodes',
+        );
+        this.startCaches();
+      },
+    });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
+    this.probing?.stop();
     this.resolveReady();
     await Promise.all([this.policies?.stop(), this.nodes?.stop()]);
   }
@@ -80,39 +91,6 @@ export class ClusterPolicyCaches {
 
   nodeList(): PolicyNode[] {
     return this.nodes?.list() ?? [];
-  }
-
-  private later(ms: number): void {
-    if (!this.stopped) this.timer = setTimeout(() => void this.probe(), ms);
-  }
-
-  private async probe(): Promise<void> {
-    if (this.stopped) return;
-    const { transport, logger } = this.options;
-    let served: boolean;
-    try {
-      served = await resourceServed(transport, CLUSTER_NETWORK_POLICIES);
-    } catch (error) {
-      logger.warn('cannot tell whether the ClusterNetworkPolicy CRD is installed', {
-        error: errorMessage(error),
-      });
-      this.later(this.options.retryMs ?? 5_000);
-      return;
-    }
-    if (!served) {
-      if (!this.loggedAbsent)
-        logger.info(
-          'ClusterNetworkPolicy CRD (policy.networking.k8s.io/v1alpha2) is not installed: cluster policies are not enforced until it is',
-          { recheckMs: this.options.recheckMs ?? 60_000 },
-        );
-      this.loggedAbsent = true;
-      this.resolveReady();
-      this.later(this.options.recheckMs ?? 60_000);
-      return;
-    }
-    if (this.stopped) return;
-    logger.info('ClusterNetworkPolicy CRD is installed: watching ClusterNetworkPolicies and Nodes');
-    this.startCaches();
   }
 
   private startCaches(): void {

@@ -1,8 +1,10 @@
+import { eventually } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
+import { createMemoryLogger } from '../../testing/memory-logger.js';
 import { KubeApiError } from '../core/errors.js';
 import { FakeApiServer } from '../../testing/fake-apiserver.js';
 import { CLUSTER_NETWORK_POLICIES, LEASES, PODS } from '../core/resource.js';
-import { groupVersionPath, resourceServed } from './served.js';
+import { groupVersionPath, resourceServed, whenServed } from './served.js';
 
 describe('resourceServed', () => {
   it('asks discovery, not the resource: served groups list their resources', async () => {
@@ -38,5 +40,82 @@ describe('resourceServed', () => {
     expect(groupVersionPath(CLUSTER_NETWORK_POLICIES)).toBe(
       '/apis/policy.networking.k8s.io/v1alpha2',
     );
+  });
+});
+
+describe('whenServed', () => {
+  const until = (what: string, ok: () => boolean) =>
+    eventually(what, ok, { timeoutMs: 5_000, intervalMs: 5 });
+
+  it('asks again while the CRD is absent, logs that once, and calls onServed once it is served', async () => {
+    const api = new FakeApiServer();
+    const logger = createMemoryLogger();
+    let absent = 0;
+    let served = 0;
+    const probe = whenServed({
+      transport: api,
+      ref: CLUSTER_NETWORK_POLICIES,
+      logger,
+      absentMessage: 'not installed',
+      recheckMs: 5,
+      onAbsent: () => absent++,
+      onServed: () => served++,
+    });
+    await until('asked three times', () => absent >= 3);
+    expect(served).toBe(0);
+    expect(logger.find('info', 'not installed')).toHaveLength(1);
+    api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
+    await until('served', () => served === 1);
+    const asked = api.requests.length;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(api.requests.length).toBe(asked); // no more probing once served
+    expect(served).toBe(1);
+    probe.stop();
+  });
+
+  it('"cannot tell" is retried after retryMs and never counted as absent', async () => {
+    const api = new FakeApiServer();
+    const logger = createMemoryLogger();
+    const heal = api.inject(() => new KubeApiError(503, 'ServiceUnavailable', 'etcd is down'));
+    let absent = 0;
+    let served = 0;
+    api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
+    const probe = whenServed({
+      transport: api,
+      ref: CLUSTER_NETWORK_POLICIES,
+      logger,
+      absentMessage: 'not installed',
+      recheckMs: 60_000,
+      retryMs: 5,
+      onAbsent: () => absent++,
+      onServed: () => served++,
+    });
+    await until('warned twice', () => logger.entries.filter((e) => e.level === 'warn').length >= 2);
+    expect(logger.entries[0]?.message).toContain(
+      'clusternetworkpolicies.policy.networking.k8s.io/v1alpha2',
+    );
+    heal();
+    await until('served', () => served === 1);
+    expect(absent).toBe(0);
+    probe.stop();
+  });
+
+  it('stop() ends the probing', async () => {
+    const api = new FakeApiServer();
+    let absent = 0;
+    const probe = whenServed({
+      transport: api,
+      ref: CLUSTER_NETWORK_POLICIES,
+      logger: createMemoryLogger(),
+      absentMessage: 'not installed',
+      recheckMs: 5,
+      onAbsent: () => absent++,
+      onServed: () => undefined,
+    });
+    await until('asked once', () => absent >= 1);
+    probe.stop();
+    const seen = absent;
+    await new Promise((r) => setTimeout(r, 40));
+    expect(absent).toBe(seen);
   });
 });

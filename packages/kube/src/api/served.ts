@@ -3,7 +3,8 @@
 // authenticated client may read (system:discovery): the answer does not depend on the caller's
 // RBAC for the resource, and no object is transferred.
 import { z } from 'zod';
-import { isNotFound } from '../core/errors.js';
+import { errorMessage, isNotFound } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 import type { ResourceRef } from '../core/resource.js';
 import type { KubeTransport } from '../transport/transport.js';
 
@@ -31,4 +32,63 @@ export async function resourceServed(transport: KubeTransport, ref: ResourceRef)
     throw error;
   }
   return ResourceList.parse(answer).resources.some((r) => r.name === ref.plural);
+}
+
+export interface WhenServedOptions {
+  transport: KubeTransport;
+  ref: ResourceRef;
+  logger: Logger;
+  /** Logged once, at info, the first time the resource is found not served. */
+  absentMessage: string;
+  /** Ask again this often while the resource is not served (default 60 s). */
+  recheckMs?: number;
+  /** After an error (neither served nor 404), ask again after this long (default 5 s). */
+  retryMs?: number;
+  /** Each definite "not served" answer. */
+  onAbsent?: () => void;
+  /** The resource is served: called once, and the probing ends. */
+  onServed: () => void;
+}
+
+/**
+ * Ask discovery whether an optional resource is served, now and then every `recheckMs` until
+ * it is; `onServed` runs once when it is. "Cannot tell" (unreachable, 5xx) is logged and asked
+ * again after `retryMs`, never taken for "not installed". `stop()` ends the probing.
+ */
+export function whenServed(options: WhenServedOptions): { stop(): void } {
+  const { transport, ref, logger } = options;
+  const recheckMs = options.recheckMs ?? 60_000;
+  const what = `${ref.plural}.${ref.group || 'core'}/${ref.version}`;
+  let stopped = false;
+  let loggedAbsent = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const later = (ms: number) => {
+    if (!stopped) timer = setTimeout(() => void probe(), ms);
+  };
+  const probe = async () => {
+    let served: boolean;
+    try {
+      served = await resourceServed(transport, ref);
+    } catch (error) {
+      logger.warn(`cannot tell whether ${what} is served`, { error: errorMessage(error) });
+      later(options.retryMs ?? 5_000);
+      return;
+    }
+    if (stopped) return;
+    if (served) {
+      options.onServed();
+      return;
+    }
+    if (!loggedAbsent) logger.info(options.absentMessage, { recheckMs });
+    loggedAbsent = true;
+    options.onAbsent?.();
+    later(recheckMs);
+  };
+  void probe();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
