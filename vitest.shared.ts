@@ -19,6 +19,8 @@ export interface TierOptions {
   /** Per-test and per-hook time limits of the kernel and cluster tiers (ms). */
   testTimeoutMs?: number;
   hookTimeoutMs?: number;
+  /** Per-test limit of the unit tier (default 10 s): more where unit tests start programs. */
+  unitTestTimeoutMs?: number;
 }
 
 export function tierConfig(root: string, options: TierOptions = {}) {
@@ -31,7 +33,10 @@ export function tierConfig(root: string, options: TierOptions = {}) {
       include: dirs.map((d) => `${d}/**/*${tierSuffix[tier]}`),
       exclude: ['**/node_modules/**', '**/dist/**', ...exclude],
       environment: 'node',
-      testTimeout: tier === 'unit' ? 10_000 : (options.testTimeoutMs ?? 120_000),
+      testTimeout:
+        tier === 'unit'
+          ? (options.unitTestTimeoutMs ?? 10_000)
+          : (options.testTimeoutMs ?? 120_000),
       hookTimeout: tier === 'unit' ? 10_000 : (options.hookTimeoutMs ?? 300_000),
       // Kernel and cluster tests share the machine's namespaces and ports: run files one by one.
       fileParallelism: tier === 'unit',
