@@ -13,6 +13,7 @@ import {
   patchStatus,
   resourceListWatch,
   whenServed,
+  type WhenServedOptions,
   type KubeObject,
   type KubeTransport,
   type Logger,
@@ -52,14 +53,16 @@ export function enforceableCondition(raw: KubeObject): ConditionInput {
   };
 }
 
-export interface ClusterPolicyStatusOptions {
+/** recheckMs, retryMs: how often the CRD is looked for (@flock/kube whenServed). */
+export interface ClusterPolicyStatusOptions extends Pick<
+  WhenServedOptions,
+  'recheckMs' | 'retryMs'
+> {
   transport: KubeTransport;
   logger: Logger;
   fieldManager: string;
   metrics?: MetricsOptions;
   watchdogMs?: number;
-  /** Ask again whether the CRD is installed this often while it is not (default 60 s). */
-  recheckMs?: number;
 }
 
 type Status = { conditions?: Condition[] | null } | undefined;
@@ -79,7 +82,8 @@ export class ClusterPolicyStatus {
       ref: CLUSTER_NETWORK_POLICIES,
       logger: this.options.logger,
       absentMessage: 'ClusterNetworkPolicy CRD is not installed: no status to write',
-      ...(this.options.recheckMs ? { recheckMs: this.options.recheckMs } : {}),
+      recheckMs: this.options.recheckMs,
+      retryMs: this.options.retryMs,
       onServed: () => this.startCache(),
     });
   }

@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '@flock/exec';
-import { Netns, liveNamespaces, vethBetween } from './netns.js';
+import { Netns, addAddresses, liveNamespaces, vethBetween } from './netns.js';
 import { requireKernelTier } from './preflight.js';
 
 describe('Netns (kernel)', () => {
@@ -9,14 +9,19 @@ describe('Netns (kernel)', () => {
   afterEach(async () => {
     for (const ns of made.splice(0)) await ns.destroy();
   });
-
-  it('creates namespaces joined by a veth and removes them with their processes', async () => {
+  /** Two namespaces joined by a veth (va–vb), with `${net}.1/30` and `${net}.2/30`. */
+  const joined = async (net: string) => {
     const a = await Netns.create('tka');
     const b = await Netns.create('tkb');
     made.push(a, b);
     await vethBetween(a, 'va', b, 'vb');
-    await a.exec('ip', ['addr', 'add', '10.99.0.1/30', 'dev', 'va']);
-    await b.exec('ip', ['addr', 'add', '10.99.0.2/30', 'dev', 'vb']);
+    await addAddresses(a, 'va', [`${net}.1/30`]);
+    await addAddresses(b, 'vb', [`${net}.2/30`]);
+    return { a, b };
+  };
+
+  it('creates namespaces joined by a veth and removes them with their processes', async () => {
+    const { a, b } = await joined('10.99.0');
     const ping = await a.exec('ping', ['-c', '1', '-W', '2', '10.99.0.2']);
     expect(ping.stdout).toContain('1 received');
     const sleeper = b.spawn('sleep', ['60']);
@@ -31,21 +36,16 @@ describe('Netns (kernel)', () => {
   });
 
   it('a silenced namespace neither sends nor answers, its links up; unsilenced it answers again', async () => {
-    const a = await Netns.create('tke');
-    const b = await Netns.create('tkf');
-    made.push(a, b);
-    await vethBetween(a, 've', b, 'vg');
-    await a.exec('ip', ['addr', 'add', '10.99.0.5/30', 'dev', 've']);
-    await b.exec('ip', ['addr', 'add', '10.99.0.6/30', 'dev', 'vg']);
+    const { a, b } = await joined('10.99.0');
     const ping = (from: Netns, to: string) =>
       from.exec('ping', ['-c', '1', '-W', '1', to], { okCodes: [0, 1, 2] });
-    expect((await ping(a, '10.99.0.6')).stdout).toContain('1 received');
+    expect((await ping(a, '10.99.0.2')).stdout).toContain('1 received');
     await b.silence();
-    expect((await ping(a, '10.99.0.6')).stdout).toContain('0 received');
-    expect((await ping(b, '10.99.0.5')).stdout).toContain('0 received');
-    expect((await b.exec('ip', ['-o', 'link', 'show', 'vg'])).stdout).toMatch(/state UP/);
+    expect((await ping(a, '10.99.0.2')).stdout).toContain('0 received');
+    expect((await ping(b, '10.99.0.1')).stdout).toContain('0 received');
+    expect((await b.exec('ip', ['-o', 'link', 'show', 'vb'])).stdout).toMatch(/state UP/);
     await b.unsilence();
-    expect((await ping(a, '10.99.0.6')).stdout).toContain('1 received');
+    expect((await ping(a, '10.99.0.2')).stdout).toContain('1 received');
   });
 
   it('never touches the host namespace: the veth exists only inside', async () => {

@@ -13,6 +13,7 @@ import {
   NODES,
   resourceListWatch,
   whenServed,
+  type WhenServedOptions,
   type KubeObject,
   type KubeTransport,
 } from '@flock/kube';
@@ -31,14 +32,14 @@ export const PolicyNode = Node.transform((n) => ({
 }));
 export type PolicyNode = z.output<typeof PolicyNode>;
 
-export interface ClusterPolicyCachesOptions {
+/** recheckMs, retryMs: how often the CRD is looked for (@flock/kube whenServed). */
+export interface ClusterPolicyCachesOptions extends Pick<
+  WhenServedOptions,
+  'recheckMs' | 'retryMs'
+> {
   transport: KubeTransport;
   logger: Logger;
   watchdogMs?: number;
-  /** How often to ask again whether the CRD is installed, while it is not (default 60 s). */
-  recheckMs?: number;
-  /** After an error (neither found nor 404), ask again after this long (default 5 s). */
-  retryMs?: number;
 }
 
 export class ClusterPolicyCaches {
@@ -66,8 +67,8 @@ export class ClusterPolicyCaches {
       logger: this.options.logger,
       absentMessage:
         'ClusterNetworkPolicy CRD (policy.networking.k8s.io/v1alpha2) is not installed: cluster policies are not enforced until it is',
-      ...(this.options.recheckMs ? { recheckMs: this.options.recheckMs } : {}),
-      ...(this.options.retryMs ? { retryMs: this.options.retryMs } : {}),
+      recheckMs: this.options.recheckMs,
+      retryMs: this.options.retryMs,
       onAbsent: () => this.resolveReady(),
       onServed: () => {
         this.options.logger.info(

@@ -44,9 +44,6 @@ describe('resourceServed', () => {
 });
 
 describe('whenServed', () => {
-  const until = (what: string, ok: () => boolean) =>
-    eventually(what, ok, { timeoutMs: 5_000, intervalMs: 5 });
-
   it('asks again while the CRD is absent, logs that once, and calls onServed once it is served', async () => {
     const api = new FakeApiServer();
     const logger = createMemoryLogger();
@@ -61,11 +58,11 @@ describe('whenServed', () => {
       onAbsent: () => absent++,
       onServed: () => served++,
     });
-    await until('asked three times', () => absent >= 3);
+    await eventually('asked three times', () => absent >= 3);
     expect(served).toBe(0);
     expect(logger.find('info', 'not installed')).toHaveLength(1);
     api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
-    await until('served', () => served === 1);
+    await eventually('served', () => served === 1);
     const asked = api.requests.length;
     await new Promise((r) => setTimeout(r, 30));
     expect(api.requests.length).toBe(asked); // no more probing once served
@@ -90,12 +87,15 @@ describe('whenServed', () => {
       onAbsent: () => absent++,
       onServed: () => served++,
     });
-    await until('warned twice', () => logger.entries.filter((e) => e.level === 'warn').length >= 2);
+    await eventually(
+      'warned twice',
+      () => logger.entries.filter((e) => e.level === 'warn').length >= 2,
+    );
     expect(logger.entries[0]?.message).toContain(
       'clusternetworkpolicies.policy.networking.k8s.io/v1alpha2',
     );
     heal();
-    await until('served', () => served === 1);
+    await eventually('served', () => served === 1);
     expect(absent).toBe(0);
     probe.stop();
   });
@@ -112,7 +112,7 @@ describe('whenServed', () => {
       onAbsent: () => absent++,
       onServed: () => undefined,
     });
-    await until('asked once', () => absent >= 1);
+    await eventually('asked once', () => absent >= 1);
     probe.stop();
     const seen = absent;
     await new Promise((r) => setTimeout(r, 40));

@@ -195,16 +195,12 @@ describe('HttpTransport', () => {
     await eventually(
       'both watches at the server, the first event received',
       () => arrived.size === 2 && streaming.events.length === 1,
-      { timeoutMs: 5_000, intervalMs: 5 },
     );
     // An event already on its way when the watch is aborted is never delivered.
     stream?.write('{"type":"ADDED","object":{"metadata":{"name":"late"}}}\n');
     hanging.abort();
     streaming.abort();
-    await eventually('both connections closed', () => closed.length === 2, {
-      timeoutMs: 5_000,
-      intervalMs: 5,
-    });
+    await eventually('both connections closed', () => closed.length === 2);
     expect(closed.sort()).toEqual([
       '/api/v1/configmaps?phase=connecting&watch=true',
       '/api/v1/configmaps?phase=streaming&watch=true',
@@ -244,10 +240,7 @@ describe('HttpTransport', () => {
     await transport.request({ method: 'GET', path: '/a' });
     const before = seen[0]?.port;
     const w = collect();
-    await eventually('the watch streaming', () => w.events.length === 1, {
-      timeoutMs: 5_000,
-      intervalMs: 5,
-    });
+    await eventually('the watch streaming', () => w.events.length === 1);
     w.abort();
     await transport.request({ method: 'GET', path: '/b' });
     expect(seen.at(-1)?.port).not.toBe(before);
