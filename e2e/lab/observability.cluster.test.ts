@@ -23,6 +23,7 @@ import {
   listPods,
   podNetns,
   waitForPods,
+  waitForReadyPods,
   type LabPod,
 } from './workloads.js';
 
@@ -92,6 +93,9 @@ describe('observability on real nodes', () => {
 
   it('flock-agent status (kubectl exec in the agent container) shows peers, routes, allocations, announcements, policy', async () => {
     const agents = await flockPods('flock-agent');
+    // A node announces an anycast address only while the pod behind it is Ready; Running (what
+    // applySamples waits for) comes first, and under load the probe passes seconds later.
+    await waitForReadyPods(lab, 'default', 'app=anycast', 2);
     const all = [
       ...(await listPods(lab, 'default', 'app')),
       ...(await listPods(lab, 'shop', 'app')),
@@ -120,12 +124,15 @@ describe('observability on real nodes', () => {
           const complete = local.every((p) =>
             held.has(`${p.metadata.namespace}/${p.metadata.name}`),
           );
+          const anycastHere = local.some((p) => p.metadata.labels?.app === 'anycast');
+          const announced =
+            !anycastHere || s.announced.anycast.some((a) => a.address === SAMPLE_ANYCAST6);
           const r = s.routesExported;
           const exported =
             r?.pinned === s.announced.pinned.length && r.anycast === s.announced.anycast.length;
           // BIRD is asked for its sessions every 5 s: its count follows the accepted config.
           const seen = s.peers[0]?.routesExported === (r ? r.aggregate + r.pinned + r.anycast : -1);
-          return complete && exported && seen && s.peers[0]?.state === 'Established'
+          return complete && announced && exported && seen && s.peers[0]?.state === 'Established'
             ? s
             : undefined;
         },

@@ -9,6 +9,7 @@ export const PodList = z.object({
         name: z.string(),
         namespace: z.string(),
         uid: z.string().optional(),
+        labels: z.record(z.string(), z.string()).optional(),
       }),
       spec: z.looseObject({
         nodeName: z.string().optional(),
