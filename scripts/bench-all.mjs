@@ -16,7 +16,7 @@ const buildAgent = ['npx', ['tsc', '-b', 'packages/agent/tsconfig.testing.json']
 
 // [name, ...commands]; a bench's commands run in order and stop at the first failure.
 const benches = [
-  ['ipam: allocation, carving, store commit', npmBench('@flock/ipam')],
+  ['ipam: allocation, carving', npmBench('@flock/ipam')],
   ['bird: config render', npmBench('@flock/bird')],
   ['kube: cache, work queue, relist', npmBench('@flock/kube')],
   // NetworkPolicy translate/render/apply, one-pod change, per-packet cost (root).
@@ -34,6 +34,7 @@ const benches = [
     ['node', ['packages/agent/dist/bench/policy/pass-bench.js']],
   ],
   ['agent: announcement plan', buildAgent, ['node', ['packages/agent/dist/bench/routing/plan.js']]],
+  ['agent: allocation store commit', buildAgent, ['node', ['packages/agent/dist/bench/store/run.js']]],
   ['cni: plugin start-up against the socket server', npmBench('@flock/e2e', 'bench:plugin')],
   // CNI ADD/DEL end to end vs ptp+host-local and the ip -batch floor; agent RSS (root, cluster).
   ['cni: ADD/DEL end to end, agent footprint', npmBench('@flock/e2e', 'bench:cni')],

@@ -6,7 +6,7 @@ import { NODECONFIGS, NODES, PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from './agent.js';
-import { AgentConfig } from './config.js';
+import { AgentConfig } from './core/config.js';
 import { hostVethName } from './datapath/index.js';
 import { FakeDatapath } from '../testing/datapath/fake.js';
 

@@ -1,12 +1,8 @@
 // The node agent: start-up in the documented order, then serve the CNI socket. Every kernel
 // and API edge is injected (Datapath, KubeTransport) so the sequence runs in unit tests on
 // FakeDatapath and FakeApiServer, and for real in the kernel and cluster tiers.
-import {
-  entryKey,
-  AllocationStore,
-  type AddressAllocator,
-  type AllocationEntry,
-} from '@flock/ipam';
+import { type AddressAllocator } from '@flock/ipam';
+import { entryKey, AllocationStore, type AllocationEntry } from './store/index.js';
 import {
   CLUSTER_NETWORK_POLICIES,
   EventRecorder,
@@ -20,12 +16,12 @@ import { API_VERSION, NODECONFIG_KIND, type Logger } from '@flock/api';
 import { Registry } from 'prom-client';
 import { CniHandlers, type FaultPoint } from './cni/handlers.js';
 import { startCniServer, type CniServer } from './cni-server/index.js';
-import type { AgentConfig } from './config.js';
-import { AgentMetrics } from './metrics.js';
-import { agentView } from './metrics-view.js';
-import { NetworkConditionKeeper } from './node-condition.js';
-import { NodeConfigTracker, nodeConfigEvents } from './node-config.js';
-import { PodLookupWithFallback, clusterPodCache, nodePods } from './pods.js';
+import type { AgentConfig } from './core/config.js';
+import { AgentMetrics } from './core/metrics.js';
+import { agentView } from './status/metrics-view.js';
+import { NetworkConditionKeeper } from './node-status/node-condition.js';
+import { NodeConfigTracker, nodeConfigEvents } from './node/node-config.js';
+import { PodLookupWithFallback, clusterPodCache, nodePods } from './node/pods.js';
 import {
   DropCounters,
   PolicyReconciler,
@@ -38,7 +34,7 @@ import type { BirdControl } from '@flock/bird';
 import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
 import { agentStatus } from './status/snapshot.js';
 import { startStatusServer, statusSocketPath } from './status/server.js';
-import { agentVersion } from './version.js';
+import { agentVersion } from './core/version.js';
 
 /** How long start-up waits for the NetworkPolicy caches before serving the CNI socket anyway. */
 const POLICY_SYNC_WAIT_MS = 30_000;

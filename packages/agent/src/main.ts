@@ -4,13 +4,13 @@ import { writeSync } from 'node:fs';
 import { SpawnServer, setRunner } from '@flock/exec';
 import { HttpTransport, createLogger, loadKubeConfig, readCommandLine } from '@flock/kube';
 import { startAgent } from './agent.js';
-import { AGENT_FLAGS } from './config.js';
+import { AGENT_FLAGS } from './core/config.js';
 import { IprouteDatapath } from './datapath/index.js';
-import { faultInjector, parseFaultSpec, type FaultPoint } from './faults.js';
+import { faultInjector, parseFaultSpec, type FaultPoint } from './core/faults.js';
 import { nftListTable, nftPolicyApplier } from './policy/index.js';
 import { statusCommand } from './status/command.js';
-import { faultFileSystem } from './store-faults.js';
-import { agentVersion } from './version.js';
+import { faultFileSystem } from './store/fault-file-system.js';
+import { agentVersion } from './core/version.js';
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'status') {

@@ -1,7 +1,7 @@
 // Test infrastructure: the settings of an agent that a test starts in its own
 // process — every file under the test's directory, no health port.
 import { join } from 'node:path';
-import { AgentConfig } from '../src/config.js';
+import { AgentConfig } from '../src/core/config.js';
 
 export function testAgentConfig(dir: string, over: Record<string, unknown> = {}): AgentConfig {
   return AgentConfig.parse({

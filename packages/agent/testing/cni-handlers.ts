@@ -13,9 +13,11 @@ import {
   type NodeConfig,
   type Pod,
 } from '@flock/api';
-import { AddressAllocator, AllocationStore } from '@flock/ipam';
+import { AddressAllocator } from '@flock/ipam';
+import { AllocationStore } from '../src/store/index.js';
 import { FakeDatapath } from './datapath/fake.js';
-import { CniHandlers, type CniHandlerDeps, type NodeState } from '../src/cni/handlers.js';
+import type { NodeState } from '../src/node/node-config.js';
+import { CniHandlers, type CniHandlerDeps } from '../src/cni/handlers.js';
 
 export const nodeConfig: NodeConfig = {
   apiVersion: API_VERSION,

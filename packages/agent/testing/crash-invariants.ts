@@ -2,7 +2,7 @@
 // the store file, the node namespace (veths, routes), the pods' namespaces, the nftables table
 // and the rendered bird.conf — and compared. Each violation is one line saying what is wrong.
 import { readFile } from 'node:fs/promises';
-import { parseStoreFile, type AllocationEntry } from '@flock/ipam';
+import { parseStoreFile, type AllocationEntry } from '../src/store/index.js';
 import type { Netns } from '@flock/testkit';
 import { FLOCK_ANYCAST_RT_PROTO, FLOCK_RT_PROTO } from '../src/datapath/index.js';
 

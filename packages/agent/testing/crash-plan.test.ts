@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FAULT_POINTS } from '../src/faults.js';
+import { FAULT_POINTS } from '../src/core/faults.js';
 import { addPoints, delPoints, nextRun, seededRandom } from './crash-plan.js';
 
 const slots = [

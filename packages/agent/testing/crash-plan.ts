@@ -1,7 +1,7 @@
 // Test infrastructure: what the crash suite does in each run — which pod, ADD or
 // DEL, and where the agent is killed — drawn from a seeded generator so that a failing run
 // is replayed exactly with the same seed (FLOCK_CRASH_SEED).
-import { DATAPATH_FAULT_POINTS, STORE_FAULT_POINTS, type FaultPoint } from '../src/faults.js';
+import { DATAPATH_FAULT_POINTS, STORE_FAULT_POINTS, type FaultPoint } from '../src/core/faults.js';
 
 /** mulberry32: small, fast, good enough to pick test cases; the same seed, the same runs. */
 export function seededRandom(seed: number): () => number {

@@ -2,11 +2,11 @@
 // stand-in for the nft kernel call (NftRun). NftApplier runs for real on top of it; its real
 // twin, nftRunner in a namespace, is tested in nft.kernel.test.ts.
 import { silentLogger, type Pod } from '@flock/api';
-import type { AllocationEntry } from '@flock/ipam';
+import type { AllocationEntry } from '../src/store/index.js';
 import type { Cache, KubeTransport } from '@flock/kube';
 import type { NftRun } from '@flock/netpol';
 import { FakeNftKernel } from '@flock/netpol/testing';
-import { clusterPodCache } from '../src/pods.js';
+import { clusterPodCache } from '../src/node/pods.js';
 import { entry as storeEntry } from './routing-fixtures.js';
 
 const podCaches: Cache<Pod>[] = [];

@@ -1,6 +1,6 @@
 // Shared fixtures of the routing unit tests: a NodeConfig, allocation entries, pods.
 import { API_VERSION, NODECONFIG_KIND, type NodeConfig, type Pod } from '@flock/api';
-import type { AllocationEntry } from '@flock/ipam';
+import type { AllocationEntry } from '../src/store/index.js';
 
 export const NODE_CONFIG: NodeConfig = {
   apiVersion: API_VERSION,

@@ -1,11 +1,8 @@
 // Benchmark of @flock/ipam: allocate+release throughput (IPv6 per algorithm, IPv4 nearly
-// full), carving 5,000 node prefixes, and allocation-store write latency with fsync.
+// full) and carving 5,000 node prefixes. (The agent's allocation store: agent/bench/store.)
 // Figures, not assertions: `npm run bench -w @flock/ipam` prints them with ratios.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { cpus, totalmem } from 'node:os';
 import type { IpAlgo } from '@flock/api';
-import { AllocationStore } from '../src/allocation-store.js';
 import type { AllocatorOptions } from '../src/allocation.js';
 import { AddressAllocator } from '../src/allocator.js';
 import { PrefixCarver, type CarveInput } from '../src/carve.js';
@@ -173,60 +170,8 @@ function benchCarving(): void {
   table('carving /64s out of a /32 (ratio to carving all 5,000 with one carver)', rows);
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
-async function benchStore(): Promise<void> {
-  const dir = await mkdtemp(join(process.env['BENCH_DIR'] ?? tmpdir(), 'flock-ipam-bench-'));
-  try {
-    const rows: Row[] = [];
-    for (const existing of [10, 100, 1000]) {
-      const store = new AllocationStore(join(dir, `store-${existing}`, 'allocations.json'));
-      await store.load();
-      const entry = (i: number) => ({
-        containerID: `c${i.toString(16).padStart(64, '0')}`,
-        ifname: 'eth0',
-        namespace: 'bench',
-        pod: `pod-${i}`,
-        podUID: '6f1c2a4e-0c1d-4b7e-9a55-3c2d1e0f9a8b',
-        ip6: formatAddress(6, (0x2001_0db8n << 96n) + BigInt(i + 1)),
-        ip4: formatAddress(4, 0x0a00_0000n + BigInt(i + 1)),
-        pinned: false,
-        anycast: [],
-      });
-      for (let i = 0; i < existing; i++) {
-        await store.putPending(entry(i));
-        await store.commit(entry(i).containerID, 'eth0');
-      }
-      const samples: number[] = [];
-      for (let i = existing; i < existing + 200; i++) {
-        await store.putPending(entry(i));
-        const start = performance.now();
-        await store.commit(entry(i).containerID, 'eth0');
-        samples.push(performance.now() - start);
-        await store.remove(entry(i).containerID, 'eth0');
-      }
-      samples.sort((a, b) => a - b);
-      rows.push({
-        name: `commit, ${existing} entries in the file`,
-        value: percentile(samples, 50),
-        unit: 'ms p50',
-        note: `p90 ${percentile(samples, 90).toFixed(3)} ms, p99 ${percentile(samples, 99).toFixed(3)} ms, max ${(samples.at(-1) as number).toFixed(3)} ms`,
-      });
-    }
-    table(
-      `allocation store commit latency, fsync of file and directory included (${dir}; ratio to 10 entries)`,
-      rows,
-    );
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
 console.log(
   `@flock/ipam benchmark — node ${process.version}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB`,
 );
 benchAllocator();
 benchCarving();
-await benchStore();

@@ -8,6 +8,15 @@ export const DEFAULT_ADDRESS_QUARANTINE_MS = 5 * 60 * 1000;
 /** Who holds or released an address: "namespace/name" of the pod (quarantine and `stable`). */
 export const holderIdentity = (namespace: string, name: string) => `${namespace}/${name}`;
 
+/** An address released by a pod and quarantined until `until` (ISO time): not handed out before. */
+export interface ReleasedAddress {
+  ip: string;
+  /** holderIdentity of the pod that released it (it may take it back, see ip-algo stable). */
+  identity: string;
+  pinned: boolean;
+  until: string;
+}
+
 export interface AllocatorOptions {
   /** The node's IPv6 prefix (at most /120). */
   cidr6: string;

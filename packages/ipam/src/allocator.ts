@@ -16,6 +16,7 @@ import {
   type AllocationResult,
   type AllocatorOptions,
   type FamilyCounts,
+  type ReleasedAddress,
 } from './allocation.js';
 import {
   INTERFACE_ID_ALGORITHMS,
@@ -33,7 +34,6 @@ import {
   type Prefix,
 } from './prefix.js';
 import { isReservedInterfaceId, isReservedOffset, type ReservedOffsets } from './reserved.js';
-import type { ReleasedAddress } from './store-schema.js';
 
 /** One address chosen (and the quarantine entry it ended, to undo), or why not. */
 type Step =

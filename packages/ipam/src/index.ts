@@ -6,6 +6,4 @@ export * from './interface-id.js';
 export * from './allocation.js';
 export * from './allocator.js';
 export * from './ip-algo.js';
-export * from './store-schema.js';
-export * from './allocation-store.js';
 export type { QuarantineEntry } from './address-book.js';

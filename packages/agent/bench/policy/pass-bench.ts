@@ -15,7 +15,7 @@ import {
   renderTable,
   translate,
 } from '@flock/netpol';
-import { CachedPod } from '../../src/pods.js';
+import { CachedPod } from '../../src/node/pods.js';
 import { PolicyNamespace } from '../../src/policy/caches.js';
 import { buildPolicyState, type LocalAttachment } from '../../src/policy/state.js';
 import { PolicyChecker } from '../../src/policy/validate.js';

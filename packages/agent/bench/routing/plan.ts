@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { cpus } from 'node:os';
 import type { NodeConfigSpec, Pod } from '@flock/api';
 import { renderBirdConfig } from '@flock/bird';
-import type { AllocationEntry } from '@flock/ipam';
+import type { AllocationEntry } from '../../src/store/index.js';
 import { planAnnouncements, toBirdModel } from '../../src/routing/announcements.js';
 
 const spec: NodeConfigSpec = {

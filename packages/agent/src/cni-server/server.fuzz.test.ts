@@ -17,7 +17,8 @@ import {
   type NodeConfig,
 } from '@flock/api';
 import type { FileSystem } from '@flock/exec';
-import { AddressAllocator, AllocationStore } from '@flock/ipam';
+import { AddressAllocator } from '@flock/ipam';
+import { AllocationStore } from '../store/index.js';
 import type { Pod } from '@flock/api';
 import { CniHandlers } from '../cni/handlers.js';
 import { FakeDatapath } from '../../testing/datapath/fake.js';

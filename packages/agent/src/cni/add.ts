@@ -3,9 +3,10 @@
 // releases the addresses, so a crash or an error never leaves an address held without its pod
 // or kernel state without its entry.
 import { CniErrorCode, type AgentRequest, type CniResult } from '@flock/api';
-import { AllocationStoreError, entryKey, type AllocationEntry } from '@flock/ipam';
-import type { CniHandlerDeps, NodeState } from './deps.js';
-import { CniCommandError } from './errors.js';
+import { AllocationStoreError, entryKey, type AllocationEntry } from '../store/index.js';
+import type { NodeState } from '../node/node-config.js';
+import type { CniHandlerDeps } from './deps.js';
+import { CniCommandError } from '../core/cni-error.js';
 import { PhaseTimer, timed } from './phases.js';
 import { addressRequest, communityRequest, pinnedConflict, podIdentity } from './pod-request.js';
 import { cniResult, setupPod, type PodSetup } from './pod-spec.js';

@@ -20,7 +20,8 @@ import {
   type NodeConfig,
 } from '@flock/api';
 import type { FileSystem } from '@flock/exec';
-import { AddressAllocator, AllocationStore, canonicalAddress } from '@flock/ipam';
+import { AddressAllocator, canonicalAddress } from '@flock/ipam';
+import { AllocationStore } from '../store/index.js';
 import type { Pod } from '@flock/api';
 import { FakeDatapath } from '../../testing/datapath/fake.js';
 import { CniHandlers } from './handlers.js';

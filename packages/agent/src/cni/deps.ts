@@ -1,26 +1,11 @@
 // What the CNI handlers work with: the store, the datapath, the node's state, the pod lookup,
 // and the hooks other parts of the agent hang on ADD and DEL.
-import type { Logger, NodeConfig, Pod } from '@flock/api';
-import type { AddressAllocator, AllocationEntry, AllocationStore } from '@flock/ipam';
+import type { Logger, Pod } from '@flock/api';
+import type { AllocationEntry, AllocationStore } from '../store/index.js';
 import type { Datapath } from '../datapath/index.js';
-import type { FaultHook, HandlerFaultPoint } from '../faults.js';
-
-/** The node's current configuration and address space; undefined until the agent is ready. */
-export interface NodeState {
-  nodeConfig: NodeConfig;
-  allocator: AddressAllocator;
-}
-
-/** Where ADD finds the Pod object (the node's pod cache, falling back to the API server). */
-export interface PodLookup {
-  get(namespace: string, name: string, uid?: string): Promise<Pod | undefined>;
-  /**
-   * Pods of the whole cluster, not terminated, that hold any of `ips` (in any entry of
-   * status.podIPs, whatever its family: a pod's secondary address counts as much as its
-   * primary one).
-   */
-  holdersOf?(ips: readonly string[]): Promise<Pod[]>;
-}
+import type { FaultHook, HandlerFaultPoint } from '../core/faults.js';
+import type { NodeState } from '../node/node-config.js';
+import type { PodLookup } from '../node/pods.js';
 
 /** What other parts of the agent do around ADD and DEL. */
 export interface CniHooks {

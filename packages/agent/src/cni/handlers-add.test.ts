@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { hostVethName } from '../datapath/index.js';
-import { PodLookupWithFallback, clusterPodCache, nodePods } from '../pods.js';
+import { PodLookupWithFallback, clusterPodCache, nodePods } from '../node/pods.js';
 import {
   committedHook,
   datapath,

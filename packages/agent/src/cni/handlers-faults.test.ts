@@ -12,11 +12,13 @@ import {
   type AgentRequest,
 } from '@flock/api';
 import { nodeFileSystem, type FileSystem } from '@flock/exec';
-import { AddressAllocator, AllocationStore } from '@flock/ipam';
+import { AddressAllocator } from '@flock/ipam';
+import { AllocationStore } from '../store/index.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeDatapath } from '../../testing/datapath/fake.js';
-import type { HandlerFaultPoint } from '../faults.js';
-import { CniHandlers, type CniHooks, type NodeState } from './handlers.js';
+import type { HandlerFaultPoint } from '../core/faults.js';
+import type { NodeState } from '../node/node-config.js';
+import { CniHandlers, type CniHooks } from './handlers.js';
 
 let dir: string;
 let datapath: FakeDatapath;

@@ -1,23 +1,20 @@
 // The agent's answers to the CNI plugin: ADD (add.ts), DEL, CHECK, GC, STATUS, one container
 // at a time. DEL is two-phase like ADD: the entry goes back to `pending` before any teardown.
 import { CniErrorCode, type AgentRequest, type AgentResponse } from '@flock/api';
-import {
-  DEFAULT_ADDRESS_QUARANTINE_MS,
-  entryKey,
-  releasedAddresses,
-  type AllocationEntry,
-} from '@flock/ipam';
+import { DEFAULT_ADDRESS_QUARANTINE_MS } from '@flock/ipam';
+import { entryKey, releasedAddresses, type AllocationEntry } from '../store/index.js';
 import { hostVethName } from '../datapath/index.js';
-import type { FaultHook, HandlerFaultPoint } from '../faults.js';
-import { KeyedMutex } from '../keyed-mutex.js';
+import type { FaultHook, HandlerFaultPoint } from '../core/faults.js';
+import { KeyedMutex } from '../core/keyed-mutex.js';
 import { add } from './add.js';
-import type { CniHandlerDeps, NodeState } from './deps.js';
-import { CniCommandError, errorResponse } from './errors.js';
+import type { NodeState } from '../node/node-config.js';
+import type { CniHandlerDeps } from './deps.js';
+import { CniCommandError, errorResponse } from '../core/cni-error.js';
 import { PhaseTimer } from './phases.js';
 import { podSpec } from './pod-spec.js';
 
-export type { CniHandlerDeps, CniHooks, NodeState, PodLookup, PodWarning } from './deps.js';
-export type { FaultPoint } from '../faults.js';
+export type { CniHandlerDeps, CniHooks, PodWarning } from './deps.js';
+export type { FaultPoint } from '../core/faults.js';
 
 export class CniHandlers {
   private readonly mutex = new KeyedMutex();

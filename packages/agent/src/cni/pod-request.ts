@@ -18,7 +18,8 @@ import {
   type Pod,
 } from '@flock/api';
 import { canonicalAddress, cidrsContainIp, resolveIpAlgo } from '@flock/ipam';
-import { CniCommandError } from './errors.js';
+import { CniCommandError } from '../core/cni-error.js';
+import { podAddresses } from '../node/pods.js';
 
 interface PodIdentity {
   namespace: string;
@@ -106,13 +107,6 @@ export function communityRequest(pod: Pod, allowed: Communities | undefined): st
     );
   }
   return parsed.value;
-}
-
-/** Every address of a pod (status.podIPs, else status.podIP), canonical. */
-export function podAddresses(pod: Pod): string[] {
-  const ips = pod.status?.podIPs?.map((p) => p.ip) ?? [];
-  if (pod.status?.podIP) ips.push(pod.status.podIP);
-  return [...new Set(ips.map((ip) => canonicalAddress(ip)).filter((ip) => ip !== undefined))];
 }
 
 /**

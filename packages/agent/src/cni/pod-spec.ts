@@ -1,9 +1,9 @@
 // An allocation as the datapath's pod spec, the datapath's setup as a CNI error that names
 // its step, and the CNI result of a setup (ADD and CHECK share these).
 import { CNI_VERSION, CniErrorCode, type CniResult } from '@flock/api';
-import type { AllocationEntry } from '@flock/ipam';
+import type { AllocationEntry } from '../store/index.js';
 import { DatapathError, hostVethName, type Datapath, type PodSpec } from '../datapath/index.js';
-import { CniCommandError } from './errors.js';
+import { CniCommandError } from '../core/cni-error.js';
 
 export type PodSetup = Awaited<ReturnType<Datapath['setupPod']>>;
 

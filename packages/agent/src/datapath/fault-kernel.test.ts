@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { datapathFaultPoint, type DatapathFaultPoint } from '../faults.js';
+import type { DatapathFaultPoint } from '../core/faults.js';
 import { FlockDatapath } from './datapath.js';
-import { FaultKernel } from './fault-kernel.js';
+import { FaultKernel, datapathFaultPoint } from './fault-kernel.js';
 import { MemoryKernel } from '../../testing/datapath/memory-kernel.js';
 import { HOST, podNs } from './model.js';
 import { hostVethName } from './naming.js';

@@ -3,10 +3,30 @@
 // so a crash test can stop the agent between the kernel changes of one ADD or DEL. Only used
 // when a hook is given (IprouteDatapath's `fault` option, armed by --test-faults); without it
 // the datapath keeps its one batch per side.
-import { datapathFaultPoint, type DatapathFaultPoint, type FaultHook } from '../faults.js';
+import { DATAPATH_FAULT_POINTS, type DatapathFaultPoint, type FaultHook } from '../core/faults.js';
 import { ApplyError, type Kernel } from './kernel.js';
 import type { Action, NsRef, NsState, ReadQuery } from './model.js';
 import type { SysctlResult } from './types.js';
+
+/** The datapath point reached once `action` (and the rest of its step) took effect. */
+export function datapathFaultPoint(action: Action): DatapathFaultPoint | undefined {
+  switch (action.op) {
+    case 'veth-add':
+      return 'after-veth';
+    case 'link-del':
+      return 'del-after-veth-deleted';
+    case 'route-del':
+      return action.step === 'host-routes' ? 'del-after-routes-removed' : undefined;
+    case 'addr-del':
+      return action.step === 'pod-anycast' ? 'del-after-anycast-removed' : undefined;
+    default: {
+      const point = `after-${action.step}`;
+      return (DATAPATH_FAULT_POINTS as readonly string[]).includes(point)
+        ? (point as DatapathFaultPoint)
+        : undefined;
+    }
+  }
+}
 
 /** Consecutive actions that reach the same fault point (or none), with their first index. */
 function groups(

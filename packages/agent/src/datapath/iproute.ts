@@ -1,5 +1,5 @@
 // IprouteDatapath: the datapath on the real kernel through iproute2 (see iproute-kernel.ts).
-import type { DatapathFaultPoint, FaultHook } from '../faults.js';
+import type { DatapathFaultPoint, FaultHook } from '../core/faults.js';
 import { FlockDatapath, type DatapathLogger } from './datapath.js';
 import { FaultKernel } from './fault-kernel.js';
 import { IprouteKernel, type IprouteKernelOptions } from './iproute-kernel.js';

@@ -23,7 +23,7 @@ import { NftApplier } from '@flock/netpol';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgent, type RunningAgent } from '../agent.js';
-import { AgentConfig } from '../config.js';
+import { AgentConfig } from '../core/config.js';
 import { hostVethName } from '../datapath/index.js';
 import { FakeDatapath } from '../../testing/datapath/fake.js';
 import {

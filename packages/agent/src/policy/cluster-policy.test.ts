@@ -1,5 +1,5 @@
 import { silentLogger, type Pod } from '@flock/api';
-import type { AllocationEntry } from '@flock/ipam';
+import type { AllocationEntry } from '../store/index.js';
 import {
   CLUSTER_NETWORK_POLICIES,
   NAMESPACES,

@@ -7,7 +7,7 @@ import { Netns, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { render, translate } from '@flock/netpol';
-import { CachedPod } from '../pods.js';
+import { CachedPod } from '../node/pods.js';
 import { PolicyNamespace, policyCaches } from './caches.js';
 import { nftPolicyApplier } from './nft.js';
 import { PolicyReconciler } from './reconciler.js';

@@ -1,5 +1,5 @@
 import { CniErrorCode, silentLogger, type Pod } from '@flock/api';
-import type { AllocationEntry } from '@flock/ipam';
+import type { AllocationEntry } from '../store/index.js';
 import { NAMESPACES, NETWORK_POLICIES, PODS, type KubeObject } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { NftApplier } from '@flock/netpol';

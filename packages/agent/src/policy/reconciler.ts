@@ -5,13 +5,13 @@
 // returns. All passes are runs of one Loop (policy), so applies never interleave; ADDs that
 // arrive while a pass runs share the next one, and a failed pass is retried with backoff.
 import { CniErrorCode, type Logger, type Pod } from '@flock/api';
-import { entryKey, type AllocationEntry } from '@flock/ipam';
+import { entryKey, type AllocationEntry } from '../store/index.js';
 import { Loop, type KubeObject } from '@flock/kube';
 import { IncrementalTranslator, renderTable, type NftTable } from '@flock/netpol';
-import type { PodLookup } from '../cni/handlers.js';
-import { CniCommandError } from '../cni/errors.js';
-import type { AgentMetrics } from '../metrics.js';
-import { trimPod } from '../pods.js';
+import type { PodLookup } from '../node/pods.js';
+import { CniCommandError } from '../core/cni-error.js';
+import type { AgentMetrics } from '../core/metrics.js';
+import { trimPod } from '../node/pods.js';
 import { samePolicyPod, type PolicyCaches } from './caches.js';
 import type { PolicyApplier } from './nft.js';
 import {

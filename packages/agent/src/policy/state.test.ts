@@ -1,7 +1,7 @@
 import { render, translate } from '@flock/netpol';
 import { describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
-import { CachedPod } from '../pods.js';
+import { CachedPod } from '../node/pods.js';
 import { PolicyNamespace } from './caches.js';
 import { UNKNOWN_POD_POLICY, buildPolicyState, type PolicyInputs } from './state.js';
 import { entry, isolatedForIngress, namespace, networkPolicy, pod } from '../../testing/policy.js';

@@ -3,7 +3,7 @@
 // only set after ADD returns — host veth from the container ID, anycast as validated at ADD),
 // every other pod of the cluster is a peer known by status.podIPs. Pure and deterministic.
 import { matchesSelector, type Pod } from '@flock/api';
-import type { AllocationEntry } from '@flock/ipam';
+import type { AllocationEntry } from '../store/index.js';
 import { NAMESPACE_NAME_LABEL, type LocalPod, type NetworkPolicy, type State } from '@flock/netpol';
 import { hostVethName } from '../datapath/index.js';
 import type { PolicyNamespace } from './caches.js';

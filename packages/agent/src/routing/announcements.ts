@@ -14,15 +14,10 @@
 // The same plan feeds BIRD (what is announced) and the anycast reconciler (what is routed).
 import { communitiesOutside, splitCommunities, type NodeConfigSpec } from '@flock/api';
 import { announcedPrefixes, type BirdModel, type BirdPeer } from '@flock/bird';
-import {
-  parseAddress,
-  parsePrefix,
-  prefixContainsAddress,
-  type AllocationEntry,
-  type Prefix,
-} from '@flock/ipam';
+import { parseAddress, parsePrefix, prefixContainsAddress, type Prefix } from '@flock/ipam';
+import { type AllocationEntry } from '../store/index.js';
 import { hostVethName } from '../datapath/index.js';
-import { entryLiveness, type PodOf } from './liveness.js';
+import { entryLiveness, type PodOf } from '../node/liveness.js';
 
 export interface AnnouncementPlan {
   /** The node's prefixes, as in its NodeConfig. */

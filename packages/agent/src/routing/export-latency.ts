@@ -4,7 +4,7 @@
 // so theirs includes the readiness delay. The first model after start-up only primes the set
 // (everything in it would look new), and an address older than maxAgeMs is not counted (a pod
 // that became Ready again much later says nothing about the ADD path).
-import type { AllocationEntry } from '@flock/ipam';
+import type { AllocationEntry } from '../store/index.js';
 import type { AnnouncementPlan } from './announcements.js';
 
 export type ExportClass = 'pinned' | 'anycast';

@@ -1,11 +1,11 @@
 // What Routing is configured with and runs on (settings from flags, the agent's collaborators).
 import type { Logger, Pod } from '@flock/api';
 import type { BirdControl } from '@flock/bird';
-import type { AllocationEntry, AllocationStore } from '@flock/ipam';
+import type { AllocationEntry, AllocationStore } from '../store/index.js';
 import type { CacheView, KubeTransport } from '@flock/kube';
 import type { Datapath } from '../datapath/index.js';
-import type { NodeConfigTracker } from '../node-config.js';
-import type { AgentMetrics } from '../metrics.js';
+import type { NodeConfigTracker } from '../node/node-config.js';
+import type { AgentMetrics } from '../core/metrics.js';
 import type { SecretReader } from './peer-secrets.js';
 
 /** Routes in the model BIRD last accepted, by class. */

@@ -3,15 +3,15 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AllocationStore } from '@flock/ipam';
+import { AllocationStore } from '../store/index.js';
 import { NODECONFIGS } from '@flock/kube';
 import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { FakeDatapath } from '../../testing/datapath/fake.js';
-import { NodeConfigTracker } from '../node-config.js';
-import { clusterPodCache, nodePods } from '../pods.js';
+import { NodeConfigTracker } from '../node/node-config.js';
+import { clusterPodCache, nodePods } from '../node/pods.js';
 import { FakeBird } from '../../testing/fake-bird.js';
 import { NODE_CONFIG } from '../../testing/routing-fixtures.js';
 import { Routing } from './routing.js';

@@ -22,7 +22,7 @@ import { FakeBird } from '../../testing/fake-bird.js';
 import { TestRouter, nodeBirdPaths, startNodeBird, type BirdProcess } from '@flock/bird/testing';
 import { AnycastReconciler } from './anycast-reconciler.js';
 import { BirdAnnouncer } from './announcer.js';
-import { bgpPeerStatuses } from './status-compute.js';
+import { bgpPeerStatuses } from '../node-status/status-compute.js';
 import { birdControls } from './wiring.js';
 
 const NODE_AS = 64512;

@@ -9,8 +9,8 @@
 // (default 30 s: sweep, Secrets, router ID). Pod deletions sweep at once. Each job is one Loop
 // (@flock/kube): announcements (the pass), orphan-sweep and bgp-peers (the refresh).
 import { Loop } from '@flock/kube';
-import { fetchPod } from '../pods.js';
-import { agentVersion } from '../version.js';
+import { fetchPod } from '../node/pods.js';
+import { agentVersion } from '../core/version.js';
 import {
   advertisedCount,
   planAnnouncements,
@@ -22,11 +22,11 @@ import { BirdAnnouncer } from './announcer.js';
 import { BfdSpeaker } from './bfd-speaker.js';
 import { BgpPeers } from './bgp-peers.js';
 import { ExportLatency } from './export-latency.js';
-import { entryLiveness, livenessSignature } from './liveness.js';
-import { OrphanSweeper } from './orphan-sweep.js';
+import { entryLiveness, livenessSignature } from '../node/liveness.js';
+import { OrphanSweeper } from '../cni/orphan-sweep.js';
 import type { ExportedRoutes, RoutingDeps } from './routing-deps.js';
-import { bgpPeerStatuses, type PeerStatus } from './status-compute.js';
-import { NodeStatusReporter } from './status-reporter.js';
+import { bgpPeerStatuses, type PeerStatus } from '../node-status/status-compute.js';
+import { NodeStatusReporter } from '../node-status/status-reporter.js';
 import { timedReloads } from './timed-reloads.js';
 
 export class Routing {

@@ -1,7 +1,7 @@
 // BIRD reloads as the agent's metrics see them: every configure through the control socket
 // counted and timed by how it ended.
 import { BirdCommandError, BirdUnavailableError, type BirdControl } from '@flock/bird';
-import type { AgentMetrics } from '../metrics.js';
+import type { AgentMetrics } from '../core/metrics.js';
 
 /** BIRD reloads counted and timed by result (ok, refused, unreachable, error). */
 export function timedReloads(

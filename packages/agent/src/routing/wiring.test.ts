@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadAgentConfig } from '../config.js';
+import { loadAgentConfig } from '../core/config.js';
 import { routingSettings } from './wiring.js';
 
 describe('routing settings from the agent flags', () => {

@@ -1,7 +1,7 @@
 // From the agent's settings to the routing side's: the BIRD clients and RoutingSettings.
 import { dirname, join } from 'node:path';
 import { BirdClient, type BirdControl } from '@flock/bird';
-import type { AgentConfig } from '../config.js';
+import type { AgentConfig } from '../core/config.js';
 import type { RoutingSettings } from './routing-deps.js';
 
 /**

@@ -2,9 +2,9 @@
 // this node's allocations, the pinned and anycast addresses announced, NetworkPolicy. The agent
 // builds it from its running parts; the command validates what it reads with the same schema.
 import { z } from 'zod';
-import type { AllocationEntry } from '@flock/ipam';
-import { secondsSince } from '../metrics.js';
-import type { NodeConfigTracker } from '../node-config.js';
+import type { AllocationEntry } from '../store/index.js';
+import { secondsSince } from '../core/metrics.js';
+import type { NodeConfigTracker } from '../node/node-config.js';
 import type { PolicyReconciler } from '../policy/index.js';
 import type { Routing } from '../routing/index.js';
 

@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { requireRoot, requireTools } from '@flock/testkit';
 import { silentLogger, type AgentRequest } from '@flock/api';
-import { AllocationStore } from '@flock/ipam';
-import { startCniServer, type CniServer } from './cni-server/index.js';
-import { rawExchange } from '../testing/cni-server.js';
-import { fetchStatus } from './status/command.js';
-import { startStatusServer } from './status/server.js';
-import type { AgentStatus } from './status/snapshot.js';
+import { AllocationStore } from '../store/index.js';
+import { startCniServer, type CniServer } from '../cni-server/index.js';
+import { rawExchange } from '../../testing/cni-server.js';
+import { fetchStatus } from './command.js';
+import { startStatusServer } from './server.js';
+import type { AgentStatus } from './snapshot.js';
 
 const NOBODY = '65534';
 

@@ -9,11 +9,11 @@ import { NODECONFIGS, NODES } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { Netns, eventually, requireKernelTier } from '@flock/testkit';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type RunningAgent } from './agent.js';
-import { IprouteDatapath } from './datapath/index.js';
-import { testAgentConfig } from '../testing/agent-config.js';
-import { FakeBird } from '../testing/fake-bird.js';
-import { NODE_CONFIG } from '../testing/routing-fixtures.js';
+import { startAgent, type RunningAgent } from '../agent.js';
+import { IprouteDatapath } from '../datapath/index.js';
+import { testAgentConfig } from '../../testing/agent-config.js';
+import { FakeBird } from '../../testing/fake-bird.js';
+import { NODE_CONFIG } from '../../testing/routing-fixtures.js';
 
 const RESYNC_MS = 500;
 let dir: string | undefined;

@@ -16,9 +16,7 @@ import {
   type MetricsOptions,
 } from '@flock/kube';
 import { canonicalAddress } from '@flock/ipam';
-import type { PodLookup } from './cni/handlers.js';
-import { CniCommandError } from './cni/errors.js';
-import { podAddresses } from './cni/pod-request.js';
+import { CniCommandError } from '../core/cni-error.js';
 
 /** Pods that may still hold their addresses (a terminated pod's may be reused). */
 const NOT_TERMINATED = formatFieldSelector([
@@ -100,6 +98,24 @@ export function clusterPodCache(
 /** This node's pods: the cluster-wide cache's by-node view. */
 export function nodePods(pods: Cache<Pod>, nodeName: string): CacheView<Pod> {
   return new CacheView(pods, BY_NODE, nodeName);
+}
+
+/** Where ADD finds the Pod object (the node's pod cache, falling back to the API server). */
+export interface PodLookup {
+  get(namespace: string, name: string, uid?: string): Promise<Pod | undefined>;
+  /**
+   * Pods of the whole cluster, not terminated, that hold any of `ips` (in any entry of
+   * status.podIPs, whatever its family: a pod's secondary address counts as much as its
+   * primary one).
+   */
+  holdersOf?(ips: readonly string[]): Promise<Pod[]>;
+}
+
+/** Every address of a pod (status.podIPs, else status.podIP), canonical. */
+export function podAddresses(pod: Pod): string[] {
+  const ips = pod.status?.podIPs?.map((p) => p.ip) ?? [];
+  if (pod.status?.podIP) ips.push(pod.status.podIP);
+  return [...new Set(ips.map((ip) => canonicalAddress(ip)).filter((ip) => ip !== undefined))];
 }
 
 export class PodLookupWithFallback implements PodLookup {

@@ -8,7 +8,7 @@ import { FakeApiServer, createMemoryLogger } from '@flock/kube/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeBird } from '../../testing/fake-bird.js';
 import { NODE_CONFIG, entry } from '../../testing/routing-fixtures.js';
-import type { AnnouncerState } from './announcer.js';
+import type { AnnouncerState } from '../routing/announcer.js';
 import { NodeStatusReporter } from './status-reporter.js';
 
 let dir: string;

@@ -1,4 +1,4 @@
-// The allocation store's file format, checked on every load and every write.
+// The attachment store's file format, checked on every load and every write.
 //   { "version": 1, "entries": [ { containerID, ifname, namespace, pod, podUID, ip6, ip4?,
 //     pinned, anycast: [], communities?: [], state: "pending" | "committed", createdAt } ],
 //     "released": [ { ip, identity, pinned, until } ] }
@@ -17,8 +17,7 @@ import {
   isStandardCommunity,
 } from '@flock/api';
 import { z } from 'zod';
-import { isCanonicalAddress } from './address.js';
-import { holderIdentity } from './allocation.js';
+import { holderIdentity, isCanonicalAddress } from '@flock/ipam';
 
 export const STORE_FORMAT_VERSION = 1;
 

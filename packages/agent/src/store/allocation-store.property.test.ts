@@ -6,10 +6,10 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatAddress } from './address.js';
+import { formatAddress } from '@flock/ipam';
 import { AllocationStore } from './allocation-store.js';
 import { nodeFileSystem, tempPathOf, type FileSystem } from '@flock/exec';
-import type { NewAllocationEntry } from './store-schema.js';
+import type { NewAllocationEntry } from './schema.js';
 
 const ipv6 = fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }).map((v) => formatAddress(6, v));
 const ipv4 = fc.bigInt({ min: 0n, max: (1n << 32n) - 1n }).map((v) => formatAddress(4, v));

@@ -19,9 +19,9 @@ import {
   type ConditionInput,
 } from '@flock/api';
 import { peerStatuses, peerProtocolName, type BirdPeer, type ProtocolDetail } from '@flock/bird';
-import type { AllocationEntry } from '@flock/ipam';
-import type { AnnouncerState } from './announcer.js';
-import type { PeerProblem } from './peer-secrets.js';
+import type { AllocationEntry } from '../store/index.js';
+import type { AnnouncerState } from '../routing/announcer.js';
+import type { PeerProblem } from '../routing/peer-secrets.js';
 
 /** What the NetworkPolicy engine reports (NodeConfig condition PolicyApplied). */
 export interface PolicyReport {

@@ -10,7 +10,9 @@ import { Netns, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AllocationStore } from './allocation-store.js';
 
-const DIST_INDEX = pathToFileURL(resolve(import.meta.dirname, '../dist/src/index.js')).href;
+const DIST_STORE = pathToFileURL(
+  resolve(import.meta.dirname, '../../dist/src/store/allocation-store.js'),
+).href;
 
 const ENTRY_JS = `(id) => ({
   containerID: id, ifname: 'eth0', namespace: 'default', pod: 'pod-' + id,
@@ -22,10 +24,10 @@ const ENTRY_JS = `(id) => ({
 const FULL_AND_READ_ONLY = `
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-const [, distIndex, dir] = process.argv;
-const { AllocationStore } = await import(distIndex);
+const [, distStore, dir] = process.argv;
+const { AllocationStore } = await import(distStore);
 const entry = ${ENTRY_JS};
-execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'flock-ipam-test', dir]);
+execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'flock-store-test', dir]);
 const path = dir + '/allocations.json';
 const store = new AllocationStore(path);
 await store.load();
@@ -55,8 +57,8 @@ process.stdout.write(JSON.stringify({ full, readOnly }));
  * but the last is committed.
  */
 const WRITER = `
-const [, distIndex, path] = process.argv;
-const { AllocationStore } = await import(distIndex);
+const [, distStore, path] = process.argv;
+const { AllocationStore } = await import(distStore);
 const entry = ${ENTRY_JS};
 const store = new AllocationStore(path);
 await store.load();
@@ -75,7 +77,7 @@ describe('AllocationStore on real file systems (kernel)', () => {
   beforeAll(async () => {
     requireKernelTier('unshare', 'mount');
     ns = await Netns.create('ipam');
-    dir = await mkdtemp(join(tmpdir(), 'flock-ipam-kernel-'));
+    dir = await mkdtemp(join(tmpdir(), 'flock-store-kernel-'));
   });
   afterAll(async () => {
     await ns?.destroy();
@@ -93,7 +95,7 @@ describe('AllocationStore on real file systems (kernel)', () => {
       '--input-type=module',
       '-e',
       FULL_AND_READ_ONLY,
-      DIST_INDEX,
+      DIST_STORE,
       mountpoint,
     ]);
     const result = JSON.parse(stdout) as Record<
@@ -127,7 +129,7 @@ describe('AllocationStore on real file systems (kernel)', () => {
         '--input-type=module',
         '-e',
         WRITER,
-        DIST_INDEX,
+        DIST_STORE,
         path,
       ]);
       const acknowledged: string[] = [];

@@ -12,7 +12,12 @@ import {
   type KubeTransport,
   type MetricsOptions,
 } from '@flock/kube';
-import type { NodeState } from './cni/handlers.js';
+
+/** The node's current configuration and address space; undefined until the agent is ready. */
+export interface NodeState {
+  nodeConfig: NodeConfig;
+  allocator: AddressAllocator;
+}
 
 interface NodeConfigTrackerOptions {
   transport: KubeTransport;

@@ -2,7 +2,7 @@
 // the orphan sweep share: the pod object exists (in this node's pod cache, or on the API
 // server for the sweep's re-check) with the UID recorded at ADD, and has not terminated. A pod
 // deleted and re-created under the same name is another pod: its UID differs.
-import type { AllocationEntry } from '@flock/ipam';
+import type { AllocationEntry } from '../store/index.js';
 import { isPodReady, type Pod } from '@flock/api';
 
 /** This node's pod of that name, from the cache. */

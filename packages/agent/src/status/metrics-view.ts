@@ -1,10 +1,10 @@
 // The running agent as its scrape-time metrics read it (AgentView): BGP sessions and routes
 // from the routing side, addresses from this node's allocator, the last NetworkPolicy result.
-import type { AgentView } from './metrics.js';
-import { secondsSince } from './metrics.js';
-import type { NodeConfigTracker } from './node-config.js';
-import type { DropCounters, PolicyReconciler } from './policy/index.js';
-import type { Routing } from './routing/index.js';
+import type { AgentView } from '../core/metrics.js';
+import { secondsSince } from '../core/metrics.js';
+import type { NodeConfigTracker } from '../node/node-config.js';
+import type { DropCounters, PolicyReconciler } from '../policy/index.js';
+import type { Routing } from '../routing/index.js';
 
 interface ViewSources {
   drops?: Pick<DropCounters, 'read'>;

@@ -2,7 +2,7 @@
 // replace (temp file created, before the rename, after it), so a crash test can stop the agent
 // in the middle of a store write. Passed to AllocationStore only when --test-faults is set.
 import { nodeFileSystem, type FileSystem } from '@flock/exec';
-import type { FaultHook, StoreFaultPoint } from './faults.js';
+import type { FaultHook, StoreFaultPoint } from '../core/faults.js';
 
 export function faultFileSystem(
   fault: FaultHook<StoreFaultPoint>,

@@ -1,8 +1,7 @@
 // Test-only fault injection: the named points inside ADD and DEL where a crash test may stop
 // the agent (main.ts SIGKILLs it there), and the spec that arms them (`--test-faults`,
 // FLOCK_TEST_FAULTS). Nothing here is active unless that setting is given. The points are
-// listed in the agent's README; the crash suite (src/reliability) picks among them.
-import type { Action } from './datapath/model.js';
+// listed in the agent's README; the crash suite (testing/reliability) picks among them.
 
 /** Points in the CNI handlers (ADD, then DEL). */
 const HANDLER_FAULT_POINTS = [
@@ -52,26 +51,6 @@ export const FAULT_POINTS: readonly FaultPoint[] = [
 
 /** Called at a fault point; may throw or end the process. */
 export type FaultHook<P extends FaultPoint = FaultPoint> = (point: P) => void | Promise<void>;
-
-/** The datapath point reached once `action` (and the rest of its step) took effect. */
-export function datapathFaultPoint(action: Action): DatapathFaultPoint | undefined {
-  switch (action.op) {
-    case 'veth-add':
-      return 'after-veth';
-    case 'link-del':
-      return 'del-after-veth-deleted';
-    case 'route-del':
-      return action.step === 'host-routes' ? 'del-after-routes-removed' : undefined;
-    case 'addr-del':
-      return action.step === 'pod-anycast' ? 'del-after-anycast-removed' : undefined;
-    default: {
-      const point = `after-${action.step}`;
-      return (DATAPATH_FAULT_POINTS as readonly string[]).includes(point)
-        ? (point as DatapathFaultPoint)
-        : undefined;
-    }
-  }
-}
 
 /**
  * Parse "point[#n][,point[#n]...]": each point fires on its n-th hit (default the first).

@@ -9,8 +9,8 @@
 //      lag, the API server is the truth. A failed GET keeps the entry for the next sweep.
 // Only after the pod cache has synced (the caller's job). Sweeps run one at a time.
 import type { Logger, Pod } from '@flock/api';
-import type { AllocationEntry } from '@flock/ipam';
-import { NOT_LIVE_WHY, entryLiveness, type NotLiveReason, type PodOf } from './liveness.js';
+import type { AllocationEntry } from '../store/index.js';
+import { NOT_LIVE_WHY, entryLiveness, type NotLiveReason, type PodOf } from '../node/liveness.js';
 
 export interface OrphanSweepDeps {
   entries: () => AllocationEntry[];

@@ -1,5 +1,5 @@
 import { createMemoryLogger } from '@flock/kube/testing';
-import type { AllocationEntry } from '@flock/ipam';
+import type { AllocationEntry } from '../store/index.js';
 import type { Pod } from '@flock/api';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { entry, pod } from '../../testing/routing-fixtures.js';

@@ -2,7 +2,7 @@ import { CniErrorCode, silentLogger } from '@flock/api';
 import { PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { describe, expect, it } from 'vitest';
-import { CniCommandError } from './cni/errors.js';
+import { CniCommandError } from '../core/cni-error.js';
 import { CachedPod, PodLookupWithFallback, clusterPodCache, nodePods } from './pods.js';
 
 const pod = (name: string, nodeName = 'node-a') => ({

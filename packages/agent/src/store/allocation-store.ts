@@ -13,7 +13,7 @@ import {
   StoreFile,
   entryKey,
   type NewAllocationEntry,
-} from './store-schema.js';
+} from './schema.js';
 
 type StoreErrorCode =
   'Unreadable' | 'Corrupt' | 'NotLoaded' | 'Invalid' | 'Exists' | 'NotFound' | 'WriteFailed';
@@ -91,6 +91,11 @@ export class AllocationStore {
   }
 
   /** Every entry, in the order they were added. */
+  /** Has load() succeeded (entries() and get() throw NotLoaded before)? */
+  get isLoaded(): boolean {
+    return this.state !== undefined;
+  }
+
   entries(): AllocationEntry[] {
     return [...this.loaded().values()].map(copyEntry);
   }

@@ -92,7 +92,9 @@ describe('agent settings', () => {
   });
 
   it('--version is the package version', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    const pkg = JSON.parse(
+      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as {
       version: string;
     };
     expect(agentVersion()).toBe(pkg.version);

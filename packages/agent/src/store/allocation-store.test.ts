@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AllocationStore, AllocationStoreError } from './allocation-store.js';
 import { nodeFileSystem, tempPathOf, type FileSystem } from '@flock/exec';
-import type { NewAllocationEntry } from './store-schema.js';
+import type { NewAllocationEntry } from './schema.js';
 
 const NOW = Date.parse('2026-11-29T12:00:00.000Z');
 

@@ -1,0 +1,2 @@
+export * from './allocation-store.js';
+export * from './schema.js';
