@@ -129,6 +129,24 @@ describe('BIRD announcer', () => {
     }
   });
 
+  it('a model BIRD ran before is written again when the file took another while BIRD was away', async () => {
+    bird.up = true;
+    announcer.announce(model());
+    await eventually('applied', () => announcer.state.status === 'applied');
+    bird.stop();
+    announcer.announce(model(['2001:db8:200::1']));
+    await eventually('unreachable', () => announcer.state.status === 'unreachable');
+    announcer.announce(model()); // what BIRD last accepted, but no longer what the file holds
+    await eventually(
+      'the file holds it again',
+      async () => (await readFile(path, 'utf8')) === renderBirdConfig(model()),
+    );
+    expect(announcer.state.status).toBe('unreachable');
+    await bird.start();
+    await eventually('applied', () => announcer.state.status === 'applied');
+    expect(bird.running).toBe(renderBirdConfig(model()));
+  });
+
   it('a refused config is reported and not retried; the next change is tried', async () => {
     bird.up = true;
     const text = 'bird.conf:3:1 syntax error';

@@ -154,8 +154,10 @@ export class BirdAnnouncer {
       ...(this.accepted === undefined ? {} : { restore: this.accepted }),
     });
     if (outcome.status === 'applied') this.accepted = text;
-    // Unknown whether BIRD took it (it may have; the file holds it): the next model reloads.
-    else if (outcome.status === 'failed') this.accepted = undefined;
+    // Unknown whether BIRD took it (failed), or the file holds the new one that a BIRD starting
+    // now reads (unreachable): the next model reloads, even the one BIRD accepted last. A
+    // refused one was put back to the accepted config.
+    else if (outcome.status !== 'refused') this.accepted = undefined;
     return outcome;
   }
 
