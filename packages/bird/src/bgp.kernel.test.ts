@@ -1,4 +1,4 @@
-// Real BGP: a node namespace running BIRD with the rendered config, driven by the manager,
+// Real BGP: a node namespace running BIRD with the rendered config, reloaded by applyBirdConfig,
 // and a router namespace running BIRD that learns from the node and writes what it learns into
 // its own kernel tables, where the tests read it. One veth joins them.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,8 +9,8 @@ import { Netns, addAddresses, requireKernelTier, vethBetween } from '@flock/test
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BirdProcess, type BirdPaths } from '../testing/bird-process.js';
+import { applyBirdConfig, type ReloadOutcome } from './apply.js';
 import { BirdClient } from './client.js';
-import { BirdConfigManager, type ReloadOutcome } from './manager.js';
 import { canonicalCidr, type BirdModel } from './model.js';
 import { announcedPrefixes, renderBirdConfig } from './render.js';
 import { peerStatuses, routeCounts, type ProtocolDetail } from './status.js';
@@ -110,8 +110,9 @@ describe('BIRD announcing the model to a router over BGP (kernel)', () => {
   let nodeBird: BirdProcess | undefined;
   let routerBird: BirdProcess | undefined;
   let nodeClient: BirdClient;
-  let manager: BirdConfigManager;
   let extraConfig = '';
+  /** The config the node's BIRD last accepted: what a refused one is replaced with. */
+  let accepted: string | undefined;
 
   beforeAll(async () => {
     requireKernelTier('bird');
@@ -134,16 +135,9 @@ describe('BIRD announcing the model to a router over BGP (kernel)', () => {
       pidPath: join(dir, 'bird.pid'),
     };
     nodeClient = new BirdClient({ socketPath: nodePaths.socketPath });
-    manager = new BirdConfigManager({
-      configPath: nodePaths.configPath,
-      control: nodeClient,
-      check: true,
-      render: (m) => renderBirdConfig(m) + extraConfig,
-    });
   });
 
   afterAll(async () => {
-    await manager?.close();
     await nodeBird?.stop();
     await routerBird?.stop();
     await node?.destroy();
@@ -193,12 +187,26 @@ describe('BIRD announcing the model to a router over BGP (kernel)', () => {
     }
   }
 
+  /** Render `m` (plus extraConfig) and reload the node's BIRD with it, as the agent does. */
+  async function update(m: BirdModel): Promise<ReloadOutcome> {
+    const text = renderBirdConfig(m) + extraConfig;
+    const outcome = await applyBirdConfig({
+      configPath: nodePaths.configPath,
+      text,
+      control: nodeClient,
+      check: true,
+      ...(accepted === undefined ? {} : { restore: accepted }),
+    });
+    if (outcome.status === 'applied') accepted = text;
+    return outcome;
+  }
+
   function startNodeBird(): Promise<BirdProcess> {
     return BirdProcess.start((f, a) => node.spawn(f, a), nodePaths);
   }
 
   it('BIRD started after the first render still ends up announcing (start-up race)', async () => {
-    const outcome = manager.update(model1); // BIRD is not running: the client keeps retrying
+    const outcome = update(model1); // BIRD is not running: the client keeps retrying
     await delay(1500);
     expect(readFileSync(nodePaths.configPath, 'utf8')).toBe(renderBirdConfig(model1));
     nodeBird = await startNodeBird();
@@ -242,7 +250,7 @@ describe('BIRD announcing the model to a router over BGP (kernel)', () => {
       await node.exec('ip', [family!, 'route', 'add', type!, prefix!]);
     }
     extraConfig = LEAKY_EXTRAS;
-    expect((await manager.update(model1)).status).toBe('applied');
+    expect((await update(model1)).status).toBe('applied');
     // The leak candidates are in the node's BIRD tables...
     const deadline = Date.now() + 10_000;
     let imported: Record<string, number> = {};
@@ -261,12 +269,12 @@ describe('BIRD announcing the model to a router over BGP (kernel)', () => {
     const statuses = peerStatuses(model1.peers, await nodeClient.showProtocolsAll());
     expect(statuses.map((s) => s.routesExported)).toEqual([5, 2]);
     extraConfig = '';
-    expect((await manager.update(model1)).status).toBe('applied');
+    expect((await update(model1)).status).toBe('applied');
   });
 
   it('a model change is on the router within 2 s', async () => {
     const started = Date.now();
-    const outcome = manager.update(model2);
+    const outcome = update(model2);
     const got = await routerReaches(expected(model2), 2000 - (Date.now() - started));
     expect(got).toEqual(expected(model2));
     expect((await outcome).status).toBe('applied');
@@ -274,7 +282,7 @@ describe('BIRD announcing the model to a router over BGP (kernel)', () => {
 
   it('removed prefixes are withdrawn', async () => {
     const started = Date.now();
-    const outcome = manager.update(model3);
+    const outcome = update(model3);
     expect(await routerReaches(expected(model3), 2000 - (Date.now() - started))).toEqual(
       expected(model3),
     );
@@ -285,7 +293,7 @@ describe('BIRD announcing the model to a router over BGP (kernel)', () => {
     extraConfig = '\nprotocol static broken {\n  ipv6;\n  route 2001:db8:bad::/48 blackhole\n}\n';
     const text = renderBirdConfig(model1) + extraConfig;
     const badLine = text.split('\n').indexOf('  route 2001:db8:bad::/48 blackhole') + 2; // the "}" after it
-    const outcome = await manager.update(model1);
+    const outcome = await update(model1);
     expect(outcome.status).toBe('refused');
     const { error } = outcome as Extract<ReloadOutcome, { status: 'refused' }>;
     expect(error.code).toBe(8002);
@@ -301,7 +309,7 @@ describe('BIRD announcing the model to a router over BGP (kernel)', () => {
     // BIRD still takes the next good config.
     extraConfig = '';
     const started = Date.now();
-    const next = manager.update(model1);
+    const next = update(model1);
     expect(await routerReaches(expected(model1), 2000 - (Date.now() - started))).toEqual(
       expected(model1),
     );
@@ -310,16 +318,12 @@ describe('BIRD announcing the model to a router over BGP (kernel)', () => {
 
   it('BIRD started after the client gave up still announces what the file holds', async () => {
     await nodeBird?.stop();
-    const impatient = new BirdConfigManager({
+    const outcome = await applyBirdConfig({
       configPath: nodePaths.configPath,
+      text: renderBirdConfig(model3),
       control: new BirdClient({ socketPath: nodePaths.socketPath, attempts: 2, retryDelayMs: 100 }),
-      debounceMs: 0,
     });
-    try {
-      expect((await impatient.update(model3)).status).toBe('unreachable');
-    } finally {
-      await impatient.close();
-    }
+    expect(outcome.status).toBe('unreachable');
     nodeBird = await startNodeBird();
     expect(await routerReaches(expected(model3), 30_000)).toEqual(expected(model3));
   });

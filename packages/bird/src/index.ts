@@ -4,4 +4,4 @@ export * from './render-bfd-speaker.js';
 export * from './reply.js';
 export * from './status.js';
 export * from './client.js';
-export * from './manager.js';
+export * from './apply.js';

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BirdCommandError, renderBirdConfig, type BirdModel } from '@flock/bird';
+import { BirdCommandError, BirdProtocolError, renderBirdConfig, type BirdModel } from '@flock/bird';
 import { createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -34,12 +34,15 @@ let path: string;
 let bird: FakeBird;
 let announcer: BirdAnnouncer;
 let states: AnnouncerState['status'][];
+/** Every model BIRD was found running (reloaded with it, or already running it). */
+let applied: BirdModel[];
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'flock-announcer-'));
   path = join(dir, 'bird.conf');
   bird = new FakeBird(path);
   states = [];
+  applied = [];
   announcer = new BirdAnnouncer({
     configPath: path,
     control: bird,
@@ -49,6 +52,7 @@ beforeEach(async () => {
     retryMaxMs: 50,
     unreachableRetryMs: 20,
     onState: (s) => states.push(s.status),
+    onApplied: (m) => applied.push(m),
   });
 });
 afterEach(async () => {
@@ -90,6 +94,59 @@ describe('BIRD announcer', () => {
     expect(bird.configures).toBe(configures);
   });
 
+  it('a model that renders to the bytes BIRD runs reloads nothing', async () => {
+    bird.up = true;
+    announcer.announce(model(['2001:db8:200::1', '2001:db8:200::2']));
+    await eventually('applied', () => applied.length === 1);
+    const sameBytes = model(['2001:DB8:200::2', '2001:db8:200::1']); // other order and spelling
+    announcer.announce(sameBytes);
+    await eventually('BIRD runs it', () => applied.length === 2);
+    expect(applied[1]).toEqual(sameBytes);
+    expect(bird.calls.filter((c) => c === 'configure')).toHaveLength(1);
+  });
+
+  it('reloads the same bytes again after a failure where it is unknown whether BIRD took the config', async () => {
+    bird.up = true;
+    const patient = new BirdAnnouncer({
+      configPath: path,
+      control: bird,
+      logger: createMemoryLogger(),
+      debounceMs: 0,
+      retryMinMs: 60_000, // no retry of the failed model comes between
+      retryMaxMs: 60_000,
+    });
+    try {
+      patient.announce(model());
+      await eventually('applied', () => patient.state.status === 'applied');
+      bird.failNextConfigure = new BirdProtocolError('no complete reply from BIRD within 60000 ms');
+      patient.announce(model(['2001:db8:200::1']));
+      await eventually('failed', () => patient.state.status === 'failed');
+      patient.announce(model());
+      await eventually('applied again', () => patient.state.status === 'applied');
+      expect(bird.calls.filter((c) => c === 'configure')).toHaveLength(3);
+    } finally {
+      await patient.close();
+    }
+  });
+
+  it('a model BIRD ran before is written again when the file took another while BIRD was away', async () => {
+    bird.up = true;
+    announcer.announce(model());
+    await eventually('applied', () => announcer.state.status === 'applied');
+    bird.stop();
+    announcer.announce(model(['2001:db8:200::1']));
+    await eventually('unreachable', () => announcer.state.status === 'unreachable');
+    announcer.announce(model()); // what BIRD last accepted, but no longer what the file holds
+    await eventually(
+      'the file holds it again',
+      async () => (await readFile(path, 'utf8')) === renderBirdConfig(model()),
+    );
+    expect(announcer.state.status).toBe('unreachable');
+    await bird.start();
+    await eventually('applied', () => announcer.state.status === 'applied');
+    expect(bird.running).toBe(renderBirdConfig(model()));
+  });
+
   it('a refused config is reported and not retried; the next change is tried', async () => {
     bird.up = true;
     const text = 'bird.conf:3:1 syntax error';
@@ -105,6 +162,20 @@ describe('BIRD announcer', () => {
     expect(bird.calls.filter((c) => c === 'configure')).toHaveLength(1);
     announcer.announce(model(['2001:db8:200::2']));
     await eventually('applied', () => announcer.state.status === 'applied');
+  });
+
+  it('a refused config is taken back out of the file: a restarting BIRD reads what it ran', async () => {
+    bird.up = true;
+    announcer.announce(model());
+    await eventually('applied', () => announcer.state.status === 'applied');
+    bird.failNextConfigure = new BirdCommandError('configure', {
+      code: 8002,
+      text: 'bird.conf:3:1 syntax error',
+      lines: [{ code: 8002, text: 'bird.conf:3:1 syntax error' }],
+    });
+    announcer.announce(model(['2001:db8:200::1']));
+    await eventually('refused', () => announcer.state.status === 'refused');
+    expect(await readFile(path, 'utf8')).toBe(renderBirdConfig(model()));
   });
 
   it('does not create a missing config directory; reports it and writes once it exists', async () => {

@@ -1,22 +1,24 @@
-// Hands the node's BIRD model to @flock/bird's BirdConfigManager and keeps at it until BIRD has
-// it: one Loop whose sync() reloads BIRD with the latest model. The manager writes bird.conf
-// (atomically, 0600) before every reload, so the file on disk is always the latest model and a
-// BIRD that starts later reads it. Announcements are debounced by the Loop (the manager's own
-// debounce is off: one mechanism). When the reload finds BIRD not up ("unreachable": its socket
-// is absent or refuses connections) the loop asks BIRD's socket every 250 ms, however long BIRD
-// has been away, and reloads as soon as BIRD answers — within a second of BIRD accepting
-// connections (the 2026-08-16 outage began with a first reload that raced BIRD's start and was
-// never retried; a backoff grown to 10 s still left BIRD without the model for seconds). A
-// reload that fails otherwise fails the run, and the Loop retries it with the latest model,
-// backing off from 1 s to 10 s with jitter. The config directory must exist (shared with BIRD);
-// the announcer does not create it. A config BIRD refuses, or a model that fails validation, is
-// reported and not retried: the next change tries again.
+// Hands the node's BIRD model to BIRD and keeps at it until BIRD has it: one Loop whose sync()
+// renders the latest model and reloads BIRD with it through @flock/bird's applyBirdConfig, which
+// writes bird.conf (atomically, 0600) before every reload, so the file on disk is always the
+// latest model and a BIRD that starts later reads it. The Loop is the only scheduler: it
+// debounces announcements and retries. Bytes equal to the config BIRD last accepted are not
+// reloaded. When the reload finds BIRD not up ("unreachable": its socket is absent or refuses
+// connections) the loop asks BIRD's socket every 250 ms, however long BIRD has been away, and
+// reloads as soon as BIRD answers — within a second of BIRD accepting connections (the
+// 2026-08-16 outage began with a first reload that raced BIRD's start and was never retried; a
+// backoff grown to 10 s still left BIRD without the model for seconds). A reload that fails
+// otherwise fails the run, and the Loop retries it with the latest model, backing off from 1 s
+// to 10 s with jitter. The config directory must exist (shared with BIRD); the announcer does
+// not create it. A config BIRD refuses, or a model that fails validation, is reported and not
+// retried: the next change tries again.
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '@flock/api';
 import {
-  BirdConfigManager,
   BirdUnavailableError,
+  applyBirdConfig,
+  renderBirdConfig,
   type BirdControl,
   type BirdModel,
   type ReloadOutcome,
@@ -32,6 +34,9 @@ export type AnnouncerState =
   | { status: 'unreachable' | 'failed'; message: string; since: number }
   /** BIRD refused the config, or the model is invalid: not retried. */
   | { status: 'refused' | 'invalid'; message: string };
+
+/** A reload's outcome, or none needed: BIRD already runs these bytes. */
+type SyncOutcome = ReloadOutcome | { status: 'unchanged' };
 
 interface BirdAnnouncerOptions {
   configPath: string;
@@ -49,14 +54,16 @@ interface BirdAnnouncerOptions {
   random?: Random;
   /** Called after each state change. */
   onState?: (state: AnnouncerState) => void;
-  /** Model → file (default: the BGP BIRD's bird.conf; the BFD speaker has its own). */
+  /**
+   * Model → file; throws for an invalid model (default: the BGP BIRD's bird.conf; the BFD
+   * speaker has its own).
+   */
   render?: (model: BirdModel) => string;
   /** Called each time BIRD runs `model` (reloaded with it, or it was already running). */
   onApplied?: (model: BirdModel) => void;
 }
 
 export class BirdAnnouncer {
-  private readonly manager: BirdConfigManager;
   private readonly loop: Loop;
   private latest: BirdModel | undefined;
   private latestKey: string | undefined;
@@ -64,15 +71,10 @@ export class BirdAnnouncer {
   private waiting = false;
   private closed = false;
   private current: AnnouncerState = { status: 'idle' };
+  /** The config BIRD last accepted, while the file still holds it. */
+  private accepted: string | undefined;
 
   constructor(private readonly options: BirdAnnouncerOptions) {
-    this.manager = new BirdConfigManager({
-      configPath: options.configPath,
-      control: options.control,
-      logger: options.logger,
-      debounceMs: 0,
-      ...(options.render ? { render: options.render } : {}),
-    });
     this.loop = new Loop({
       name: 'bird-announcer',
       sync: () => this.sync(),
@@ -109,7 +111,7 @@ export class BirdAnnouncer {
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([this.loop.stop(), this.manager.close()]);
+    await this.loop.stop();
   }
 
   private async sync(): Promise<void> {
@@ -122,11 +124,12 @@ export class BirdAnnouncer {
     }
     this.waiting = false;
     const problem = await this.directoryProblem();
-    let outcome: ReloadOutcome;
+    let outcome: SyncOutcome;
     if (problem) outcome = { status: 'failed', error: new Error(problem) };
     else {
+      let text: string;
       try {
-        outcome = await this.manager.update(model);
+        text = (this.options.render ?? renderBirdConfig)(model);
       } catch (error) {
         if (key !== this.latestKey) return;
         const message = error instanceof Error ? error.message : String(error);
@@ -135,10 +138,27 @@ export class BirdAnnouncer {
         });
         return this.setState({ status: 'invalid', message });
       }
+      outcome = text === this.accepted ? { status: 'unchanged' } : await this.reload(text);
     }
     // A newer model came meanwhile: the follow-up run reloads it and reports.
     if (key !== this.latestKey || this.closed) return;
     this.settle(model, outcome);
+  }
+
+  private async reload(text: string): Promise<ReloadOutcome> {
+    const outcome = await applyBirdConfig({
+      configPath: this.options.configPath,
+      text,
+      control: this.options.control,
+      logger: this.options.logger,
+      ...(this.accepted === undefined ? {} : { restore: this.accepted }),
+    });
+    if (outcome.status === 'applied') this.accepted = text;
+    // Unknown whether BIRD took it (failed), or the file holds the new one that a BIRD starting
+    // now reads (unreachable): the next model reloads, even the one BIRD accepted last. A
+    // refused one was put back to the accepted config.
+    else if (outcome.status !== 'refused') this.accepted = undefined;
+    return outcome;
   }
 
   /**
@@ -168,7 +188,7 @@ export class BirdAnnouncer {
     }
   }
 
-  private settle(model: BirdModel, outcome: ReloadOutcome): void {
+  private settle(model: BirdModel, outcome: SyncOutcome): void {
     switch (outcome.status) {
       case 'applied':
       case 'unchanged':
@@ -187,8 +207,6 @@ export class BirdAnnouncer {
         this.loop.trigger(this.options.unreachableRetryMs ?? 250);
         return;
       }
-      case 'cancelled':
-        return;
     }
   }
 
