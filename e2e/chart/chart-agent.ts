@@ -7,7 +7,7 @@ import { flockConflist } from '@flock/api';
 import type { HttpTransport } from '@flock/kube';
 import { eventually, type Netns } from '@flock/testkit';
 import { CniRuntime, type CniPod, type CniResult } from './cni-runtime.js';
-import type { Daemon } from '../lab/daemon.js';
+import type { Daemon } from '../shared/daemon.js';
 import { startUntil } from './cluster-support.js';
 import { REPO, container, podSpec, type K8sObject } from './support.js';
 
