@@ -3,10 +3,11 @@
 // through the real CNI plugin the way a container runtime does it.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { flockConflist } from '@flock/api';
 import type { HttpTransport } from '@flock/kube';
 import { eventually, type Netns } from '@flock/testkit';
 import { CniRuntime, type CniPod, type CniResult } from './cni-runtime.js';
-import type { Daemon } from '../lab/daemon.js';
+import type { Daemon } from '../shared/daemon.js';
 import { startUntil } from './cluster-support.js';
 import { REPO, container, podSpec, type K8sObject } from './support.js';
 
@@ -78,14 +79,7 @@ export async function wirePod(o: {
     }),
   )) as { metadata: { uid: string } };
   const confList = join(o.dir, 'flock.conflist');
-  await writeFile(
-    confList,
-    JSON.stringify({
-      cniVersion: '1.1.0',
-      name: 'flock',
-      plugins: [{ type: 'flock', socketPath: o.socket }],
-    }),
-  );
+  await writeFile(confList, JSON.stringify(flockConflist({ socketPath: o.socket })));
   const runtime = new CniRuntime(PLUGIN_DIR, confList);
   const cniPod: CniPod = {
     containerId: 'chart0123456789',

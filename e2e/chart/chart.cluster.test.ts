@@ -18,7 +18,7 @@ import {
 } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChartAgent, wirePod } from './chart-agent.js';
-import { stopDaemon, type Daemon } from '../lab/daemon.js';
+import { stopDaemon, type Daemon } from '../shared/daemon.js';
 import { Read, startUntil } from './cluster-support.js';
 import {
   CHECKS,

@@ -2,7 +2,7 @@
 // starting the real operator and agent processes until they report ready.
 import { eventually } from '@flock/testkit';
 import { z } from 'zod';
-import { startDaemon, type Daemon } from '../lab/daemon.js';
+import { startDaemon, type Daemon } from '../shared/daemon.js';
 
 // What the test reads back from the API server: only the fields it looks at, checked.
 const Condition = z.looseObject({

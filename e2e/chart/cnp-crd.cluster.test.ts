@@ -14,7 +14,7 @@ import {
 } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { cnpCrd, CNP_CRD_NAME } from '../lab/cnp-crd.js';
+import { cnpCrd, CNP_CRD_NAME } from '../shared/cnp-crd.js';
 import { CHART } from './support.js';
 
 const Crd = z.looseObject({

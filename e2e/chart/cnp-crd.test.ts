@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cnpCrd, cnpCrdFile, cnpCrdRelease, CNP_CRD_NAME } from '../lab/cnp-crd.js';
+import { cnpCrd, cnpCrdFile, cnpCrdRelease, CNP_CRD_NAME } from '../shared/cnp-crd.js';
 import { CHART, find, readRepo, render } from './support.js';
 
 const KEEP = 'helm.sh/resource-policy';

@@ -2,7 +2,7 @@
 // for Grafana's sidecar), PodMonitor/ServiceMonitor/PrometheusRule only when enabled, the
 // values schema refusing bad monitoring values, and the alert rules checked and unit-tested by
 // the real promtool (Debian's prometheus package). Every panel's query against a real
-// Prometheus scraping a lab: e2e/lab/observability.cluster.test.ts.
+// Prometheus scraping a lab: e2e/lab/scenarios/observability.cluster.test.ts.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '@flock/exec';
@@ -11,7 +11,7 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CHART, TESTDATA, find, render } from './support.js';
-import { Dashboard, dashboardQueries } from './dashboard.js';
+import { Dashboard, dashboardQueries } from '../shared/dashboard.js';
 
 const RULES = join(CHART, 'files', 'alerts.yaml');
 const MONITORING_KINDS = ['PodMonitor', 'ServiceMonitor', 'PrometheusRule'];

@@ -12,12 +12,12 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createLogger } from '@flock/kube';
-import { cleanup, labNamespaces } from './cleanup.js';
-import { Lab } from './lab.js';
-import { LAB_DIR, MAX_NODES } from './plan.js';
-import { readState, requestKill, takeKillRequests, type LabState } from './state.js';
-import { statusReport } from './status.js';
-import { applySamples } from './workloads.js';
+import { cleanup, labNamespaces } from './core/cleanup.js';
+import { Lab } from './core/lab.js';
+import { LAB_DIR, MAX_NODES } from './core/plan.js';
+import { readState, requestKill, takeKillRequests, type LabState } from './core/state.js';
+import { statusReport } from './probes/status.js';
+import { applySamples } from './core/workloads.js';
 
 const say = (line: string) => console.log(`flock lab: ${line}`);
 

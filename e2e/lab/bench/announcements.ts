@@ -17,10 +17,10 @@ import { z } from 'zod';
 import { ANYCAST_ANNOTATION, PINNED_IP_ANNOTATION } from '@flock/api';
 import { createLogger, objectPath, PODS } from '@flock/kube';
 import { eventually } from '@flock/testkit';
-import { Lab } from '../lab.js';
-import { isPodReady, PodList } from '../pod-list.js';
-import { workloadContainer } from '../plan.js';
-import { routeEvents } from '../route-events.js';
+import { Lab } from '../core/lab.js';
+import { isPodReady, PodList } from '../core/pod-list.js';
+import { workloadContainer } from '../core/plan.js';
+import { routeEvents } from '../probes/route-events.js';
 
 const NODES = 3;
 const argPods = process.argv.indexOf('--pods');

@@ -2,9 +2,9 @@
 // containerd and its shims, the CNI plugins containerd runs, kube-proxy), flock's own pods (the
 // agent with its BIRD, the BFD speaker, the operator) and everything else the kubelet runs (the
 // workloads). Read from cpuacct (exited processes included), so a short-lived CNI plugin counts.
-import { FLOCK_NAMESPACE } from '../helm.js';
-import type { Lab } from '../lab.js';
-import { PodList } from '../pod-list.js';
+import { FLOCK_NAMESPACE } from '../core/helm.js';
+import type { Lab } from '../core/lab.js';
+import { PodList } from '../core/pod-list.js';
 
 interface NodeReading {
   system: number;

@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { POOLS, createLogger } from '@flock/kube';
 import { eventually, table } from '@flock/testkit';
-import { Lab } from '../lab.js';
-import { samplePool } from '../plan.js';
-import { routeEvents } from '../route-events.js';
+import { Lab } from '../core/lab.js';
+import { samplePool } from '../core/plan.js';
+import { routeEvents } from '../probes/route-events.js';
 
 const NODES = 3;
 const arg = (name: string) => {

@@ -3,9 +3,9 @@
 // chart from its images) beside Debian's reference plugins (ptp + host-local, IPv4 only and
 // dual-stack) as the nodes' CNI, in one lab, one run:
 //   a Deployment of PODS pods (PODS/3 a node, spread) is created → each pod Ready (the API
-//   polled every 50 ms) → each pod's addresses answer from the router (reach.ts in the router's
-//   namespace, probing every 50 ms); per pod: created → Ready, created → reachable (every
-//   address), Ready → reachable.
+//   polled every 50 ms) → each pod's addresses answer from the router (probes/reach.ts in the
+//   router's namespace, probing every 50 ms); per pod: created → Ready, created → reachable
+//   (every address), Ready → reachable.
 // After an unrecorded warm-up turn, the candidates take turns (flock, ptp IPv4, ptp dual-stack;
 // each --repeat starts one later), the Deployment deleted and every pod gone between turns.
 // Each turn's CPU time on the nodes is counted by who spent it (cpu-use.ts). For ptp the router
@@ -21,12 +21,12 @@ import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { createLogger } from '@flock/kube';
 import { eventually, summarize, table } from '@flock/testkit';
-import { FLOCK_NAMESPACE } from '../helm.js';
-import { Lab } from '../lab.js';
-import { isPodReady, PodList, type LabPod } from '../pod-list.js';
-import { labDeployment, labScript } from '../plan.js';
-import { WORKLOAD_PORT } from '../status.js';
-import { DEPLOYMENTS } from '../workloads.js';
+import { FLOCK_NAMESPACE } from '../core/helm.js';
+import { Lab } from '../core/lab.js';
+import { isPodReady, PodList, type LabPod } from '../core/pod-list.js';
+import { labDeployment, labScript } from '../core/plan.js';
+import { WORKLOAD_PORT } from '../probes/status.js';
+import { DEPLOYMENTS } from '../core/workloads.js';
 import { cpuUsed, readCpu, type CpuUse } from './cpu-use.js';
 import { describeNotes, podEvents, watchTurn } from './turn-notes.js';
 

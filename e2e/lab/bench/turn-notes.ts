@@ -3,8 +3,8 @@
 // and the Warning events of the turn's pods by reason (FailedCreatePodSandBox: the runtime
 // tore a sandbox down and tried again).
 import { z } from 'zod';
-import type { Lab } from '../lab.js';
-import { routeEvents, type RouteEvent } from '../route-events.js';
+import type { Lab } from '../core/lab.js';
+import { routeEvents, type RouteEvent } from '../probes/route-events.js';
 
 const EventList = z.object({
   items: z.array(

@@ -1,7 +1,7 @@
 // A lab for network-policy-api's conformance suite, and what a report says about the run: which
 // binary ran and why, and which failures are not flock's (an SCTP probe on a kernel without it).
 import { conformanceLab, type ConformanceLabOptions } from '../conformance/run.js';
-import type { Lab } from '../lab.js';
+import type { Lab } from '../core/lab.js';
 import type { CaseResult } from './events.js';
 import { preloadCnpImages } from './prepare.js';
 import { CNP_BINARY, CNP_BINARY_NO_SCTP, SCTP_ONLY_TESTS } from './run.js';

@@ -5,9 +5,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run } from '@flock/exec';
 import { requireTools } from '@flock/testkit';
-import type { Lab } from '../lab.js';
+import type { Lab } from '../core/lab.js';
 import { agnhostImage } from '../node/images.js';
-import { E2E_ROOT } from '../plan.js';
+import { E2E_ROOT } from '../core/plan.js';
 
 /** The Go module that pins the suite (scripts/build-cnp-conformance.sh builds from it). */
 export const CNP_MODULE_DIR = join(E2E_ROOT, 'cnp-conformance');

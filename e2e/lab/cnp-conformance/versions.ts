@@ -1,7 +1,7 @@
 // The versions a ClusterNetworkPolicy conformance report names.
 import { clusterVersions } from '../conformance/run.js';
-import type { Lab } from '../lab.js';
-import { cnpCrd } from '../cnp-crd.js';
+import type { Lab } from '../core/lab.js';
+import { cnpCrd } from '../../shared/cnp-crd.js';
 
 export async function conformanceVersions(lab: Lab): Promise<Record<string, string>> {
   const crd = cnpCrd('experimental');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { run } from '@flock/exec';
 import { requireTools, which } from '@flock/testkit';
-import type { Lab } from '../lab.js';
+import type { Lab } from '../core/lab.js';
 import { agnhostImage, busyboxImage } from '../node/images.js';
 import { E2E_BINARY, E2E_REGISTRY, repoList } from './ginkgo.js';
 

@@ -1,9 +1,9 @@
 // A lab ready for Kubernetes' e2e specs, and one suite run on it (see cli.ts, and
-// ../conformance.cluster.test.ts for the subset `./dev test` runs).
+// ../scenarios/conformance.cluster.test.ts for the subset `./dev test` runs).
 import { run } from '@flock/exec';
 import type { Logger } from '@flock/kube';
 import { requireKernelTier } from '@flock/testkit';
-import { Lab } from '../lab.js';
+import { Lab } from '../core/lab.js';
 import { E2E_BINARY, GINKGO, runGinkgo } from './ginkgo.js';
 import { preloadE2eImages, type SctpSupport } from './prepare.js';
 import type { SuiteReport } from './report.js';

@@ -60,9 +60,9 @@ export const CNI: Suite = {
 export const ALL_SUITES: readonly Suite[] = [NETPOL, CNI];
 
 /**
- * `./dev test`'s focused subset (e2e/lab/conformance.cluster.test.ts): one upstream spec per
- * NetworkPolicy feature. endPort has no connectivity spec upstream since it went GA (only the
- * API validation spec); flock's own tests probe it (packages/netpol kernel tier).
+ * `./dev test`'s focused subset (e2e/lab/scenarios/conformance.cluster.test.ts): one upstream
+ * spec per NetworkPolicy feature. endPort has no connectivity spec upstream since it went GA
+ * (only the API validation spec); flock's own tests probe it (packages/netpol kernel tier).
  */
 export const POLICY_SUBSET: { feature: string; spec: string }[] = [
   { feature: 'default deny (ingress)', spec: "should support a 'default-deny-ingress' policy" },

@@ -6,11 +6,12 @@ import { access, copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { flockConflist } from '@flock/api';
 import { BirdProcess, type BirdPaths } from '@flock/bird/testing';
 import { NODE_BINARIES, requireTools, which } from '@flock/testkit';
-import { running, stopDaemon, waitForLog, watchDaemon, type Daemon } from '../daemon.js';
-import { MAX_PODS, NODE_NS_PREFIX, POOL_CIDR4, POOL_CIDR6, type NodePlan } from '../plan.js';
-import { configureUplink } from '../router.js';
+import { running, stopDaemon, waitForLog, watchDaemon, type Daemon } from '../../shared/daemon.js';
+import { MAX_PODS, NODE_NS_PREFIX, POOL_CIDR4, POOL_CIDR6, type NodePlan } from '../core/plan.js';
+import { configureUplink } from '../core/router.js';
 import { NodeCgroup } from './cgroup.js';
 import { containerdConfig, kubeletConfig, kubeProxyConfig } from './config.js';
 import { pauseImage, type LabImage } from './images.js';
@@ -126,11 +127,11 @@ export class LabNode {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       },
     );
-    const conflist = {
-      cniVersion: '1.1.0',
+    const conflist = flockConflist({
       name: CNI_NETWORK,
-      plugins: [{ type: 'flock', socketPath: this.socketPath, timeoutMs: 30_000 }],
-    };
+      socketPath: this.socketPath,
+      timeoutMs: 30_000,
+    });
     await writeFile(join(this.dir, 'cni-conf', '10-flock.conflist'), JSON.stringify(conflist));
   }
 

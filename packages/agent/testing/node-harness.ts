@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { flockConflist } from '@flock/api';
 import { run, type RunResult } from '@flock/exec';
 import { repoRoot, requireTools, type ControlPlane, type Netns } from '@flock/testkit';
 import { nodeBirdPaths } from '@flock/bird/testing';
@@ -59,11 +60,11 @@ export class TestNode {
     requireTools('cnitool', 'nsenter');
     this.plugin = await installPlugin(this.binDir);
     await mkdir(this.confDir, { recursive: true });
-    const conflist = {
-      cniVersion: '1.1.0',
+    const conflist = flockConflist({
       name: NETWORK_NAME,
-      plugins: [{ type: 'flock', socketPath: this.socketPath, timeoutMs: 30_000 }],
-    };
+      socketPath: this.socketPath,
+      timeoutMs: 30_000,
+    });
     await writeFile(join(this.confDir, '10-flock.conflist'), JSON.stringify(conflist, null, 2));
   }
 

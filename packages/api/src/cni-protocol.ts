@@ -45,6 +45,8 @@ export const CNI_ARG_KEY_MAX = 253;
 export const CNI_ARG_VALUE_MAX = 1024;
 export const TIMEOUT_MS_MIN = 100;
 export const TIMEOUT_MS_MAX = 600_000;
+/** How long the plugin waits for the agent when the conflist does not say. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** Which environment-derived request fields each command needs. */
 const REQUIRED_FIELDS: Readonly<

@@ -6,6 +6,7 @@ import {
   IfName,
   NetnsPath,
   describeIssues,
+  flockConflist,
   parseAgentRequest,
   parseCniArgs,
 } from './cni.js';
@@ -82,5 +83,39 @@ describe('CNI boundary grammar', () => {
     const few = describeIssues(r.error?.issues ?? [], '', 2);
     expect(few.fields).toEqual(['cniVersion', 'name']);
     expect(few.message).toMatch(/\(3 more\)$/);
+  });
+});
+
+describe('flockConflist', () => {
+  it('defaults to the shipped conflist: every version flock speaks, the default socket', () => {
+    expect(flockConflist()).toEqual({
+      cniVersion: '1.1.0',
+      cniVersions: ['0.4.0', '1.0.0', '1.1.0'],
+      name: 'flock',
+      plugins: [{ type: 'flock', socketPath: '/run/flock/cni.sock', timeoutMs: 60_000 }],
+    });
+  });
+
+  it('takes a socket, a timeout, a name, one pinned version and plugins after flock', () => {
+    const portmap = { type: 'portmap', capabilities: { portMappings: true } };
+    expect(
+      flockConflist({
+        name: 'n',
+        socketPath: '/tmp/x/cni.sock',
+        timeoutMs: 10_000,
+        cniVersion: '0.4.0',
+        chained: [portmap],
+      }),
+    ).toEqual({
+      cniVersion: '0.4.0',
+      name: 'n',
+      plugins: [{ type: 'flock', socketPath: '/tmp/x/cni.sock', timeoutMs: 10_000 }, portmap],
+    });
+  });
+
+  it("refuses what the agent would refuse in flock's entry", () => {
+    expect(() => flockConflist({ socketPath: 'run/cni.sock' })).toThrow();
+    expect(() => flockConflist({ timeoutMs: 99 })).toThrow();
+    expect(() => flockConflist({ name: '' })).toThrow();
   });
 });

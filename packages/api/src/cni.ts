@@ -8,8 +8,13 @@ import {
   AGENT_COMMANDS,
   CNI_ARG_KEY_MAX,
   CNI_ARG_VALUE_MAX,
+  CNI_VERSION,
+  CNI_VERSIONS,
+  DEFAULT_AGENT_SOCKET,
+  DEFAULT_TIMEOUT_MS,
   TIMEOUT_MS_MAX,
   TIMEOUT_MS_MIN,
+  type CniVersion,
   containerIdProblem,
   describeProblems,
   ifNameProblem,
@@ -47,6 +52,56 @@ export const FlockNetConf = z.looseObject({
   'cni.dev/valid-attachments': z.array(CniAttachment).optional(),
 });
 export type FlockNetConf = z.infer<typeof FlockNetConf>;
+
+/** flock's entry of a conflist (the runtime adds cniVersion and name when it calls the plugin). */
+export interface FlockPluginConf {
+  type: 'flock';
+  socketPath: string;
+  timeoutMs: number;
+}
+/** A plugin chained after flock's (portmap, bandwidth, ...): its own configuration. */
+export type ChainedPluginConf = { type: string } & Record<string, unknown>;
+
+export interface FlockConflist {
+  cniVersion: string;
+  /** The versions a runtime may choose from (libcni takes the newest it speaks). */
+  cniVersions?: string[];
+  name: string;
+  plugins: [FlockPluginConf, ...ChainedPluginConf[]];
+}
+
+export interface FlockConflistOptions {
+  /** The network's name (default `flock`). */
+  name?: string;
+  socketPath?: string;
+  timeoutMs?: number;
+  /** One spec version and no `cniVersions` (a runtime test driving each version in turn). */
+  cniVersion?: CniVersion;
+  /** Plugins run after flock's, in order. */
+  chained?: readonly ChainedPluginConf[];
+}
+
+/**
+ * The conflist of flock's network (/etc/cni/net.d/10-flock.conflist): flock's plugin first, then
+ * `chained`. The defaults are the shipped file's (packages/cni/examples/10-flock.conflist, which
+ * a cni test compares with this). flock's entry is checked with FlockNetConf, as the agent reads it.
+ */
+export function flockConflist(o: FlockConflistOptions = {}): FlockConflist {
+  const name = o.name ?? 'flock';
+  const cniVersion = o.cniVersion ?? CNI_VERSION;
+  const flock: FlockPluginConf = {
+    type: 'flock',
+    socketPath: o.socketPath ?? DEFAULT_AGENT_SOCKET,
+    timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+  };
+  FlockNetConf.parse({ cniVersion, name, ...flock });
+  return {
+    cniVersion,
+    ...(o.cniVersion ? {} : { cniVersions: [...CNI_VERSIONS] }),
+    name,
+    plugins: [flock, ...(o.chained ?? [])],
+  };
+}
 
 /**
  * What the plugin sends the agent: one JSON object per connection. Which of containerID,

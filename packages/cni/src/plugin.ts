@@ -5,6 +5,7 @@ import {
   CNI_VERSIONS,
   CniErrorCode,
   DEFAULT_AGENT_SOCKET,
+  DEFAULT_TIMEOUT_MS,
   type AgentResponse,
   type CniVersion,
 } from '@flock/api';
@@ -12,8 +13,6 @@ import { callAgent as realCallAgent, type CallAgent } from './agent-client.js';
 import { CniFailure, errorObject } from './failure.js';
 import { buildRequest, readCommand, type Env } from './invocation.js';
 import { isSupportedVersion, resultForVersion } from './versions.js';
-
-export const DEFAULT_TIMEOUT_MS = 60_000;
 
 export interface PluginInput {
   env: Env;

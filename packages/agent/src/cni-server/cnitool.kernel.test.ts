@@ -9,7 +9,13 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '@flock/exec';
 import { Netns, requireKernelTier, requireTools } from '@flock/testkit';
-import type { AgentRequest, AgentResponse, CniResult } from '@flock/api';
+import {
+  flockConflist,
+  type AgentRequest,
+  type AgentResponse,
+  type CniResult,
+  type CniVersion,
+} from '@flock/api';
 import { installPlugin, type PluginInstall } from '../../testing/plugin-process.js';
 import { startCniServer, type CniServer } from './server.js';
 import { tempSocketPath } from '../../testing/cni-server.js';
@@ -82,14 +88,17 @@ beforeEach(() => {
   addResponse = () => ({ ok: true, result: result(netns?.path ?? '') });
 });
 
-async function cnitool(command: string, version: string) {
+async function cnitool(command: string, version: CniVersion) {
   await writeFile(
     join(confDir, `${network}.conflist`),
-    JSON.stringify({
-      cniVersion: version,
-      name: network,
-      plugins: [{ type: 'flock', socketPath: tmp.socketPath, timeoutMs: 10_000 }],
-    }),
+    JSON.stringify(
+      flockConflist({
+        name: network,
+        socketPath: tmp.socketPath,
+        timeoutMs: 10_000,
+        cniVersion: version,
+      }),
+    ),
   );
   return run('cnitool', [command, network, netns?.path ?? ''], {
     env: {
@@ -105,7 +114,7 @@ async function cnitool(command: string, version: string) {
 }
 
 describe('flock CNI plugin under libcni (cnitool)', () => {
-  for (const version of ['1.1.0', '1.0.0', '0.4.0']) {
+  for (const version of ['1.1.0', '1.0.0', '0.4.0'] as const) {
     it(`${version}: add, check, status, gc, del`, async () => {
       const add = await cnitool('add', version);
       expect(add.code, add.stderr).toBe(0);

@@ -8,18 +8,18 @@ import { NodeConfig } from '@flock/api';
 import { NODECONFIGS, POOLS, objectPath } from '@flock/kube';
 import { eventually } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
-import { CHART, FLOCK_NAMESPACE, RELEASE, helm, helmSet } from './helm.js';
+import { CHART, FLOCK_NAMESPACE, RELEASE, helm, helmSet } from '../core/helm.js';
 import {
   FLOCK_ARGV,
   containerProcesses,
   nodeProcesses,
   podProcesses,
   processPrivileges,
-} from './node/processes.js';
-import { sampleDeployment } from './plan.js';
-import { RouterWatch } from './router-watch.js';
-import { readState } from './state.js';
-import { probeFromRouter } from './status.js';
+} from '../node/processes.js';
+import { sampleDeployment } from '../core/plan.js';
+import { RouterWatch } from '../probes/router-watch.js';
+import { readState } from '../core/state.js';
+import { probeFromRouter } from '../probes/status.js';
 import {
   DEPLOYMENTS,
   labKubectl,
@@ -27,8 +27,8 @@ import {
   waitForPods,
   waitForReadyPods,
   type LabPod,
-} from './workloads.js';
-import { startLab } from './test-lab.js';
+} from '../core/workloads.js';
+import { startLab } from '../core/test-lab.js';
 
 const { lab, dir } = startLab({
   tmpPrefix: 'flock-lab-helm-',

@@ -1,5 +1,6 @@
-// Long-running processes of the lab (operator, and every node daemon): output kept (bounded) for
-// failure messages and appended to a log file for a person to read; stop = SIGTERM, then SIGKILL.
+// Long-running processes of the lab (operator, and every node daemon) and of the chart's tests
+// (the assembled agent): output kept (bounded) for failure messages and appended to a log file
+// for a person to read; stop = SIGTERM, then SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';

@@ -4,11 +4,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sampleDeployment } from './plan.js';
-import { readState, type LabState } from './state.js';
-import { probeFromRouter } from './status.js';
-import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
-import { startLab } from './test-lab.js';
+import { sampleDeployment } from '../core/plan.js';
+import { readState, type LabState } from '../core/state.js';
+import { probeFromRouter } from '../probes/status.js';
+import { DEPLOYMENTS, listPods, waitForPods } from '../core/workloads.js';
+import { startLab } from '../core/test-lab.js';
 
 const storeIps = async (nodeDir: string) =>
   (

@@ -9,13 +9,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { objectPath, PODS } from '@flock/kube';
 import { eventually } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
-import { stopDaemon } from './daemon.js';
-import type { LabNode } from './node/lab-node.js';
-import { workloadContainer } from './plan.js';
-import { readState } from './state.js';
-import { probeFromRouter } from './status.js';
-import { listPods, waitForPods, type LabPod } from './workloads.js';
-import { startLab } from './test-lab.js';
+import { stopDaemon } from '../../shared/daemon.js';
+import type { LabNode } from '../node/lab-node.js';
+import { workloadContainer } from '../core/plan.js';
+import { readState } from '../core/state.js';
+import { probeFromRouter } from '../probes/status.js';
+import { listPods, waitForPods, type LabPod } from '../core/workloads.js';
+import { startLab } from '../core/test-lab.js';
 
 // A /29 per node: eight IPv4 addresses, so a handful of pods exhausts a node's slice. A short
 // quarantine, so that a freed address is handed out again within the test.

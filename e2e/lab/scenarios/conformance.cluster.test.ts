@@ -4,15 +4,15 @@
 // `npm run test:conformance`.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ran } from './conformance/report.js';
+import { ran } from '../conformance/report.js';
 import {
   CONFORMANCE_LAB,
   CONFORMANCE_TOOLS,
   preloadConformanceImages,
   runSuite,
-} from './conformance/run.js';
-import { POLICY_SUBSET, SUBSET } from './conformance/suites.js';
-import { startLab } from './test-lab.js';
+} from '../conformance/run.js';
+import { POLICY_SUBSET, SUBSET } from '../conformance/suites.js';
+import { startLab } from '../core/test-lab.js';
 
 const { lab, dir } = startLab({
   tmpPrefix: 'flock-conformance-it-',

@@ -5,8 +5,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { isIPv6 } from 'node:net';
 import { z } from 'zod';
-import { labScript } from './plan.js';
-import type { LabRouter } from './router.js';
+import { labScript } from '../core/plan.js';
+import type { LabRouter } from '../core/router.js';
 import { WORKLOAD_PORT } from './status.js';
 
 const Line = z.union([

@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ANYCAST_ANNOTATION, PINNED_IP_ANNOTATION } from '@flock/api';
-import { agnhostImage } from './node/images.js';
+import { agnhostImage } from '../node/images.js';
 
 /** Namespace prefixes (Netns.create adds -<6 hex>): router, nodes, pods. */
 export const LAB_PREFIX = 'flab';
@@ -63,7 +63,7 @@ export const E2E_ROOT = dirname(createRequire(import.meta.url).resolve('@flock/e
 export const REPO_ROOT = dirname(E2E_ROOT);
 /** Scripts the lab runs as processes inside namespaces (always the built ones). */
 export const labScript = (name: 'probe' | 'prober' | 'reach') =>
-  join(E2E_ROOT, 'dist', 'lab', `${name}.js`);
+  join(E2E_ROOT, 'dist', 'lab', 'probes', `${name}.js`);
 export const LAB_DIR = join(REPO_ROOT, '.cache', 'lab');
 
 export interface NodePlan {

@@ -23,12 +23,12 @@ import {
   startControlPlane,
   type ControlPlane,
 } from '@flock/testkit';
-import { cnpCrd } from './cnp-crd.js';
-import { startDaemon, stopDaemon, type Daemon } from './daemon.js';
+import { cnpCrd } from '../../shared/cnp-crd.js';
+import { startDaemon, stopDaemon, type Daemon } from '../../shared/daemon.js';
 import { flockImages, helmInstall } from './helm.js';
-import { NodeCgroup } from './node/cgroup.js';
-import { labImages } from './node/images.js';
-import { LabNode, type NodeCredentials } from './node/lab-node.js';
+import { NodeCgroup } from '../node/cgroup.js';
+import { labImages } from '../node/images.js';
+import { LabNode, type NodeCredentials } from '../node/lab-node.js';
 import {
   APISERVER_PORT,
   CP_ADDR4,

@@ -1,16 +1,15 @@
 // sig-network's ClusterNetworkPolicy CRD as the chart ships it (charts/flock/crds-upstream: the
 // upstream network-policy-api file, unmodified). A lab of processes applies it as `helm install`
-// would with the chart's defaults, before the agents start.
+// would with the chart's defaults, before the agents start; the chart's tests check the copy.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CNP_CRD_NAME, cnpCrdFile } from '@flock/testkit';
+import { CNP_CRD_NAME, cnpCrdFile, repoRoot } from '@flock/testkit';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { CHART } from './helm.js';
 
 // The file and the CRD's name are testkit's (package cluster tests install the same CRD).
 export { CNP_CRD_NAME, cnpCrdFile };
-const UPSTREAM = join(CHART, 'crds-upstream');
+const UPSTREAM = join(repoRoot(import.meta.dirname), 'charts', 'flock', 'crds-upstream');
 
 export type CnpChannel = 'standard' | 'experimental';
 

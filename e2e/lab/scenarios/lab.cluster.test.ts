@@ -8,12 +8,12 @@ import { NodeConfig, ipToBigInt, splitCidr } from '@flock/api';
 import { NODECONFIGS, objectPath } from '@flock/kube';
 import { eventually } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
-import { isPodReady } from './pod-list.js';
-import { SAMPLE_PINNED6, sampleDeployment, samplePinned } from './plan.js';
-import { readState } from './state.js';
-import { probeFromRouter } from './status.js';
-import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
-import { startLab } from './test-lab.js';
+import { isPodReady } from '../core/pod-list.js';
+import { SAMPLE_PINNED6, sampleDeployment, samplePinned } from '../core/plan.js';
+import { readState } from '../core/state.js';
+import { probeFromRouter } from '../probes/status.js';
+import { DEPLOYMENTS, listPods, waitForPods } from '../core/workloads.js';
+import { startLab } from '../core/test-lab.js';
 
 /** Is `ip` inside the prefix `cidr` (of its family)? */
 const inPrefix = (ip: string, cidr: string) => {

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from '@flock/exec';
 import { requireTools } from '@flock/testkit';
-import type { LabImage } from './node/images.js';
+import type { LabImage } from '../node/images.js';
 import { REPO_ROOT } from './plan.js';
 
 export const CHART = join(REPO_ROOT, 'charts', 'flock');

@@ -7,8 +7,8 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { run } from '@flock/exec';
-import { NodeCgroup } from './node/cgroup.js';
-import { NS_FILES_DIR, releaseNamespaceFiles } from './node/namespaces.js';
+import { NodeCgroup } from '../node/cgroup.js';
+import { NS_FILES_DIR, releaseNamespaceFiles } from '../node/namespaces.js';
 import { LAB_PREFIX } from './plan.js';
 import { readState } from './state.js';
 

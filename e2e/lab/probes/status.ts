@@ -1,9 +1,10 @@
 // `lab status`: what the lab looks like right now, from its state file — nodes, NodeConfigs and
 // pods (kubectl), the routes the router learned, and a TCP check from the router to every pod.
 import { run } from '@flock/exec';
-import { PodList } from './pod-list.js';
-import { labScript } from './plan.js';
-import type { LabState } from './state.js';
+import { PodList } from '../core/pod-list.js';
+import { labScript } from '../core/plan.js';
+import type { LabState } from '../core/state.js';
+import { inNetns, type NetnsRef } from '../core/workloads.js';
 
 const PROBE = labScript('probe');
 export const WORKLOAD_PORT = 8080;
@@ -13,19 +14,6 @@ export function kubectl(state: LabState, args: string[]) {
     okCodes: [0, 1],
     timeoutMs: 30_000,
   });
-}
-
-/**
- * A network namespace to run a command in: a named one (the router's), or the one of a process
- * (a pod's: its container's pid on the host, see podNetns in workloads.ts).
- */
-export type NetnsRef = { netns: string } | { pid: number };
-
-/** The program and arguments that run `file args` inside `ref`. */
-export function inNetns(ref: NetnsRef, file: string, args: readonly string[]) {
-  return 'netns' in ref
-    ? { file: 'ip', args: ['netns', 'exec', ref.netns, file, ...args] }
-    : { file: 'nsenter', args: [`--net=/proc/${ref.pid}/ns/net`, '--', file, ...args] };
 }
 
 /** Connect from the router's namespace to [ip]:port; the reply's first body line, or the error. */

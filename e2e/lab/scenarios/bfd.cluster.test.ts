@@ -8,13 +8,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { eventually } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
-import { FLOCK_NAMESPACE } from './helm.js';
-import { FLOCK_ARGV, containerProcesses } from './node/processes.js';
-import { isPodReady } from './pod-list.js';
-import { SAMPLE_PINNED6, samplePinned } from './plan.js';
-import { routeEvents } from './route-events.js';
-import { startLab } from './test-lab.js';
-import { DEPLOYMENTS, listPods, waitForPods } from './workloads.js';
+import { FLOCK_NAMESPACE } from '../core/helm.js';
+import { FLOCK_ARGV, containerProcesses } from '../node/processes.js';
+import { isPodReady } from '../core/pod-list.js';
+import { SAMPLE_PINNED6, samplePinned } from '../core/plan.js';
+import { routeEvents } from '../probes/route-events.js';
+import { startLab } from '../core/test-lab.js';
+import { DEPLOYMENTS, listPods, waitForPods } from '../core/workloads.js';
 
 const { lab } = startLab({
   tmpPrefix: 'flock-lab-bfd-',

@@ -10,13 +10,12 @@ import { AgentStatus } from '@flock/agent';
 import { silentLogger } from '@flock/kube';
 import { eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Dashboard, dashboardQueries } from '../chart/dashboard.js';
-import { CHART } from '../chart/support.js';
-import { FLOCK_NAMESPACE } from './helm.js';
-import { Lab } from './lab.js';
-import { SAMPLE_ANYCAST6, SAMPLE_PINNED6, ROUTER_ID6 } from './plan.js';
-import { LabPrometheus, hasData } from './prometheus.js';
-import { probeFrom } from './status.js';
+import { Dashboard, dashboardQueries } from '../../shared/dashboard.js';
+import { CHART, FLOCK_NAMESPACE } from '../core/helm.js';
+import { Lab } from '../core/lab.js';
+import { SAMPLE_ANYCAST6, SAMPLE_PINNED6, ROUTER_ID6 } from '../core/plan.js';
+import { LabPrometheus, hasData } from '../probes/prometheus.js';
+import { probeFrom } from '../probes/status.js';
 import {
   applySamples,
   labKubectl,
@@ -25,7 +24,7 @@ import {
   waitForPods,
   waitForReadyPods,
   type LabPod,
-} from './workloads.js';
+} from '../core/workloads.js';
 
 const RULES = join(CHART, 'files', 'alerts.yaml');
 let lab: Lab;

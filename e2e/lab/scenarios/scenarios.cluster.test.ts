@@ -7,8 +7,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ANYCAST_ANNOTATION, PINNED_IP_ANNOTATION } from '@flock/api';
 import { eventually } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
-import { labDeployment, ROUTER_ID6, SAMPLE_ANYCAST6, SAMPLE_PINNED6 } from './plan.js';
-import { podAddresses, probeFrom, probeFromRouter } from './status.js';
+import { labDeployment, ROUTER_ID6, SAMPLE_ANYCAST6, SAMPLE_PINNED6 } from '../core/plan.js';
+import { podAddresses, probeFrom, probeFromRouter } from '../probes/status.js';
 import {
   applySamples,
   DEPLOYMENTS,
@@ -20,9 +20,9 @@ import {
   SERVICES,
   setReady,
   waitForPods,
-} from './workloads.js';
-import { readState } from './state.js';
-import { startLab } from './test-lab.js';
+} from '../core/workloads.js';
+import { readState } from '../core/state.js';
+import { startLab } from '../core/test-lab.js';
 
 const nodeAddress = (nodeName: string | undefined) =>
   lab.plans.find((p) => p.name === nodeName)!.node6;

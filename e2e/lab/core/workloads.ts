@@ -13,7 +13,6 @@ import {
   UNREADY_FILE,
 } from './plan.js';
 import { PodList, isPodReady, type LabPod } from './pod-list.js';
-import { inNetns, type NetnsRef } from './status.js';
 
 export type { LabPod } from './pod-list.js';
 
@@ -150,6 +149,19 @@ export async function applySamples(lab: Lab, nodes: number): Promise<void> {
   await lab.apply(DEPLOYMENTS, samplePinned());
   for (const d of sampleShopDeployments()) await lab.apply(DEPLOYMENTS, d);
   for (const s of sampleSelectors(nodes)) await waitForPods(lab, s.namespace, s.selector, s.count);
+}
+
+/**
+ * A network namespace to run a command in: a named one (the router's), or the one of a process
+ * (a pod's: its container's pid on the host, podNetns below).
+ */
+export type NetnsRef = { netns: string } | { pid: number };
+
+/** The program and arguments that run `file args` inside `ref`. */
+export function inNetns(ref: NetnsRef, file: string, args: readonly string[]) {
+  return 'netns' in ref
+    ? { file: 'ip', args: ['netns', 'exec', ref.netns, file, ...args] }
+    : { file: 'nsenter', args: [`--net=/proc/${ref.pid}/ns/net`, '--', file, ...args] };
 }
 
 /** The pod's network namespace, as the host pid of its (first) container's task. */
