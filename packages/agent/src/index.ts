@@ -1,10 +1,6 @@
-export * from './agent.js';
+// @flock/agent: the node agent as a library (main.ts is the program): its start-up, settings,
+// the CNI socket server and the status document `flock-agent status` reads.
+export { startAgent, type RunningAgent } from './agent.js';
 export * from './core/config.js';
-export * from './cni/handlers.js';
-export * from './core/cni-error.js';
-export * from './node/pods.js';
-export * from './node/node-config.js';
 export * from './cni-server/index.js';
-export * from './policy/index.js';
-export * from './routing/index.js';
 export { AgentStatus } from './status/snapshot.js';

@@ -7,10 +7,16 @@
 //      in the cache yet, and
 //   3. a fresh GET from the API server agrees (404, another UID, or terminated): the cache may
 //      lag, the API server is the truth. A failed GET keeps the entry for the next sweep.
-// Only after the pod cache has synced (the caller's job). Sweeps run one at a time.
+// Only after the pod cache has synced. Sweeps run one at a time (OrphanSweep's Loop): once the
+// cache has synced, on pod deletions, replacements and terminations, when a deferred entry
+// leaves its grace period, and every --sweep-period.
 import type { Logger, Pod } from '@flock/api';
-import type { AllocationEntry } from '../store/index.js';
+import { Loop, type CacheView, type KubeTransport } from '@flock/kube';
+import { settled, type Component } from '../core/lifecycle.js';
+import type { AgentMetrics } from '../core/metrics.js';
 import { NOT_LIVE_WHY, entryLiveness, type NotLiveReason, type PodOf } from '../node/liveness.js';
+import { fetchPod, whenSynced } from '../node/pods.js';
+import type { AllocationEntry, AllocationStore } from '../store/index.js';
 
 export interface OrphanSweepDeps {
   entries: () => AllocationEntry[];
@@ -99,5 +105,108 @@ export class OrphanSweeper {
       });
     }
     return result;
+  }
+}
+
+interface OrphanSweepOptions {
+  store: Pick<AllocationStore, 'entries' | 'get'>;
+  /** This node's pods (the pod cache's by-node view). */
+  pods: CacheView<Pod>;
+  transport: KubeTransport;
+  /** Tear down an entry unless an ADD or DEL changed it meanwhile (CniHandlers.undoIfUnchanged). */
+  undo: (entry: AllocationEntry) => Promise<unknown>;
+  graceMs: number;
+  periodMs: number;
+  logger: Logger;
+  metrics?: AgentMetrics;
+  now?: () => number;
+}
+
+/** The sweep as a part of the agent: its Loop and its triggers. */
+export class OrphanSweep implements Component {
+  readonly name = 'orphan sweep';
+  private readonly sweeper: OrphanSweeper;
+  private readonly loop: Loop;
+  private trigger = 'start-up';
+  private live = false;
+  private stopped = false;
+  private cleanup: (() => void) | undefined;
+
+  constructor(private readonly options: OrphanSweepOptions) {
+    const { store, pods, logger } = options;
+    this.sweeper = new OrphanSweeper({
+      entries: () => store.entries(),
+      current: (e) => store.get(e.containerID, e.ifname),
+      podOf: (namespace, name) => pods.getObject(name, namespace),
+      fetchPod: (namespace, name) => fetchPod(options.transport, namespace, name),
+      undo: async (e) => void (await options.undo(e)),
+      graceMs: options.graceMs,
+      ...(options.now ? { now: options.now } : {}),
+      logger,
+    });
+    this.loop = new Loop({
+      name: 'orphan-sweep',
+      sync: () => this.sweep(),
+      periodMs: options.periodMs,
+      ...(options.metrics ? { metrics: options.metrics.loops } : {}),
+      onError: (error) => logger.error('orphan sweep failed', { error: String(error) }),
+    });
+  }
+
+  /** Watch this node's pods; sweep once the pod cache has synced, then on triggers. */
+  async start(): Promise<void> {
+    this.cleanup = this.options.pods.addHandler(
+      {
+        onUpdate: (old, pod) => {
+          if (old.metadata.uid !== pod.metadata.uid) this.soon('pod replaced');
+          else if (!entryLiveness({ podUID: pod.metadata.uid ?? '' }, pod).live)
+            this.soon('pod terminated');
+        },
+        onDelete: () => this.soon('pod deleted'),
+      },
+      { replay: false },
+    );
+    await whenSynced(this.options.pods, () => this.begin(), {
+      logger: this.options.logger,
+      waiting: 'the orphan sweep',
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.live = false;
+    this.cleanup?.();
+    await this.loop.stop();
+  }
+
+  /** Run one sweep now (behind a running one). */
+  sweepNow(trigger = 'requested'): Promise<void> {
+    this.trigger = trigger;
+    return settled(this.loop.run());
+  }
+
+  private async begin(): Promise<void> {
+    if (this.stopped || this.live) return;
+    this.live = true;
+    await this.sweepNow('pod cache synced');
+    this.loop.start();
+  }
+
+  private soon(trigger: string): void {
+    if (!this.live) return;
+    this.trigger = trigger;
+    this.loop.trigger();
+  }
+
+  private async sweep(): Promise<void> {
+    if (!this.live) return;
+    const result = await this.sweeper.sweep(this.trigger);
+    for (const r of result.removed) this.options.metrics?.orphanRemovals.inc({ reason: r.reason });
+    this.trigger = 'periodic';
+    if (result.nextEligibleAt !== undefined) {
+      const now = this.options.now?.() ?? Date.now();
+      this.trigger = 'grace period over';
+      this.loop.trigger(Math.max(0, result.nextEligibleAt - now) + 100);
+    }
   }
 }

@@ -23,6 +23,7 @@ const LOOP = 'node-condition';
 const STRATEGIC_MERGE = 'application/strategic-merge-patch+json';
 
 export class NetworkConditionKeeper {
+  readonly name = 'keep NetworkUnavailable=False';
   private readonly cache: Cache<V1Node & KubeObject>;
   private readonly loop: Loop;
   /** The Node as the event that asked for a write showed it. */

@@ -18,10 +18,11 @@ import {
   type Condition,
   type ConditionInput,
 } from '@flock/api';
-import { peerStatuses, peerProtocolName, type BirdPeer, type ProtocolDetail } from '@flock/bird';
+import { peerStatuses, peerProtocolName, type BirdPeer } from '@flock/bird';
 import type { AllocationEntry } from '../store/index.js';
 import type { AnnouncerState } from '../routing/announcer.js';
 import type { PeerProblem } from '../routing/peer-secrets.js';
+import type { BgpObservation } from '../routing/session-poll.js';
 
 /** What the NetworkPolicy engine reports (NodeConfig condition PolicyApplied). */
 export interface PolicyReport {
@@ -30,8 +31,6 @@ export interface PolicyReport {
   /** One CamelCase word; default PolicyApplied / PolicyFailed. */
   reason?: string;
 }
-
-export type BgpObservation = { protocols: ProtocolDetail[] } | { error: string };
 
 export interface StatusInputs {
   generation?: number;

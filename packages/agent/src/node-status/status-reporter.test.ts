@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeBird } from '../../testing/fake-bird.js';
 import { NODE_CONFIG, entry } from '../../testing/routing-fixtures.js';
 import type { AnnouncerState } from '../routing/announcer.js';
+import { SessionPoll } from '../routing/session-poll.js';
 import { NodeStatusReporter } from './status-reporter.js';
 
 let dir: string;
@@ -16,6 +17,8 @@ let api: FakeApiServer;
 let bird: FakeBird;
 let announcer: AnnouncerState;
 let reporter: NodeStatusReporter;
+/** BIRD's sessions, polled by the routing side; each poll refreshes the status. */
+let sessions: SessionPoll;
 
 const object = () => NodeConfig.parse(api.getObject(NODECONFIGS, 'node-a'));
 const statusWrites = () =>
@@ -40,6 +43,7 @@ beforeEach(async () => {
   await bird.start();
   announcer = { status: 'applied' };
   reporter = new NodeStatusReporter(deps());
+  sessions = new SessionPoll(bird, 60_000, () => reporter.refresh());
 });
 
 function deps(): ConstructorParameters<typeof NodeStatusReporter>[0] {
@@ -47,7 +51,6 @@ function deps(): ConstructorParameters<typeof NodeStatusReporter>[0] {
     transport: api,
     nodeName: 'node-a',
     logger: createMemoryLogger(),
-    bird,
     nodeConfig: object,
     inputs: () => ({
       generation: 3,
@@ -58,8 +61,8 @@ function deps(): ConstructorParameters<typeof NodeStatusReporter>[0] {
       entries: [entry('a')],
       anycastAnnounced: 0,
       advertisedRoutes: 2,
+      bgp: sessions.observation,
     }),
-    pollMs: 60_000,
     debounceMs: 0,
   };
 }
@@ -72,7 +75,7 @@ afterEach(async () => {
 describe('NodeConfig status reporter', () => {
   it('writes the status subresource as flock-agent, and only when it changed', async () => {
     reporter.start();
-    await reporter.poll();
+    await sessions.poll();
     await reporter.flush();
     expect(statusWrites()).toBe(1);
     const write = api.requests.find((r) => r.path.endsWith('/status'))!;
@@ -82,13 +85,13 @@ describe('NodeConfig status reporter', () => {
       'True',
     );
 
-    await reporter.poll();
+    await sessions.poll();
     await reporter.flush();
     await reporter.flush();
     expect(statusWrites()).toBe(1);
 
     bird.bgpStates.set('peer_2001_db8_ffff__1', 'Active');
-    await reporter.poll();
+    await sessions.poll();
     await reporter.flush();
     expect(statusWrites()).toBe(2);
     expect(object().status?.bgpPeers?.[0]?.state).toBe('Active');
@@ -98,7 +101,7 @@ describe('NodeConfig status reporter', () => {
     reporter.start();
     bird.stop();
     announcer = { status: 'unreachable', message: 'ENOENT', since: 0 };
-    await reporter.poll();
+    await sessions.poll();
     await reporter.flush();
     expect(object().status?.conditions?.find((c) => c.type === 'BGPEstablished')).toMatchObject({
       status: 'False',
@@ -115,12 +118,13 @@ describe('NodeConfig status reporter', () => {
 
   it('does not rewrite a status already on the object (agent restart), rewrites a re-created NodeConfig', async () => {
     reporter.start();
-    await reporter.poll();
+    await sessions.poll();
     await reporter.flush();
     await reporter.stop();
     const restarted = new NodeStatusReporter(deps());
+    sessions = new SessionPoll(bird, 60_000, () => restarted.refresh());
     restarted.start();
-    await restarted.poll();
+    await sessions.poll();
     await restarted.flush();
     expect(statusWrites()).toBe(1);
 
@@ -134,7 +138,7 @@ describe('NodeConfig status reporter', () => {
 
   it('a failed write is retried on the next refresh', async () => {
     reporter.start();
-    await reporter.poll();
+    await sessions.poll();
     const heal = api.inject((r) =>
       r.method === 'PATCH' ? new Error('connection reset') : undefined,
     );

@@ -1,15 +1,16 @@
 // Writes this node's NodeConfig status (status subresource, server-side apply as field manager
-// flock-agent) — only when it differs from what the agent last wrote or found there. Polls BIRD
-// (`show protocols all`) every few seconds for per-peer session state. The NetworkPolicy side
-// reports through setPolicy(); everything else comes from the routing inputs. Two Loops: the
-// writer (nodeconfig-status: debounced, a failed write retried with backoff) and the BIRD poll.
+// flock-agent) — only when it differs from what the agent last wrote or found there. The
+// NetworkPolicy side reports through setPolicy(); everything else comes from the inputs (the
+// routing side, the store: status-inputs.ts). One Loop, the writer (nodeconfig-status:
+// debounced, a failed write retried with backoff), triggered by refresh().
 import { AGENT_FIELD_MANAGER, type Condition, type Logger, type NodeConfig } from '@flock/api';
-import type { BirdControl } from '@flock/bird';
 import { Loop, NODECONFIGS, patchStatus, type KubeTransport, type LoopMetrics } from '@flock/kube';
+import type { Component } from '../core/lifecycle.js';
 import {
+  bgpPeerStatuses,
   computeNodeStatus,
   stableJson,
-  type BgpObservation,
+  type PeerStatus,
   type PolicyReport,
   type StatusInputs,
 } from './status-compute.js';
@@ -18,14 +19,10 @@ interface NodeStatusReporterDeps {
   transport: KubeTransport;
   nodeName: string;
   logger: Logger;
-  /** BIRD's control socket for `show protocols all` (one attempt per poll: never blocks long). */
-  bird: BirdControl;
   /** The NodeConfig object as the cache holds it (with its current status). */
   nodeConfig: () => NodeConfig | undefined;
-  /** Everything but BGP observations and the policy report; undefined: nothing to report yet. */
-  inputs: () => Omit<StatusInputs, 'bgp' | 'policy'> | undefined;
-  /** BIRD poll period (default 5 s). */
-  pollMs?: number;
+  /** Everything but the policy report; undefined: nothing to report yet. */
+  inputs: () => Omit<StatusInputs, 'policy'> | undefined;
   /** Coalesce bursts of changes into one write (default 300 ms). */
   debounceMs?: number;
   now?: () => Date;
@@ -33,13 +30,12 @@ interface NodeStatusReporterDeps {
   loops?: LoopMetrics;
 }
 
-export class NodeStatusReporter {
+export class NodeStatusReporter implements Component {
+  readonly name = 'NodeConfig status';
   private policy: PolicyReport | undefined;
-  private bgp: BgpObservation | undefined;
   /** What was last written (or found on the object), and the object's UID at the time. */
   private last: { uid: string | undefined; json: string; conditions: Condition[] } | undefined;
   private readonly writer: Loop;
-  private readonly poller: Loop;
   private started = false;
   private writes = 0;
 
@@ -52,14 +48,6 @@ export class NodeStatusReporter {
         deps.logger.warn('could not write NodeConfig status; retrying', { error: String(error) }),
       ...(deps.loops ? { metrics: deps.loops } : {}),
     });
-    // Not counted: a poll never fails (an error is an observation).
-    this.poller = new Loop({
-      name: 'bgp-status-poll',
-      sync: () => this.poll(),
-      periodMs: deps.pollMs ?? 5000,
-      periodJitter: 0,
-      backoff: false,
-    });
   }
 
   /** PolicyApplied: the NetworkPolicy engine's last result (any time, also before start()). */
@@ -68,9 +56,10 @@ export class NodeStatusReporter {
     this.refresh();
   }
 
-  /** BIRD's protocols from the last poll (or why they could not be read). */
-  get observation(): BgpObservation | undefined {
-    return this.bgp;
+  /** Each configured peer as BIRD last reported it (empty before the NodeConfig is known). */
+  peerStatuses(): PeerStatus[] {
+    const inputs = this.deps.inputs();
+    return inputs ? bgpPeerStatuses(inputs) : [];
   }
 
   /** Status writes so far (for tests and metrics). */
@@ -81,8 +70,6 @@ export class NodeStatusReporter {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.poller.start();
-    void this.poller.run(); // never rejects: poll() turns errors into observations
   }
 
   /** Recompute and write if changed, after the debounce. */
@@ -98,17 +85,8 @@ export class NodeStatusReporter {
     );
   }
 
-  async poll(): Promise<void> {
-    try {
-      this.bgp = { protocols: await this.deps.bird.showProtocolsAll() };
-    } catch (error) {
-      this.bgp = { error: error instanceof Error ? error.message : String(error) };
-    }
-    this.refresh();
-  }
-
   async stop(): Promise<void> {
-    await Promise.all([this.poller.stop(), this.writer.stop()]);
+    await this.writer.stop();
   }
 
   private async write(): Promise<void> {
@@ -122,11 +100,7 @@ export class NodeStatusReporter {
       this.last = { uid, json: stableJson(found), conditions: found.conditions ?? [] };
     }
     const status = computeNodeStatus(
-      {
-        ...inputs,
-        bgp: this.bgp,
-        ...(this.policy ? { policy: this.policy } : {}),
-      },
+      { ...inputs, ...(this.policy ? { policy: this.policy } : {}) },
       this.last.conditions,
       this.deps.now?.() ?? new Date(),
     );

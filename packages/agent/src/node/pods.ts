@@ -95,6 +95,28 @@ export function clusterPodCache(
   });
 }
 
+/**
+ * Run `begin` once this node's pod cache has synced: at once (awaited) when it has, else in the
+ * background when it does, with a warning naming what waits. Nothing may act on the cache
+ * before: an empty cache looks like "every pod is gone" (agent start-up waits for the sync,
+ * bounded, before it starts what calls this).
+ */
+export async function whenSynced(
+  pods: Pick<CacheView<Pod>, 'hasSynced' | 'synced'>,
+  begin: () => Promise<void>,
+  options: { logger: Logger; waiting: string },
+): Promise<void> {
+  if (pods.hasSynced) return begin();
+  options.logger.warn(`the pod cache has not synced: ${options.waiting} wait for it`);
+  // Stopped before it synced: nothing to begin. begin() reports its own failures; a throw is
+  // logged here so it cannot go unhandled.
+  void pods.synced
+    .then(begin, () => undefined)
+    .catch((error: unknown) =>
+      options.logger.error(`${options.waiting}: start failed`, { error: String(error) }),
+    );
+}
+
 /** This node's pods: the cluster-wide cache's by-node view. */
 export function nodePods(pods: Cache<Pod>, nodeName: string): CacheView<Pod> {
   return new CacheView(pods, BY_NODE, nodeName);

@@ -6,6 +6,8 @@
 import { run } from '@flock/exec';
 import { TABLE_FAMILY, TABLE_NAME } from '@flock/netpol';
 import { z } from 'zod';
+import { hostVethName } from '../datapath/index.js';
+import type { AllocationStore } from '../store/index.js';
 import { netnsName } from './nft.js';
 
 /** `nft -j list table inet flock` (its stdout). */
@@ -88,4 +90,23 @@ export class DropCounters {
       }
     return out;
   }
+}
+
+/** Drop counters of the pods in the allocation store (by their host veths). */
+export function storeDropCounters(
+  list: NftListTable,
+  store: Pick<AllocationStore, 'entries'>,
+): DropCounters {
+  return new DropCounters(
+    list,
+    () =>
+      new Map(
+        store
+          .entries()
+          .map((e) => [
+            hostVethName(e.containerID, e.ifname),
+            { namespace: e.namespace, pod: e.pod },
+          ]),
+      ),
+  );
 }

@@ -5,3 +5,4 @@ export * from './drop-counters.js';
 export * from './result.js';
 export * from './state.js';
 export * from './validate.js';
+export * from './events.js';

@@ -1,7 +1,7 @@
 // What Routing is configured with and runs on (settings from flags, the agent's collaborators).
 import type { Logger, Pod } from '@flock/api';
 import type { BirdControl } from '@flock/bird';
-import type { AllocationEntry, AllocationStore } from '../store/index.js';
+import type { AllocationStore } from '../store/index.js';
 import type { CacheView, KubeTransport } from '@flock/kube';
 import type { Datapath } from '../datapath/index.js';
 import type { NodeConfigTracker } from '../node/node-config.js';
@@ -22,29 +22,25 @@ export interface RoutingSettings {
   bfdConfigPath?: string;
   /** --router-id: wins over everything else. */
   routerIdOverride?: string;
-  orphanGraceMs: number;
-  sweepPeriodMs: number;
+  /** How often the peers' Secrets and the router ID are re-read (--sweep-period). */
+  refreshPeriodMs: number;
   anycastPeriodMs: number;
   bgpStatusPeriodMs: number;
   /** Namespace of a passwordSecretRef without one (the agent's own). */
   secretNamespace: string;
   /** Where the last BGP passwords read are kept across restarts (none: memory only). */
   passwordFile?: string;
-  /** How long start() waits for the pod cache before going on without it (default 60 s). */
-  podCacheSyncTimeoutMs?: number;
 }
 
 export interface RoutingDeps {
   nodeName: string;
   transport: KubeTransport;
   logger: Logger;
-  store: Pick<AllocationStore, 'entries' | 'get'>;
+  store: Pick<AllocationStore, 'entries'>;
   /** This node's pods (the pod cache's by-node view). */
   pods: CacheView<Pod>;
   nodeConfig: NodeConfigTracker;
   datapath: Pick<Datapath, 'listAnycastRoutes' | 'ensureAnycastRoute'>;
-  /** Tear down an allocation (CniHandlers.undo). */
-  undo: (entry: AllocationEntry) => Promise<void>;
   /** reload: configure (a few quick attempts; the announcer retries). status: show protocols. */
   bird: { reload: BirdControl; status: BirdControl };
   /** The BFD speaker's control socket (with settings.bfdConfigPath). */
@@ -55,6 +51,6 @@ export interface RoutingDeps {
   /** A Warning Event about this node's BGP peers (on its NodeConfig). */
   warn?: (reason: string, note: string) => void;
   now?: () => number;
-  /** The agent's metrics: BIRD reloads, ADD → exported, orphan removals, loop runs. */
+  /** The agent's metrics: BIRD reloads, ADD → exported, loop runs. */
   metrics?: AgentMetrics;
 }

@@ -14,6 +14,7 @@ import { NodeConfigTracker } from '../node/node-config.js';
 import { clusterPodCache, nodePods } from '../node/pods.js';
 import { FakeBird } from '../../testing/fake-bird.js';
 import { NODE_CONFIG } from '../../testing/routing-fixtures.js';
+import { OrphanSweep } from '../cni/orphan-sweep.js';
 import { Routing } from './routing.js';
 
 let dir: string;
@@ -85,23 +86,31 @@ describe('routing before the pod cache has synced', () => {
       pods,
       nodeConfig,
       datapath,
+      bird: { reload: bird, status: bird },
+      settings: {
+        birdConfigPath: bird.configPath,
+        refreshPeriodMs: 100,
+        anycastPeriodMs: 50,
+        bgpStatusPeriodMs: 50,
+        secretNamespace: 'flock-system',
+      },
+    });
+    const sweep = new OrphanSweep({
+      store,
+      pods,
+      transport: api,
       undo: async (e) => {
         undone.push(e.pod);
         await store.remove(e.containerID, e.ifname);
       },
-      bird: { reload: bird, status: bird },
-      settings: {
-        birdConfigPath: bird.configPath,
-        orphanGraceMs: 0,
-        sweepPeriodMs: 100,
-        anycastPeriodMs: 50,
-        bgpStatusPeriodMs: 50,
-        secretNamespace: 'flock-system',
-        podCacheSyncTimeoutMs: 100,
-      },
+      graceMs: 0,
+      periodMs: 100,
+      logger,
     });
+    stops.push(() => sweep.stop());
+    await sweep.start();
     await routing.start();
-    expect(logger.find('warn', 'the pod cache has not synced')).toHaveLength(1);
+    expect(logger.find('warn', 'the pod cache has not synced')).toHaveLength(2);
     await new Promise((r) => setTimeout(r, 300));
     expect(undone).toEqual([]);
     expect(await datapath.listAnycastRoutes()).toHaveLength(1);

@@ -199,13 +199,13 @@ describe('routing in the agent', () => {
     const before = {
       writes: datapath.writes,
       configures: bird.configures,
-      status: agent!.routing.status.writeCount,
+      status: agent!.nodeStatus.writeCount,
     };
     await new Promise((r) => setTimeout(r, 600)); // several ticks and polls
     expect({
       writes: datapath.writes,
       configures: bird.configures,
-      status: agent!.routing.status.writeCount,
+      status: agent!.nodeStatus.writeCount,
     }).toEqual(before);
   });
 

@@ -12,8 +12,7 @@ describe('routing settings from the agent flags', () => {
     });
     expect(routingSettings(config)).toEqual({
       birdConfigPath: '/run/flock/bird/bird.conf',
-      orphanGraceMs: 10_000,
-      sweepPeriodMs: 30_000,
+      refreshPeriodMs: 30_000,
       anycastPeriodMs: 2_000,
       bgpStatusPeriodMs: 5_000,
       secretNamespace: 'flock-system',
@@ -42,8 +41,7 @@ describe('routing settings from the agent flags', () => {
     expect(routingSettings(config)).toEqual({
       birdConfigPath: '/tmp/t/bird.conf',
       routerIdOverride: '10.0.0.1',
-      orphanGraceMs: 2000,
-      sweepPeriodMs: 5000,
+      refreshPeriodMs: 5000,
       anycastPeriodMs: 500,
       bgpStatusPeriodMs: 1000,
       secretNamespace: 'net',

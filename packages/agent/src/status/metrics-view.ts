@@ -4,11 +4,13 @@ import type { AgentView } from '../core/metrics.js';
 import { secondsSince } from '../core/metrics.js';
 import type { NodeConfigTracker } from '../node/node-config.js';
 import type { DropCounters, PolicyReconciler } from '../policy/index.js';
+import type { NodeStatusReporter } from '../node-status/status-reporter.js';
 import type { Routing } from '../routing/index.js';
 
 interface ViewSources {
   drops?: Pick<DropCounters, 'read'>;
-  routing: Pick<Routing, 'peerStatuses' | 'exportedRoutes' | 'birdState'>;
+  routing: Pick<Routing, 'exportedRoutes' | 'birdState'>;
+  nodeStatus: Pick<NodeStatusReporter, 'peerStatuses'>;
   nodeConfig: Pick<NodeConfigTracker, 'current'>;
   policy?: Pick<PolicyReconciler, 'lastResult'>;
   now?: () => number;
@@ -18,7 +20,7 @@ export function agentView(sources: ViewSources): AgentView {
   const now = sources.now ?? Date.now;
   return {
     peers: () =>
-      sources.routing.peerStatuses().map((p) => {
+      sources.nodeStatus.peerStatuses().map((p) => {
         const sinceSeconds = secondsSince(p.since, now());
         return {
           address: p.address,

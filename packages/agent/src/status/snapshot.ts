@@ -6,6 +6,7 @@ import type { AllocationEntry } from '../store/index.js';
 import { secondsSince } from '../core/metrics.js';
 import type { NodeConfigTracker } from '../node/node-config.js';
 import type { PolicyReconciler } from '../policy/index.js';
+import type { NodeStatusReporter } from '../node-status/status-reporter.js';
 import type { Routing } from '../routing/index.js';
 
 const Peer = z.object({
@@ -71,7 +72,9 @@ export interface StatusSources {
   node: string;
   version?: string;
   ready: () => boolean;
-  routing: Pick<Routing, 'peerStatuses' | 'exportedRoutes' | 'birdState' | 'announcements'>;
+  routing: Pick<Routing, 'exportedRoutes' | 'birdState' | 'announcements'>;
+  /** Each configured peer as BIRD last reported it. */
+  nodeStatus: Pick<NodeStatusReporter, 'peerStatuses'>;
   nodeConfig: Pick<NodeConfigTracker, 'current'>;
   store: { entries(): AllocationEntry[] };
   policy?: Pick<PolicyReconciler, 'lastResult' | 'passes'>;
@@ -90,7 +93,7 @@ export function agentStatus(s: StatusSources): AgentStatus {
     ...(s.version ? { version: s.version } : {}),
     ready: s.ready(),
     bird: { state: bird.status, ...('message' in bird ? { message: bird.message } : {}) },
-    peers: s.routing.peerStatuses().map((p) => {
+    peers: s.nodeStatus.peerStatuses().map((p) => {
       const up = p.state === 'Established' ? secondsSince(p.since, now) : undefined;
       return { ...p, ...(up === undefined ? {} : { uptimeSeconds: Math.round(up) }) };
     }),

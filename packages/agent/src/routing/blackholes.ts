@@ -1,0 +1,51 @@
+// The node's summary routes: `blackhole <cidr6>` and `<cidr4>` (protocol 241), so traffic to an
+// address of the node's prefixes that no pod holds is dropped here instead of looping back to
+// the router that sent it. Installed at start-up and again every --resync (someone may delete
+// them); a NodeConfig with new prefixes is picked up by the next run.
+import type { Logger } from '@flock/api';
+import { Loop, type LoopMetrics } from '@flock/kube';
+import type { Component } from '../core/lifecycle.js';
+import type { Datapath } from '../datapath/index.js';
+import type { NodeConfigTracker } from '../node/node-config.js';
+
+interface BlackholesOptions {
+  datapath: Pick<Datapath, 'ensureBlackholes'>;
+  nodeConfig: Pick<NodeConfigTracker, 'current'>;
+  periodMs: number;
+  logger: Logger;
+  loops?: LoopMetrics;
+}
+
+export class Blackholes implements Component {
+  readonly name = 'blackhole summary routes';
+  private readonly loop: Loop;
+
+  constructor(options: BlackholesOptions) {
+    this.loop = new Loop({
+      name: 'blackholes',
+      ...(options.loops ? { metrics: options.loops } : {}),
+      periodMs: options.periodMs,
+      backoff: { baseMs: 1000, maxMs: options.periodMs, jitter: 0.2 },
+      sync: async () => {
+        const nc = options.nodeConfig.current()?.nodeConfig;
+        if (nc)
+          await options.datapath.ensureBlackholes([
+            nc.spec.cidr6,
+            ...(nc.spec.cidr4 ? [nc.spec.cidr4] : []),
+          ]);
+      },
+      onError: (error) =>
+        options.logger.error('could not install blackhole routes', { error: String(error) }),
+    });
+  }
+
+  /** Install now (a failure is logged and retried by the loop), then keep them. */
+  async start(): Promise<void> {
+    await this.loop.run().catch(() => undefined); // logged by onError
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+}
