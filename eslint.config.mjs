@@ -82,8 +82,10 @@ export default tseslint.config(
   // beside it (testing/, bench/), nor a package's fakes (@flock/<p>/testing; module-boundaries
   // says so too, for every non-test file). And no import cycle between the files of a
   // package's src/, type-only imports included (flock/no-import-cycle; tests are no part of it).
+  // `nx lint` runs eslint in the project's directory, where `files` are relative to the project:
+  // `src/**` is how it sees a package's src/, `packages/*/src/**` how eslint from the root does.
   {
-    files: ['packages/*/src/**/*.ts'],
+    files: ['src/**/*.ts', 'packages/*/src/**/*.ts'],
     ignores: testFiles,
     rules: {
       'flock/no-import-cycle': 'error',

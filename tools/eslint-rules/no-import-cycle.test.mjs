@@ -4,8 +4,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { RuleTester } from 'eslint';
+import { ESLint, RuleTester } from 'eslint';
 import tseslint from 'typescript-eslint';
 import plugin from './no-import-cycle.mjs';
 
@@ -105,4 +106,27 @@ tester.run('no-import-cycle', plugin.rules['no-import-cycle'], {
       ],
     },
   ],
+});
+
+// `nx lint` runs `eslint .` in the project's directory, with its eslint.config.mjs (the root one,
+// imported): `files` patterns are then relative to the project, not to the workspace.
+describe('the workspace lint config', () => {
+  const root = join(import.meta.dirname, '..', '..');
+  const rules = async (cwd, file) =>
+    (await new ESLint({ cwd: join(root, cwd) }).calculateConfigForFile(file)).rules ?? {};
+  const where = [
+    ['packages/ipam', 'src/index.ts', 2],
+    ['packages/agent', 'src/agent.ts', 2],
+    ['.', 'packages/agent/src/agent.ts', 2],
+    ['packages/ipam', 'src/index.test.ts', undefined],
+    ['packages/kube', 'testing/index.ts', undefined],
+    ['.', 'packages/kube/testing/index.ts', undefined],
+  ];
+  for (const [cwd, file, level] of where) {
+    it(`${level ? 'checks' : 'leaves out'} ${file} (eslint in ${cwd})`, async () => {
+      const r = await rules(cwd, file);
+      assert.equal(r['flock/no-import-cycle']?.[0], level);
+      assert.equal(r['no-restricted-imports']?.[0], level);
+    });
+  }
 });
