@@ -3,7 +3,10 @@
 // async callback where a void one is expected, awaiting a non-promise — is an error everywhere.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import flock from './tools/eslint-rules/module-boundaries.mjs';
+import boundaries from './tools/eslint-rules/module-boundaries.mjs';
+import cycles from './tools/eslint-rules/no-import-cycle.mjs';
+
+const flock = { rules: { ...boundaries.rules, ...cycles.rules } };
 
 /**
  * What a project may import, by its `nx.tags` (package.json): api ← libraries ← apps, and
@@ -77,11 +80,15 @@ export default tseslint.config(
   },
   // What ships is src/: production code there never imports the harness or the benchmarks
   // beside it (testing/, bench/), nor a package's fakes (@flock/<p>/testing; module-boundaries
-  // says so too, for every non-test file).
+  // says so too, for every non-test file). And no import cycle between the files of a
+  // package's src/, type-only imports included (flock/no-import-cycle; tests are no part of it).
+  // `nx lint` runs eslint in the project's directory, where `files` are relative to the project:
+  // `src/**` is how it sees a package's src/, `packages/*/src/**` how eslint from the root does.
   {
-    files: ['packages/*/src/**/*.ts'],
+    files: ['src/**/*.ts', 'packages/*/src/**/*.ts'],
     ignores: testFiles,
     rules: {
+      'flock/no-import-cycle': 'error',
       'no-restricted-imports': [
         'error',
         {
