@@ -19,53 +19,58 @@ function merged<T extends object>(base: T, over: Partial<T> = {}): T {
   return out;
 }
 
-export interface NodeConfigOverrides {
-  /** metadata.name; default `node-a`. */
+/** What a test sets of a flock object: each given field in place of the default. */
+export interface Overrides<Spec, Status> {
+  /** metadata.name (default: `node-a` for a NodeConfig, `dc1` for a Pool). */
   name?: string;
   metadata?: Partial<ObjectMeta>;
-  /** Merged over the default spec (pool `dc1`, cidr6 `2001:db8:100::/64`, ASN 64512, no peers). */
-  spec?: Partial<NodeConfigSpec>;
-  status?: NodeConfigStatus;
+  /** Merged over the default spec, field by field. */
+  spec?: Partial<Spec>;
+  status?: Status;
 }
+
+function flockObject<Kind extends string, Spec extends object, Status>(
+  kind: Kind,
+  name: string,
+  spec: Spec,
+  o: Overrides<Spec, Status>,
+): {
+  apiVersion: typeof API_VERSION;
+  kind: Kind;
+  metadata: ObjectMeta;
+  spec: Spec;
+  status?: Status;
+} {
+  return {
+    apiVersion: API_VERSION,
+    kind,
+    metadata: merged({ name: o.name ?? name }, o.metadata),
+    spec: merged(spec, o.spec),
+    ...(o.status ? { status: o.status } : {}),
+  };
+}
+
+export type NodeConfigOverrides = Overrides<NodeConfigSpec, NodeConfigStatus>;
 
 /** A valid NodeConfig: node `node-a`'s IPv6 /64 of pool `dc1`, ASN 64512, no peers. */
 export function nodeConfig(o: NodeConfigOverrides = {}): NodeConfig {
-  return {
-    apiVersion: API_VERSION,
-    kind: NODECONFIG_KIND,
-    metadata: merged({ name: o.name ?? 'node-a' }, o.metadata),
-    spec: merged<NodeConfigSpec>(
-      { pool: 'dc1', cidr6: '2001:db8:100::/64', bgp: { asn: 64512, peers: [] } },
-      o.spec,
-    ),
-    ...(o.status ? { status: o.status } : {}),
+  const spec: NodeConfigSpec = {
+    pool: 'dc1',
+    cidr6: '2001:db8:100::/64',
+    bgp: { asn: 64512, peers: [] },
   };
+  return flockObject(NODECONFIG_KIND, 'node-a', spec, o);
 }
 
-export interface PoolOverrides {
-  /** metadata.name; default `dc1`. */
-  name?: string;
-  metadata?: Partial<ObjectMeta>;
-  /** Merged over the default spec (IPv6 `2001:db8:100::/48` in /64s, ASN 64512, no peers). */
-  spec?: Partial<PoolSpec>;
-  status?: PoolStatus;
-}
+export type PoolOverrides = Overrides<PoolSpec, PoolStatus>;
 
-/** A valid Pool `dc1`: every node, /64s of `2001:db8:100::/48`, ASN 64512, no peers. */
+/** A valid Pool `dc1` for every node: /64s of `2001:db8:100::/48`, ASN 64512, no peers. */
 export function pool(o: PoolOverrides = {}): Pool {
-  return {
-    apiVersion: API_VERSION,
-    kind: POOL_KIND,
-    metadata: merged({ name: o.name ?? 'dc1' }, o.metadata),
-    spec: merged<PoolSpec>(
-      {
-        ipv6: { cidr: '2001:db8:100::/48', nodePrefixLength: 64 },
-        bgp: { asn: 64512, peers: [] },
-      },
-      o.spec,
-    ),
-    ...(o.status ? { status: o.status } : {}),
+  const spec: PoolSpec = {
+    ipv6: { cidr: '2001:db8:100::/48', nodePrefixLength: 64 },
+    bgp: { asn: 64512, peers: [] },
   };
+  return flockObject(POOL_KIND, 'dc1', spec, o);
 }
 
 export interface PodOverrides {
