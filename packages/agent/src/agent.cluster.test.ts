@@ -68,10 +68,7 @@ describe('agent + CNI plugin on a real node namespace and API server', () => {
     expect(before).toMatch(/"code":\s*50|code 50|not reachable|not ready/);
     await apply(
       NODECONFIGS,
-      nodeConfig({
-        metadata: { annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
-        spec: { cidr4: '192.0.2.16/28' },
-      }),
+      nodeConfig({ ipAlgo: 'sequential', spec: { cidr4: '192.0.2.16/28' } }),
     );
     await starting;
     await node.cnitool('status', '/run/netns/none');

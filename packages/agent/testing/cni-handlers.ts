@@ -14,7 +14,7 @@ import type { NodeState } from '../src/node/node-config.js';
 import { CniHandlers, type CniHandlerDeps } from '../src/cni/handlers.js';
 
 export const nodeConfig = buildNodeConfig({
-  metadata: { annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
+  ipAlgo: 'sequential',
   spec: {
     cidr4: '192.0.2.16/28',
     pinnedCIDRs: ['2001:db8:200::/64', '198.51.100.0/24'],

@@ -15,7 +15,7 @@ describe('test object builders', () => {
     }
   });
 
-  it('nodeConfig: name, metadata and spec fields in place of the defaults; undefined drops one', () => {
+  it('nodeConfig: name, metadata, spec fields and ip-algo in place of the defaults; undefined drops one', () => {
     const nc = nodeConfig({
       name: 'node-b',
       metadata: { generation: 3 },
@@ -31,6 +31,12 @@ describe('test object builders', () => {
         cidr4: '192.0.2.16/28',
         bgp: { asn: 65001, peers: [] },
       },
+    });
+    expect(
+      nodeConfig({ ipAlgo: 'sequential', metadata: { annotations: { a: 'b' } } }).metadata,
+    ).toStrictEqual({
+      name: 'node-a',
+      annotations: { a: 'b', 'flock.fritzlab.net/ip-algo': 'sequential' },
     });
     expect(nodeConfig({ spec: { ...nc.spec, cidr4: undefined } }).spec).toStrictEqual(
       nodeConfig({ spec: { bgp: { asn: 65001, peers: [] } } }).spec,

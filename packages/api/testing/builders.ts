@@ -4,7 +4,8 @@
 //
 // Overrides replace field by field (spec and metadata one level deep, `spec.bgp` as a whole);
 // a field set to `undefined` is left out of the object.
-import { API_VERSION, NODECONFIG_KIND, POOL_KIND } from '../src/names.js';
+import type { IpAlgo } from '../src/annotations.js';
+import { API_VERSION, IP_ALGO_ANNOTATION, NODECONFIG_KIND, POOL_KIND } from '../src/names.js';
 import type { ObjectMeta } from '../src/meta.js';
 import type { NodeConfig, NodeConfigSpec, NodeConfigStatus } from '../src/nodeconfig.js';
 import type { Pod, Protocol } from '../src/pod.js';
@@ -50,15 +51,22 @@ function flockObject<Kind extends string, Spec extends object, Status>(
   };
 }
 
-export type NodeConfigOverrides = Overrides<NodeConfigSpec, NodeConfigStatus>;
+export interface NodeConfigOverrides extends Overrides<NodeConfigSpec, NodeConfigStatus> {
+  /** The node's default interface-ID algorithm (its ip-algo annotation), e.g. `sequential`. */
+  ipAlgo?: IpAlgo;
+}
 
 /** A valid NodeConfig: node `node-a`'s IPv6 /64 of pool `dc1`, ASN 64512, no peers. */
-export function nodeConfig(o: NodeConfigOverrides = {}): NodeConfig {
+export function nodeConfig({ ipAlgo, ...o }: NodeConfigOverrides = {}): NodeConfig {
   const spec: NodeConfigSpec = {
     pool: 'dc1',
     cidr6: '2001:db8:100::/64',
     bgp: { asn: 64512, peers: [] },
   };
+  if (ipAlgo) {
+    const annotations = { ...o.metadata?.annotations, [IP_ALGO_ANNOTATION]: ipAlgo };
+    o.metadata = { ...o.metadata, annotations };
+  }
   return flockObject(NODECONFIG_KIND, 'node-a', spec, o);
 }
 

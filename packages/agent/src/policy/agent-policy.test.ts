@@ -56,10 +56,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'flock-policy-'));
   api = new FakeApiServer();
   put(NODES, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
-  put(
-    NODECONFIGS,
-    nodeConfig({ metadata: { annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } } }),
-  );
+  put(NODECONFIGS, nodeConfig({ ipAlgo: 'sequential' }));
   put(NAMESPACES, namespace('shop'));
   datapath = new FakeDatapath();
   nft = new RecordingNft();

@@ -144,10 +144,7 @@ beforeAll(async () => {
   ({ cp, api, apply } = await startTestCluster('node-a'));
   // Installed before the agent starts: its first pass waits for the cluster policy caches.
   await installCnpCrd(cp); // as the chart ships it (v0.3.0, experimental channel)
-  await apply(
-    NODECONFIGS,
-    nodeConfig({ metadata: { annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } } }),
-  );
+  await apply(NODECONFIGS, nodeConfig({ ipAlgo: 'sequential' }));
   nodeNs = await Netns.create('node');
   dir = await mkdtemp(join(tmpdir(), 'flock-policy-it-'));
   node = new TestNode({ cp, nodeName: 'node-a', netns: nodeNs, dir });

@@ -99,7 +99,7 @@ beforeAll(async () => {
   await apply(
     NODECONFIGS,
     nodeConfig({
-      metadata: { annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
+      ipAlgo: 'sequential',
       spec: {
         cidr6: CIDR6,
         cidr4: CIDR4,

@@ -115,10 +115,7 @@ beforeAll(async () => {
   ({ cp, api, apply } = await startTestCluster('node-a'));
   await apply(
     NODECONFIGS,
-    nodeConfig({
-      metadata: { annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
-      spec: { cidr6: CIDR6, cidr4: CIDR4 },
-    }),
+    nodeConfig({ ipAlgo: 'sequential', spec: { cidr6: CIDR6, cidr4: CIDR4 } }),
   );
   nodeNs = await Netns.create('snode');
   dir = await mkdtemp(join(tmpdir(), 'flock-store-fail-'));
