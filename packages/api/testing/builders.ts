@@ -98,7 +98,7 @@ export interface PodOverrides {
   ready?: boolean;
   /** status.podIPs; none by default. */
   podIPs?: string[];
-  /** Ports of its one container `main` (a pod without ports has no containers). */
+  /** Ports of its one container `main`; without `ports` the pod has no containers. */
   ports?: { name?: string; port: number; protocol?: Protocol }[];
   /** Being deleted: a deletionTimestamp (this one, or a fixed time for `true`). */
   terminating?: boolean | string;
