@@ -34,7 +34,11 @@ const benches = [
     ['node', ['packages/agent/dist/bench/policy/pass-bench.js']],
   ],
   ['agent: announcement plan', buildAgent, ['node', ['packages/agent/dist/bench/routing/plan.js']]],
-  ['agent: allocation store commit', buildAgent, ['node', ['packages/agent/dist/bench/store/run.js']]],
+  [
+    'agent: allocation store commit',
+    buildAgent,
+    ['node', ['packages/agent/dist/bench/store/run.js']],
+  ],
   ['cni: plugin start-up against the socket server', npmBench('@flock/e2e', 'bench:plugin')],
   // CNI ADD/DEL end to end vs ptp+host-local and the ip -batch floor; agent RSS (root, cluster).
   ['cni: ADD/DEL end to end, agent footprint', npmBench('@flock/e2e', 'bench:cni')],

@@ -4,8 +4,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { flockConflist } from '@flock/api';
+import { createTestPod } from '@flock/agent/testing';
 import type { HttpTransport } from '@flock/kube';
-import { eventually, type Netns } from '@flock/testkit';
+import type { Netns } from '@flock/testkit';
 import { CniRuntime, type CniPod, type CniResult } from './cni-runtime.js';
 import type { Daemon } from '../shared/daemon.js';
 import { startUntil } from './cluster-support.js';
@@ -66,18 +67,7 @@ export async function wirePod(o: {
       body: { metadata: { name: 'default' } },
     })
     .catch(() => undefined); // already there
-  const pod = (await eventually('pod created', () =>
-    o.admin.request({
-      method: 'POST',
-      path: '/api/v1/namespaces/default/pods',
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'web' },
-        spec: { nodeName: o.nodeName, containers: [{ name: 'c', image: 'example/x:1' }] },
-      },
-    }),
-  )) as { metadata: { uid: string } };
+  const uid = await createTestPod(o.admin, { name: 'web', nodeName: o.nodeName });
   const confList = join(o.dir, 'flock.conflist');
   await writeFile(confList, JSON.stringify(flockConflist({ socketPath: o.socket })));
   const runtime = new CniRuntime(PLUGIN_DIR, confList);
@@ -86,7 +76,7 @@ export async function wirePod(o: {
     netnsPath: o.podNs.path,
     namespace: 'default',
     name: 'web',
-    uid: pod.metadata.uid,
+    uid,
   };
   const result = await runtime.add(cniPod);
   return { result, del: () => runtime.del(cniPod, result) };

@@ -3,7 +3,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import { type HttpTransport, NODECONFIGS, NODES, objectPath } from '@flock/kube';
 import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,17 +66,10 @@ describe('agent + CNI plugin on a real node namespace and API server', () => {
       (e: { stdout?: string; stderr?: string; message: string }) => e.message,
     );
     expect(before).toMatch(/"code":\s*50|code 50|not reachable|not ready/);
-    await apply(NODECONFIGS, {
-      apiVersion: API_VERSION,
-      kind: NODECONFIG_KIND,
-      metadata: { name: 'node-a', annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
-      spec: {
-        pool: 'dc1',
-        cidr6: '2001:db8:100::/64',
-        cidr4: '192.0.2.16/28',
-        bgp: { asn: 64512, peers: [] },
-      },
-    });
+    await apply(
+      NODECONFIGS,
+      nodeConfig({ ipAlgo: 'sequential', spec: { cidr4: '192.0.2.16/28' } }),
+    );
     await starting;
     await node.cnitool('status', '/run/netns/none');
   });

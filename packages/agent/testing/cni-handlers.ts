@@ -5,42 +5,26 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  API_VERSION,
-  NODECONFIG_KIND,
-  silentLogger,
-  type AgentRequest,
-  type NodeConfig,
-  type Pod,
-} from '@flock/api';
+import { silentLogger, type AgentRequest, type Pod } from '@flock/api';
+import { nodeConfig as buildNodeConfig, pod as buildPod } from '@flock/api/testing';
 import { AddressAllocator } from '@flock/ipam';
 import { AllocationStore } from '../src/store/index.js';
 import { FakeDatapath } from './datapath/fake.js';
 import type { NodeState } from '../src/node/node-config.js';
 import { CniHandlers, type CniHandlerDeps } from '../src/cni/handlers.js';
 
-export const nodeConfig: NodeConfig = {
-  apiVersion: API_VERSION,
-  kind: NODECONFIG_KIND,
-  metadata: { name: 'node-a', annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
+export const nodeConfig = buildNodeConfig({
+  ipAlgo: 'sequential',
   spec: {
-    pool: 'dc1',
-    cidr6: '2001:db8:100::/64',
     cidr4: '192.0.2.16/28',
     pinnedCIDRs: ['2001:db8:200::/64', '198.51.100.0/24'],
     anycastCIDRs: ['2001:db8:300::/120'],
     bgp: { asn: 64512, peers: [], allowedPodCommunities: { standard: ['65000:666'] } },
   },
-};
-
-export const pod = (
-  name: string,
-  annotations: Record<string, string> = {},
-  uid = `uid-${name}`,
-): Pod => ({
-  metadata: { namespace: 'default', name, uid, annotations },
-  spec: { nodeName: 'node-a', containers: [] },
 });
+
+export const pod = (name: string, annotations: Record<string, string> = {}, uid?: string): Pod =>
+  buildPod({ name, annotations, uid });
 
 let dir: string;
 export let store: AllocationStore;

@@ -6,7 +6,8 @@
 import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, NODECONFIG_KIND, NodeConfig } from '@flock/api';
+import { NodeConfig, type NodeConfigSpec } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import { NODECONFIGS, NODES, PODS, objectPath, type HttpTransport } from '@flock/kube';
 import {
   Netns,
@@ -30,8 +31,11 @@ export interface PodHandle {
 
 export interface FaultNodeOptions {
   nodeName: string;
-  /** The NodeConfig spec (pool, cidr6, ...); applied before the agent starts. */
-  spec: Record<string, unknown>;
+  /**
+   * The NodeConfig spec, over nodeConfig()'s (pool dc1, cidr6 2001:db8:100::/64, ASN 64512, no
+   * peers); applied before the agent starts.
+   */
+  spec: Partial<NodeConfigSpec>;
   annotations?: Record<string, string>;
   /** A router namespace with BIRD, and the node's BIRD (for the BGP scenarios). */
   router?: { routerAs: number; nodeAs: number };
@@ -108,12 +112,10 @@ export class FaultNode {
 
   applyNodeConfig(): Promise<unknown> {
     const { nodeName, spec, annotations } = this.options;
-    return this.cluster.apply(NODECONFIGS, {
-      apiVersion: API_VERSION,
-      kind: NODECONFIG_KIND,
-      metadata: { name: nodeName, ...(annotations ? { annotations } : {}) },
-      spec,
-    });
+    return this.cluster.apply(
+      NODECONFIGS,
+      nodeConfig({ name: nodeName, metadata: { annotations }, spec }),
+    );
   }
 
   /** Start the node's BIRD once the agent has written bird.conf. */

@@ -2,6 +2,7 @@
 // stand-in for the nft kernel call (NftRun). NftApplier runs for real on top of it; its real
 // twin, nftRunner in a namespace, is tested in nft.kernel.test.ts.
 import { silentLogger, type Pod } from '@flock/api';
+import { pod as buildPod } from '@flock/api/testing';
 import type { AllocationEntry } from '../src/store/index.js';
 import type { Cache, KubeTransport } from '@flock/kube';
 import type { NftRun } from '@flock/netpol';
@@ -33,32 +34,22 @@ export function entry(
   return storeEntry(name, { containerID: `ctr-${name}`, namespace: 'shop', ip6, ...over });
 }
 
+/** A running pod of namespace shop (unscheduled: on no node), with one container `main`. */
 export function pod(
   name: string,
   labels: Record<string, string>,
   ips: string[],
   over: { namespace?: string; uid?: string; ports?: { name: string; port: number }[] } = {},
-) {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: over.namespace ?? 'shop',
-      uid: over.uid ?? `uid-${name}`,
-      labels,
-    },
-    spec: {
-      containers: [
-        {
-          name: 'main',
-          image: 'example/x:1',
-          ports: (over.ports ?? []).map((p) => ({ name: p.name, containerPort: p.port })),
-        },
-      ],
-    },
-    status: { phase: 'Running', podIPs: ips.map((ip) => ({ ip })) },
-  };
+): Pod {
+  return buildPod({
+    name,
+    namespace: over.namespace ?? 'shop',
+    uid: over.uid,
+    labels,
+    podIPs: ips,
+    ports: over.ports ?? [],
+    nodeName: undefined,
+  });
 }
 
 export function namespace(name: string, labels: Record<string, string> = {}) {

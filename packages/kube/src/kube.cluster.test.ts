@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startControlPlane, type ControlPlane } from '@flock/testkit';
 import { NodeConfig, allCrds } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import { applyObject } from './api/apply.js';
 import { Cache } from './informer/cache.js';
 import { createNodeConfigClient, NODECONFIGS } from './flock/clients.js';
@@ -198,28 +199,23 @@ describe('Cache on a real API server', () => {
 });
 
 describe('server-side apply and status on flock CRDs', () => {
-  const nodeConfig = (name: string, extra: Record<string, unknown> = {}) => ({
-    apiVersion: 'flock.fritzlab.net/v1alpha1' as const,
-    kind: 'NodeConfig' as const,
-    metadata: { name },
-    spec: { pool: 'dc1', cidr6: '2001:db8:100::/64', bgp: { asn: 64512, peers: [] }, ...extra },
-  });
-
   it('applies, removes fields the manager dropped, detects conflicts, and writes status apart', async () => {
     const client = createNodeConfigClient(api, {
       fieldManager: 'flock-operator',
       logger: createMemoryLogger(),
     });
-    const first = await client.apply(nodeConfig('n1', { anycastCIDRs: ['2001:db8:300::/120'] }));
+    const first = await client.apply(
+      nodeConfig({ name: 'n1', spec: { anycastCIDRs: ['2001:db8:300::/120'] } }),
+    );
     expect(NodeConfig.safeParse(first).success).toBe(true);
-    const second = await client.apply(nodeConfig('n1'));
+    const second = await client.apply(nodeConfig({ name: 'n1' }));
     expect(second.spec.anycastCIDRs).toBeUndefined();
     const other = createNodeConfigClient(api, {
       fieldManager: 'someone-else',
       logger: createMemoryLogger(),
     });
     await expect(
-      other.apply(nodeConfig('n1', { pool: 'dc2' }), { force: false }),
+      other.apply(nodeConfig({ name: 'n1', spec: { pool: 'dc2' } }), { force: false }),
     ).rejects.toMatchObject({ code: 409 });
     const status = { observedGeneration: second.metadata.generation ?? 0, advertisedRoutes: 2 };
     const withStatus = await client.patchStatus('n1', status);
@@ -235,11 +231,13 @@ describe('server-side apply and status on flock CRDs', () => {
       ),
     ).rejects.toMatchObject({ code: 409 });
     const ignored = await client.apply({
-      ...nodeConfig('n1'),
+      ...nodeConfig({ name: 'n1' }),
       status: { advertisedRoutes: 99 },
     });
     expect(ignored.status?.advertisedRoutes).toBe(3); // the main resource ignores status
-    await expect(client.apply(nodeConfig('bad', { cidr6: 'nonsense' }))).rejects.toMatchObject({
+    await expect(
+      client.apply(nodeConfig({ name: 'bad', spec: { cidr6: 'nonsense' } })),
+    ).rejects.toMatchObject({
       code: 422,
     });
     expect(await client.delete('n1', { uid: first.metadata.uid as string })).toBe(true);
@@ -281,7 +279,7 @@ describe('server-side apply and status on flock CRDs', () => {
       fieldManager: 'flock-operator',
       logger: createMemoryLogger(),
     });
-    await client.apply(nodeConfig('cached'));
+    await client.apply(nodeConfig({ name: 'cached' }));
     const cache = new Cache({
       source: resourceListWatch(api, NODECONFIGS),
       schema: NodeConfig,

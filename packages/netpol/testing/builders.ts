@@ -1,5 +1,6 @@
 // Small builders of Kubernetes-shaped objects for tests and benchmarks (not exported by the
 // package): they write what a kubectl user would, so tests read like NetworkPolicy YAML.
+import { pod as apiPod } from '@flock/api/testing';
 import type { StateInput } from '../src/state.js';
 
 export interface PortDecl {
@@ -21,20 +22,14 @@ export function pod(
 ) {
   const [ns, name] = ref.split('/') as [string, string];
   return {
-    metadata: { name, namespace: ns, labels },
-    spec: {
-      containers: [
-        {
-          name: 'main',
-          ports: ports.map((p) => ({
-            name: p.name,
-            containerPort: p.port,
-            protocol: p.protocol ?? 'TCP',
-          })),
-        },
-      ],
-    },
-    status: { phase: 'Running', podIPs: ips.map((ip) => ({ ip })) },
+    ...apiPod({
+      name,
+      namespace: ns,
+      labels,
+      nodeName: undefined,
+      podIPs: ips,
+      ports: ports.map((p) => ({ ...p, protocol: p.protocol ?? 'TCP' })),
+    }),
     ...extra,
   };
 }

@@ -1,6 +1,7 @@
 // Objects for unit tests: Pools (parsed, defaults filled), slim Nodes, and NodeConfigs as the
 // API server would store an apply.
 import { API_VERSION, NodeConfig, Pool, POOL_KIND, type PoolSpec } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import type { z } from 'zod';
 import type { Condition } from '@flock/api';
 import type { NodeConfigApply } from '../src/desired.js';
@@ -84,18 +85,18 @@ export function handWritten(
   spec: { pool: string; cidr6: string; cidr4?: string },
   o: { deleting?: boolean; finalizers?: string[] } = {},
 ): NodeConfig {
-  return NodeConfig.parse({
-    apiVersion: API_VERSION,
-    kind: 'NodeConfig',
-    metadata: {
+  return NodeConfig.parse(
+    nodeConfig({
       name,
-      uid: `uid-nc-${name}`,
-      resourceVersion: '1',
-      ...(o.finalizers ? { finalizers: o.finalizers } : {}),
-      ...(o.deleting ? { deletionTimestamp: iso(T0) } : {}),
-    },
-    spec: { ...spec, bgp: { asn: 64512 } },
-  });
+      metadata: {
+        uid: `uid-nc-${name}`,
+        resourceVersion: '1',
+        finalizers: o.finalizers,
+        deletionTimestamp: o.deleting ? iso(T0) : undefined,
+      },
+      spec,
+    }),
+  );
 }
 
 /** Plan input around one pool, an hour after T0, with a day's quarantine. */

@@ -8,14 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AGENT_COMMANDS,
   AgentResponse,
-  API_VERSION,
   CniErrorCode,
-  NODECONFIG_KIND,
   parseAgentRequest,
   silentLogger,
   type AgentRequest,
-  type NodeConfig,
 } from '@flock/api';
+import { nodeConfig as buildNodeConfig } from '@flock/api/testing';
 import type { FileSystem } from '@flock/exec';
 import { AddressAllocator } from '@flock/ipam';
 import { AllocationStore } from '../store/index.js';
@@ -29,12 +27,7 @@ const RUNS = process.env['FLOCK_SOAK'] === '1' ? 100_000 : 10_000;
 const TIMEOUT = process.env['FLOCK_SOAK'] === '1' ? 3_600_000 : 300_000;
 const MAX_BYTES = 8 * 1024;
 
-const nodeConfig: NodeConfig = {
-  apiVersion: API_VERSION,
-  kind: NODECONFIG_KIND,
-  metadata: { name: 'node-a' },
-  spec: { pool: 'dc1', cidr6: '2001:db8:100::/64', bgp: { asn: 64512, peers: [] } },
-};
+const nodeConfig = buildNodeConfig();
 
 function memoryFileSystem(): FileSystem {
   const files = new Map<string, string>();

@@ -8,17 +8,15 @@ import { Address4, Address6 } from 'ip-address';
 import { describe, expect, it } from 'vitest';
 import {
   ANYCAST_ANNOTATION,
-  API_VERSION,
   CniErrorCode,
   IP_ALGO_ANNOTATION,
-  NODECONFIG_KIND,
   PINNED_IP_ANNOTATION,
   parseAnycast,
   parsePinnedIp,
   silentLogger,
   type AgentRequest,
-  type NodeConfig,
 } from '@flock/api';
+import { nodeConfig as buildNodeConfig, pod } from '@flock/api/testing';
 import type { FileSystem } from '@flock/exec';
 import { AddressAllocator, canonicalAddress } from '@flock/ipam';
 import { AllocationStore } from '../store/index.js';
@@ -31,19 +29,9 @@ const TIMEOUT = process.env['FLOCK_SOAK'] === '1' ? 1_800_000 : 180_000;
 
 const PINNED = ['2001:db8:200::/64', '198.51.100.0/28'];
 const ANYCAST = ['2001:db8:300::/120', '203.0.113.0/28'];
-const nodeConfig: NodeConfig = {
-  apiVersion: API_VERSION,
-  kind: NODECONFIG_KIND,
-  metadata: { name: 'node-a' },
-  spec: {
-    pool: 'dc1',
-    cidr6: '2001:db8:100::/64',
-    cidr4: '192.0.2.16/28',
-    pinnedCIDRs: PINNED,
-    anycastCIDRs: ANYCAST,
-    bgp: { asn: 64512, peers: [] },
-  },
-};
+const nodeConfig = buildNodeConfig({
+  spec: { cidr4: '192.0.2.16/28', pinnedCIDRs: PINNED, anycastCIDRs: ANYCAST },
+});
 
 /** A file system in memory: the store's writes cost nothing, so 10,000 ADDs stay fast. */
 function memoryFileSystem(): FileSystem {
@@ -181,9 +169,7 @@ async function freshAgent() {
     config: { cniVersion: '1.1.0', name: 'flock', type: 'flock' },
   });
   const addPod = (name: string, a: Record<string, string>) =>
-    pods.set(`default/${name}`, {
-      metadata: { namespace: 'default', name, uid: `uid-${name}`, annotations: a },
-    });
+    pods.set(`default/${name}`, pod({ name, annotations: a }));
   return { store, datapath, node, handlers, warnings, request, addPod };
 }
 

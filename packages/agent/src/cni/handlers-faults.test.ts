@@ -4,13 +4,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  API_VERSION,
-  CniErrorCode,
-  NODECONFIG_KIND,
-  silentLogger,
-  type AgentRequest,
-} from '@flock/api';
+import { CniErrorCode, silentLogger, type AgentRequest } from '@flock/api';
+import { nodeConfig, pod } from '@flock/api/testing';
 import { nodeFileSystem, type FileSystem } from '@flock/exec';
 import { AddressAllocator } from '@flock/ipam';
 import { AllocationStore } from '../store/index.js';
@@ -33,10 +28,7 @@ async function setup(fs: FileSystem = nodeFileSystem, hooks?: CniHooks) {
     datapath,
     node: () => node,
     pods: {
-      get: async (namespace, name) => ({
-        metadata: { namespace, name, uid: 'uid-web' },
-        spec: { containers: [] },
-      }),
+      get: async (namespace, name) => pod({ namespace, name, uid: 'uid-web' }),
     },
     logger: silentLogger,
     ...(hooks ? { hooks } : {}),
@@ -53,20 +45,7 @@ beforeEach(async () => {
   datapath = new FakeDatapath();
   const alloc = AddressAllocator.create({ cidr6: '2001:db8:100::/64', cidr4: '192.0.2.16/28' });
   if (!alloc.ok) throw new Error(alloc.error);
-  node = {
-    nodeConfig: {
-      apiVersion: API_VERSION,
-      kind: NODECONFIG_KIND,
-      metadata: { name: 'node-a' },
-      spec: {
-        pool: 'dc1',
-        cidr6: '2001:db8:100::/64',
-        cidr4: '192.0.2.16/28',
-        bgp: { asn: 64512, peers: [] },
-      },
-    },
-    allocator: alloc.value,
-  };
+  node = { nodeConfig: nodeConfig({ spec: { cidr4: '192.0.2.16/28' } }), allocator: alloc.value };
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 

@@ -5,6 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentRequest } from '@flock/api';
+import { pod } from '@flock/api/testing';
 import { PODS } from '@flock/kube';
 import { createMemoryLogger, type FakeApiServer } from '@flock/kube/testing';
 import { NftApplier } from '@flock/netpol';
@@ -20,7 +21,6 @@ import { RecordingNft } from '../../testing/policy.js';
 import { testAgentConfig } from '../../testing/agent-config.js';
 import { routingApiServer } from '../../testing/routing-api.js';
 import { FakeBird } from '../../testing/fake-bird.js';
-import { pod } from '../../testing/routing-fixtures.js';
 
 let dir: string;
 let api: FakeApiServer;
@@ -62,11 +62,7 @@ function request(name: string, uid: string, command: 'ADD' | 'DEL' = 'ADD'): Age
 }
 
 function putPod(name: string, annotations?: Record<string, string>): string {
-  return api.putObject(PODS, {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    ...pod(name, annotations ? { annotations } : {}),
-  }).metadata.uid;
+  return api.putObject(PODS, pod({ name, annotations })).metadata.uid;
 }
 
 beforeEach(async () => {

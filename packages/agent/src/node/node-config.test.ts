@@ -1,16 +1,10 @@
-import { API_VERSION, NODECONFIG_KIND, silentLogger, type NodeConfig } from '@flock/api';
+import { silentLogger } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import { NODECONFIGS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeConfigTracker, nodeConfigEvents } from './node-config.js';
-
-const nodeConfig: NodeConfig = {
-  apiVersion: API_VERSION,
-  kind: NODECONFIG_KIND,
-  metadata: { name: 'node-a' },
-  spec: { pool: 'dc1', cidr6: '2001:db8:100::/64', bgp: { asn: 64512, peers: [] } },
-};
 
 let tracker: NodeConfigTracker | undefined;
 afterEach(async () => {
@@ -44,7 +38,7 @@ const allocate = (t: NodeConfigTracker, owner: string) => {
 describe('NodeConfigTracker', () => {
   it('a NodeConfig deleted and re-created keeps the addresses running pods hold', async () => {
     const api = new FakeApiServer();
-    api.putObject(NODECONFIGS, nodeConfig);
+    api.putObject(NODECONFIGS, nodeConfig());
     const held = new Set(['c1/eth0', 'c2/eth0']);
     const t = start(api, held);
     await t.waitForNodeConfig(5_000);
@@ -54,7 +48,7 @@ describe('NodeConfigTracker', () => {
     api.deleteObject(NODECONFIGS, 'node-a');
     await eventually('gone', () => t.current() === undefined);
     held.delete('c2/eth0'); // its pod was deleted (CNI DEL) while the NodeConfig was gone
-    api.putObject(NODECONFIGS, nodeConfig);
+    api.putObject(NODECONFIGS, nodeConfig());
     await eventually('back', () => t.current() !== undefined);
 
     expect(
@@ -69,7 +63,7 @@ describe('NodeConfigTracker', () => {
 
   it('keeps every allocation when the allocation store cannot be asked', async () => {
     const api = new FakeApiServer();
-    api.putObject(NODECONFIGS, nodeConfig);
+    api.putObject(NODECONFIGS, nodeConfig());
     tracker = new NodeConfigTracker({
       transport: api,
       nodeName: 'node-a',
@@ -85,10 +79,7 @@ describe('NodeConfigTracker', () => {
     allocate(t, 'c1/eth0');
     api.deleteObject(NODECONFIGS, 'node-a');
     await eventually('gone', () => t.current() === undefined);
-    api.putObject(NODECONFIGS, {
-      ...nodeConfig,
-      spec: { ...nodeConfig.spec, cidr4: '192.0.2.16/28' },
-    });
+    api.putObject(NODECONFIGS, nodeConfig({ spec: { cidr4: '192.0.2.16/28' } }));
     await eventually('back', () => t.current() !== undefined);
     expect(
       t
@@ -109,11 +100,11 @@ describe('NodeConfigTracker', () => {
       'node-a',
     );
     changed(undefined); // still waiting at start-up: nothing to say
-    changed(nodeConfig);
-    changed(nodeConfig); // a status update
+    changed(nodeConfig());
+    changed(nodeConfig()); // a status update
     expect(events).toEqual([]);
     changed(undefined);
-    changed(nodeConfig);
+    changed(nodeConfig());
     expect(events).toEqual([
       'Node/node-a Warning NodeConfigMissing',
       'Node/node-a Normal NodeConfigRestored',

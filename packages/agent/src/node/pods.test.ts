@@ -1,16 +1,10 @@
 import { CniErrorCode, silentLogger } from '@flock/api';
+import { pod } from '@flock/api/testing';
 import { PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { describe, expect, it } from 'vitest';
 import { CniCommandError } from '../core/cni-error.js';
 import { CachedPod, PodLookupWithFallback, clusterPodCache, nodePods } from './pods.js';
-
-const pod = (name: string, nodeName = 'node-a') => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name, namespace: 'default' },
-  spec: { nodeName, containers: [] },
-});
 
 describe('PodLookupWithFallback', () => {
   it('asks the API server for a pod the cache has not seen; a 404 is "no such pod"', async () => {
@@ -19,7 +13,7 @@ describe('PodLookupWithFallback', () => {
       nodePods(clusterPodCache(api, silentLogger), 'node-a'),
       api,
     );
-    api.putObject(PODS, pod('web'));
+    api.putObject(PODS, pod({ name: 'web' }));
     expect((await lookup.get('default', 'web'))?.metadata?.name).toBe('web');
     expect(await lookup.get('default', 'nope')).toBeUndefined();
   });
@@ -42,36 +36,7 @@ describe('PodLookupWithFallback', () => {
 
 describe('the pod cache', () => {
   it("keeps what flock reads of a pod, and of annotations only flock's own", () => {
-    const cached = CachedPod.parse({
-      metadata: {
-        name: 'web',
-        namespace: 'shop',
-        uid: 'u1',
-        resourceVersion: '7',
-        labels: { app: 'web' },
-        annotations: {
-          'flock.fritzlab.net/ip-algo': 'stable',
-          'kubectl.kubernetes.io/last-applied-configuration': '{"a": "long"}',
-        },
-        managedFields: [{ manager: 'kubelet' }],
-        deletionTimestamp: '2026-12-02T07:00:00Z',
-      },
-      spec: {
-        nodeName: 'node-a',
-        containers: [{ name: 'c', image: 'x', ports: [{ name: 'http', containerPort: 80 }] }],
-        restartPolicy: 'Always',
-      },
-      status: {
-        phase: 'Running',
-        podIPs: [{ ip: '2001:db8::1' }],
-        conditions: [
-          { type: 'PodScheduled', status: 'True' },
-          { type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T06:00:00Z' },
-        ],
-        startTime: '2026-12-02T06:00:00Z',
-      },
-    });
-    expect(cached).toEqual({
+    const kept = {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: {
@@ -89,12 +54,37 @@ describe('the pod cache', () => {
         podIPs: [{ ip: '2001:db8::1' }],
         conditions: [{ type: 'Ready', status: 'True' }],
       },
-    });
+    };
+    // The pod as the API server serves it: what is kept, and more.
+    const served = {
+      metadata: {
+        ...kept.metadata,
+        annotations: {
+          ...kept.metadata.annotations,
+          'kubectl.kubernetes.io/last-applied-configuration': '{"a": "long"}',
+        },
+        managedFields: [{ manager: 'kubelet' }],
+      },
+      spec: {
+        nodeName: 'node-a',
+        containers: [{ name: 'c', image: 'x', ports: kept.spec.containers[0]!.ports }],
+        restartPolicy: 'Always',
+      },
+      status: {
+        ...kept.status,
+        conditions: [
+          { type: 'PodScheduled', status: 'True' },
+          { type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T06:00:00Z' },
+        ],
+        startTime: '2026-12-02T06:00:00Z',
+      },
+    };
+    expect(CachedPod.parse(served)).toEqual(kept);
   });
 
   it("serves a lookup from this node's pods only: a namesake on another node is asked for", async () => {
     const api = new FakeApiServer();
-    api.putObject(PODS, pod('web', 'node-b'));
+    api.putObject(PODS, pod({ name: 'web', nodeName: 'node-b' }));
     const cache = clusterPodCache(api, silentLogger);
     cache.start();
     try {

@@ -3,13 +3,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  API_VERSION,
-  CniErrorCode,
-  NODECONFIG_KIND,
-  silentLogger,
-  type AgentRequest,
-} from '@flock/api';
+import { CniErrorCode, silentLogger, type AgentRequest } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import {
   NAMESPACES,
   NETWORK_POLICIES,
@@ -61,12 +56,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'flock-policy-'));
   api = new FakeApiServer();
   put(NODES, { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' } });
-  put(NODECONFIGS, {
-    apiVersion: API_VERSION,
-    kind: NODECONFIG_KIND,
-    metadata: { name: 'node-a', annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
-    spec: { pool: 'dc1', cidr6: '2001:db8:100::/64', bgp: { asn: 64512, peers: [] } },
-  });
+  put(NODECONFIGS, nodeConfig({ ipAlgo: 'sequential' }));
   put(NAMESPACES, namespace('shop'));
   datapath = new FakeDatapath();
   nft = new RecordingNft();

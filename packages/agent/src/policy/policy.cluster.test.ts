@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
-import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import {
   CLUSTER_NETWORK_POLICIES,
   type HttpTransport,
@@ -144,12 +144,7 @@ beforeAll(async () => {
   ({ cp, api, apply } = await startTestCluster('node-a'));
   // Installed before the agent starts: its first pass waits for the cluster policy caches.
   await installCnpCrd(cp); // as the chart ships it (v0.3.0, experimental channel)
-  await apply(NODECONFIGS, {
-    apiVersion: API_VERSION,
-    kind: NODECONFIG_KIND,
-    metadata: { name: 'node-a', annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
-    spec: { pool: 'dc1', cidr6: '2001:db8:100::/64', bgp: { asn: 64512, peers: [] } },
-  });
+  await apply(NODECONFIGS, nodeConfig({ ipAlgo: 'sequential' }));
   nodeNs = await Netns.create('node');
   dir = await mkdtemp(join(tmpdir(), 'flock-policy-it-'));
   node = new TestNode({ cp, nodeName: 'node-a', netns: nodeNs, dir });

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentRequest } from '@flock/api';
+import { pod } from '@flock/api/testing';
 import { PODS } from '@flock/kube';
 import { createMemoryLogger, type FakeApiServer } from '@flock/kube/testing';
 import { NftApplier } from '@flock/netpol';
@@ -16,7 +17,6 @@ import { RecordingNft } from '../../testing/policy.js';
 import { testAgentConfig } from '../../testing/agent-config.js';
 import { routingApiServer } from '../../testing/routing-api.js';
 import { FakeBird } from '../../testing/fake-bird.js';
-import { pod } from '../../testing/routing-fixtures.js';
 import { statusCommand } from './command.js';
 import { formatDuration } from './format.js';
 import { AgentStatus } from './snapshot.js';
@@ -39,8 +39,7 @@ function capture() {
 }
 
 async function add(name: string, annotations: Record<string, string>): Promise<void> {
-  const uid = api.putObject(PODS, { apiVersion: 'v1', kind: 'Pod', ...pod(name, { annotations }) })
-    .metadata.uid;
+  const uid = api.putObject(PODS, pod({ name, annotations })).metadata.uid;
   const request: AgentRequest = {
     command: 'ADD',
     containerID: `c-${name}`,

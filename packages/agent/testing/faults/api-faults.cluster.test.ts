@@ -18,12 +18,7 @@ beforeAll(async () => {
     nodeName: NODE,
     // Sequential addresses: an address handed out twice shows up as the same address.
     annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' },
-    spec: {
-      pool: 'dc1',
-      cidr6: '2001:db8:100::/64',
-      cidr4: '192.0.2.0/24',
-      bgp: { asn: 64512, peers: [] },
-    },
+    spec: { cidr4: '192.0.2.0/24' },
     agentArgs: [
       ...['--watchdog', `${WATCHDOG_MS}ms`, '--sweep-period', '3s', '--orphan-grace', '1s'],
       ...['--bgp-status-period', '1s', '--address-quarantine', '1s'],

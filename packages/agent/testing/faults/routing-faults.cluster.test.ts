@@ -26,8 +26,6 @@ beforeAll(async () => {
     nodeName: NODE,
     router: { routerAs: 65000, nodeAs: 64512 },
     spec: {
-      pool: 'dc1',
-      cidr6: '2001:db8:100::/64',
       cidr4: '192.0.2.0/24',
       pinnedCIDRs: ['2001:db8:200::/64'],
       bgp: {

@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import { NODECONFIGS, type HttpTransport } from '@flock/kube';
 import { Netns, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,19 +96,18 @@ beforeAll(async () => {
   requireKernelTier('cnitool', 'nsenter', 'nft');
   let apply;
   ({ cp, api, apply } = await startTestCluster('node-a'));
-  await apply(NODECONFIGS, {
-    apiVersion: API_VERSION,
-    kind: NODECONFIG_KIND,
-    metadata: { name: 'node-a', annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
-    spec: {
-      pool: 'dc1',
-      cidr6: CIDR6,
-      cidr4: CIDR4,
-      pinnedCIDRs: ['2001:db8:200::/64'],
-      anycastCIDRs: ['2001:db8:300::/120'],
-      bgp: { asn: 64512, peers: [] },
-    },
-  });
+  await apply(
+    NODECONFIGS,
+    nodeConfig({
+      ipAlgo: 'sequential',
+      spec: {
+        cidr6: CIDR6,
+        cidr4: CIDR4,
+        pinnedCIDRs: ['2001:db8:200::/64'],
+        anycastCIDRs: ['2001:db8:300::/120'],
+      },
+    }),
+  );
   nodeNs = await Netns.create('cnode');
   dir = await mkdtemp(join(tmpdir(), 'flock-crash-'));
   node = new TestNode({ cp, nodeName: 'node-a', netns: nodeNs, dir });

@@ -7,7 +7,8 @@
 import { mkdir, mkdtemp, readFile, readdir, rm, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, CniErrorCode, NODECONFIG_KIND } from '@flock/api';
+import { CniErrorCode } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import { run } from '@flock/exec';
 import { NODECONFIGS, type HttpTransport } from '@flock/kube';
 import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
@@ -112,12 +113,10 @@ beforeAll(async () => {
   requireKernelTier('cnitool', 'nsenter', 'nft', 'mount', 'umount');
   let apply;
   ({ cp, api, apply } = await startTestCluster('node-a'));
-  await apply(NODECONFIGS, {
-    apiVersion: API_VERSION,
-    kind: NODECONFIG_KIND,
-    metadata: { name: 'node-a', annotations: { 'flock.fritzlab.net/ip-algo': 'sequential' } },
-    spec: { pool: 'dc1', cidr6: CIDR6, cidr4: CIDR4, bgp: { asn: 64512, peers: [] } },
-  });
+  await apply(
+    NODECONFIGS,
+    nodeConfig({ ipAlgo: 'sequential', spec: { cidr6: CIDR6, cidr4: CIDR4 } }),
+  );
   nodeNs = await Netns.create('snode');
   dir = await mkdtemp(join(tmpdir(), 'flock-store-fail-'));
   disk = join(dir, 'disk');

@@ -1,3 +1,4 @@
+import { nodeConfig } from '@flock/api/testing';
 import { describe, expect, it } from 'vitest';
 import { applyObject, patchStatus } from '../api/apply.js';
 import { InvalidObjectError } from '../api/resource-client.js';
@@ -6,13 +7,6 @@ import { KubeApiError } from '../core/errors.js';
 import { FakeApiServer } from '../../testing/fake-apiserver.js';
 import { createMemoryLogger } from '../../testing/memory-logger.js';
 import { CONFIGMAPS } from '../core/resource.js';
-
-const nodeConfig = (name: string, pool = 'dc1') => ({
-  apiVersion: 'flock.fritzlab.net/v1alpha1' as const,
-  kind: 'NodeConfig' as const,
-  metadata: { name },
-  spec: { pool, cidr6: '2001:db8:100::/64', bgp: { asn: 64512, peers: [] } },
-});
 
 function setup() {
   const server = new FakeApiServer();
@@ -24,7 +18,7 @@ function setup() {
 describe('apply helpers and typed clients', () => {
   it('applies with the apply-patch content type, field manager and force', async () => {
     const { server, nodeConfigs } = setup();
-    const stored = await nodeConfigs.apply(nodeConfig('n1'));
+    const stored = await nodeConfigs.apply(nodeConfig({ name: 'n1' }));
     expect(stored.spec.pool).toBe('dc1');
     expect(server.requests.at(-1)).toMatchObject({
       method: 'PATCH',
@@ -36,7 +30,7 @@ describe('apply helpers and typed clients', () => {
 
   it('writes status through /status, by apply or by merge patch with a version precondition', async () => {
     const { server, nodeConfigs } = setup();
-    const created = await nodeConfigs.apply(nodeConfig('n1'));
+    const created = await nodeConfigs.apply(nodeConfig({ name: 'n1' }));
     const status = { observedGeneration: 1, advertisedRoutes: 3 };
     const applied = await nodeConfigs.patchStatus('n1', status);
     expect(applied.status).toEqual(status);
@@ -67,9 +61,9 @@ describe('apply helpers and typed clients', () => {
 
   it('parses reads with the @flock/api schemas and refuses invalid objects', async () => {
     const { server, nodeConfigs, logger } = setup();
-    await nodeConfigs.apply(nodeConfig('good'));
+    await nodeConfigs.apply(nodeConfig({ name: 'good' }));
     server.putObject(NODECONFIGS, {
-      ...nodeConfig('bad'),
+      ...nodeConfig({ name: 'bad' }),
       spec: { pool: 'x', cidr6: 'not-a-cidr' },
     } as never);
     expect((await nodeConfigs.get('good'))?.spec.bgp.peers).toEqual([]);
@@ -81,7 +75,7 @@ describe('apply helpers and typed clients', () => {
 
   it('deletes with preconditions and says whether something was deleted', async () => {
     const { nodeConfigs } = setup();
-    const n = await nodeConfigs.apply(nodeConfig('n1'));
+    const n = await nodeConfigs.apply(nodeConfig({ name: 'n1' }));
     await expect(nodeConfigs.delete('n1', { uid: 'not-this-one' })).rejects.toBeInstanceOf(
       KubeApiError,
     );

@@ -1,19 +1,15 @@
+import type { Pod } from '@flock/api';
+import { pod as buildPod } from '@flock/api/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Cache } from './cache.js';
 import { CacheView } from './cache-view.js';
 import { FakeApiServer } from '../../testing/fake-apiserver.js';
 import { resourceListWatch } from './listwatch-source.js';
 import { createMemoryLogger } from '../../testing/memory-logger.js';
-import { PODS, type KubeObject } from '../core/resource.js';
+import { PODS } from '../core/resource.js';
 
-type Pod = KubeObject & { spec: { nodeName?: string }; status?: { phase?: string } };
-const pod = (name: string, nodeName: string, phase = 'Running'): Pod => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name, namespace: 'ns' },
-  spec: { nodeName },
-  status: { phase },
-});
+const pod = (name: string, nodeName: string, phase = 'Running') =>
+  buildPod({ name, namespace: 'ns', nodeName, phase });
 
 let cache: Cache<Pod> | undefined;
 afterEach(() => cache?.stop());
@@ -22,7 +18,7 @@ async function started(server: FakeApiServer): Promise<Cache<Pod>> {
   cache = new Cache<Pod>({
     source: resourceListWatch(server, PODS),
     logger: createMemoryLogger(),
-    indexers: { node: (p) => (p.spec.nodeName ? [p.spec.nodeName] : []) },
+    indexers: { node: (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []) },
   });
   cache.start();
   await cache.synced;

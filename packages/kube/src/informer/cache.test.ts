@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Pod } from '@flock/api';
+import { pod as buildPod } from '@flock/api/testing';
 import { z } from 'zod';
 import { Cache, CacheStoppedError, type CacheOptions } from './cache.js';
 import { FakeApiServer } from '../../testing/fake-apiserver.js';
@@ -13,13 +15,8 @@ const cm = (name: string, data: Record<string, string> = {}, namespace = 'ns') =
   data,
 });
 
-type Pod = KubeObject & { spec: { nodeName?: string } };
-const pod = (name: string, nodeName: string, labels: Record<string, string> = {}) => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name, namespace: 'ns', labels },
-  spec: { nodeName },
-});
+const pod = (name: string, nodeName: string, labels: Record<string, string> = {}) =>
+  buildPod({ name, namespace: 'ns', nodeName, labels });
 
 const tick = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
@@ -144,7 +141,7 @@ describe('Cache: list then watch', () => {
   it('keeps an index (pods by spec.nodeName) up to date', async () => {
     const cache = start<Pod>({
       source: resourceListWatch(server, PODS),
-      indexers: { node: (p) => (p.spec.nodeName ? [p.spec.nodeName] : []) },
+      indexers: { node: (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []) },
     });
     server.putObject(PODS, pod('p1', 'n1'));
     server.putObject(PODS, pod('p2', 'n1'));
