@@ -1,7 +1,8 @@
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, NODECONFIG_KIND, silentLogger, type NodeConfig } from '@flock/api';
+import { silentLogger } from '@flock/api';
+import { nodeConfig as buildNodeConfig, pod } from '@flock/api/testing';
 import { NODECONFIGS, NODES, PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -10,17 +11,7 @@ import { AgentConfig } from './core/config.js';
 import { hostVethName } from './datapath/index.js';
 import { FakeDatapath } from '../testing/datapath/fake.js';
 
-const nodeConfig: NodeConfig = {
-  apiVersion: API_VERSION,
-  kind: NODECONFIG_KIND,
-  metadata: { name: 'node-a' },
-  spec: {
-    pool: 'dc1',
-    cidr6: '2001:db8:100::/64',
-    cidr4: '192.0.2.16/28',
-    bgp: { asn: 64512, peers: [] },
-  },
-};
+const nodeConfig = buildNodeConfig({ spec: { cidr4: '192.0.2.16/28' } });
 
 const entry = (containerID: string, state: 'pending' | 'committed', ip6: string) => ({
   containerID,
@@ -74,12 +65,7 @@ describe('agent start-up', () => {
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'lib'), { recursive: true });
     // The committed entry's pod still exists (else the orphan sweep would remove the entry).
-    const kept = api.putObject(PODS, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'kept', namespace: 'default' },
-      spec: { nodeName: 'node-a', containers: [] },
-    });
+    const kept = api.putObject(PODS, pod({ name: 'kept', uid: undefined, phase: undefined }));
     await writeFile(
       join(dir, 'lib', 'allocations.json'),
       JSON.stringify({

@@ -1,20 +1,17 @@
 // Shared fixtures of the routing unit tests: a NodeConfig, allocation entries, pods.
-import { API_VERSION, NODECONFIG_KIND, type NodeConfig, type Pod } from '@flock/api';
+import type { NodeConfig, Pod } from '@flock/api';
+import { nodeConfig, pod as buildPod } from '@flock/api/testing';
 import type { AllocationEntry } from '../src/store/index.js';
 
-export const NODE_CONFIG: NodeConfig = {
-  apiVersion: API_VERSION,
-  kind: NODECONFIG_KIND,
-  metadata: { name: 'node-a', generation: 3 },
+export const NODE_CONFIG: NodeConfig = nodeConfig({
+  metadata: { generation: 3 },
   spec: {
-    pool: 'dc1',
-    cidr6: '2001:db8:100::/64',
     cidr4: '192.0.2.16/28',
     pinnedCIDRs: ['2001:db8:200::/64', '198.51.100.0/24'],
     anycastCIDRs: ['2001:db8:300::/120', '203.0.113.0/28'],
     bgp: { asn: 64512, peers: [{ address: '2001:db8:ffff::1', asn: 65000 }] },
   },
-};
+});
 
 export function entry(name: string, over: Partial<AllocationEntry> = {}): AllocationEntry {
   return {
@@ -32,6 +29,7 @@ export function entry(name: string, over: Partial<AllocationEntry> = {}): Alloca
   };
 }
 
+/** A pod of `default` on node-a (Running and Ready unless told otherwise). */
 export function pod(
   name: string,
   over: {
@@ -43,18 +41,5 @@ export function pod(
     terminating?: boolean;
   } = {},
 ): Pod {
-  return {
-    metadata: {
-      namespace: 'default',
-      name,
-      uid: over.uid ?? `uid-${name}`,
-      ...(over.annotations ? { annotations: over.annotations } : {}),
-      ...(over.terminating ? { deletionTimestamp: '2026-08-16T09:00:00Z' } : {}),
-    },
-    spec: { nodeName: 'node-a', containers: [] },
-    status: {
-      phase: over.phase ?? 'Running',
-      conditions: [{ type: 'Ready', status: over.ready === false ? 'False' : 'True' }],
-    },
-  };
+  return buildPod({ name, ...over });
 }

@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import { NODECONFIGS } from '@flock/kube';
 import { Netns } from '@flock/testkit';
 import { TestNode, createTestPod, startTestCluster, type TestCluster } from '@flock/agent/testing';
@@ -56,17 +56,10 @@ export async function startFlockNode(
     node = new TestNode({ cp: cluster.cp, nodeName: NODE_NAME, netns, dir });
     await node.installPlugin();
     // A /22 for IPv4: released addresses stay in quarantine, and two rounds of pods follow.
-    await cluster.apply(NODECONFIGS, {
-      apiVersion: API_VERSION,
-      kind: NODECONFIG_KIND,
-      metadata: { name: NODE_NAME },
-      spec: {
-        pool: 'bench',
-        cidr6: '2001:db8:100::/64',
-        cidr4: '100.64.0.0/22',
-        bgp: { asn: 64512, peers: [] },
-      },
-    });
+    await cluster.apply(
+      NODECONFIGS,
+      nodeConfig({ name: NODE_NAME, spec: { pool: 'bench', cidr4: '100.64.0.0/22' } }),
+    );
     const uids: string[] = [];
     for (let i = 0; i < pods; i++) {
       uids.push(

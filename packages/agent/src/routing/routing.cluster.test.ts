@@ -5,7 +5,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_VERSION, NODECONFIG_KIND, NodeConfig } from '@flock/api';
+import { NodeConfig } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import { type HttpTransport, NODECONFIGS, NODES, PODS, objectPath } from '@flock/kube';
 import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,28 +101,27 @@ beforeAll(async () => {
       data: { password: Buffer.from(`${PASSWORD}\n`).toString('base64') },
     },
   });
-  await apply(NODECONFIGS, {
-    apiVersion: API_VERSION,
-    kind: NODECONFIG_KIND,
-    metadata: { name: NODE },
-    spec: {
-      pool: 'dc1',
-      cidr6: '2001:db8:100::/64',
-      cidr4: '192.0.2.16/28',
-      pinnedCIDRs: ['2001:db8:200::/64'],
-      anycastCIDRs: ['2001:db8:300::/120'],
-      bgp: {
-        asn: 64512,
-        peers: [
-          {
-            address: '2001:db8:ffff::1',
-            asn: 65000,
-            passwordSecretRef: { name: 'bgp', namespace: 'default' },
-          },
-        ],
+  await apply(
+    NODECONFIGS,
+    nodeConfig({
+      name: NODE,
+      spec: {
+        cidr4: '192.0.2.16/28',
+        pinnedCIDRs: ['2001:db8:200::/64'],
+        anycastCIDRs: ['2001:db8:300::/120'],
+        bgp: {
+          asn: 64512,
+          peers: [
+            {
+              address: '2001:db8:ffff::1',
+              asn: 65000,
+              passwordSecretRef: { name: 'bgp', key: 'password', namespace: 'default' },
+            },
+          ],
+        },
       },
-    },
-  });
+    }),
+  );
   dir = await mkdtemp(join(tmpdir(), 'flock-routing-it-'));
   nodeNs = await Netns.create('rnode');
   router = await TestRouter.create({

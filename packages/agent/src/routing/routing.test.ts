@@ -29,11 +29,7 @@ let agent: RunningAgent | undefined;
 function putPod(name: string, over: Parameters<typeof pod>[1] = {}): string {
   const existing = api.getObject<{ metadata: { uid: string } }>(PODS, name, 'default');
   const uid = existing?.metadata.uid ?? 'assigned-by-the-api-server';
-  const stored = api.putObject(PODS, {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    ...pod(name, { uid, ...over }),
-  });
+  const stored = api.putObject(PODS, pod(name, { uid, ...over }));
   return stored.metadata.uid;
 }
 
