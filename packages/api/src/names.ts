@@ -9,6 +9,8 @@ export const POOL_KIND = 'Pool';
 export const POOL_PLURAL = 'pools';
 export const NODECONFIG_KIND = 'NodeConfig';
 export const NODECONFIG_PLURAL = 'nodeconfigs';
+export const ADDRESSCLAIM_KIND = 'AddressClaim';
+export const ADDRESSCLAIM_PLURAL = 'addressclaims';
 
 /** Node label: "false" keeps the flock agent off a node (the chart's DaemonSet affinity honours it). */
 export const AGENT_LABEL = `${GROUP}/agent`;
@@ -20,6 +22,12 @@ export const PINNED_IP_ANNOTATION = `${GROUP}/pinned-ip`;
 export const ANYCAST_ANNOTATION = `${GROUP}/anycast`;
 /** Pod annotation: comma-separated BGP communities ("A:B", "A:B:C") added to the pod's own announcements, from the Pool's allowedPodCommunities. */
 export const BGP_COMMUNITIES_ANNOTATION = `${GROUP}/bgp-communities`;
+/**
+ * Pod annotation: the owner key of the pod's pinned and anycast claims (default: its
+ * controller, e.g. Deployment/web). A pinned address passes only to a pod of the same
+ * namespace and key; anycast pods of one namespace and key share their addresses.
+ */
+export const CLAIM_KEY_ANNOTATION = `${GROUP}/claim-key`;
 /** Field manager names used for server-side apply. */
 export const OPERATOR_FIELD_MANAGER = 'flock-operator';
 export const AGENT_FIELD_MANAGER = 'flock-agent';

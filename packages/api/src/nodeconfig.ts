@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { Asn, BgpRouteSettings, MAX_PEERS, NodeBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, ObjectMeta } from './meta.js';
 import { cidrString, ipString } from './net.js';
+import { FloatingGrant, MAX_GRANTS } from './floating.js';
 import { MAX_RANGES } from './pool.js';
 import { withRules } from './rules.js';
 import { API_VERSION, NODECONFIG_KIND } from './names.js';
@@ -57,6 +58,16 @@ export const NodeConfigSpec = withRules(
       .max(MAX_RANGES)
       .optional()
       .describe("Ranges pods may announce as anycast (copied from the Pool's anycast.cidrs)."),
+    pinnedGrants: z
+      .array(FloatingGrant)
+      .max(MAX_GRANTS)
+      .optional()
+      .describe("Who may claim pinned addresses (copied from the Pool's pinned.grants)."),
+    anycastGrants: z
+      .array(FloatingGrant)
+      .max(MAX_GRANTS)
+      .optional()
+      .describe("Who may claim anycast addresses (copied from the Pool's anycast.grants)."),
     bgp: NodeBgp,
   }),
   [],

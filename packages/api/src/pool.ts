@@ -1,6 +1,7 @@
 // Pool: address ranges, BGP settings and the nodes they apply to. Cluster-scoped, written by users.
 import { z } from 'zod';
 import { IpAlgo } from './annotations.js';
+import { FloatingGrant, MAX_GRANTS } from './floating.js';
 import { Asn, BgpRouteSettings, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, LabelSelector, ObjectMeta } from './meta.js';
 import { MAX_ADDRESS_LENGTH, cidrString, splitCidr } from './net.js';
@@ -69,13 +70,20 @@ const PoolIPv4 = withRules(
   nodePrefixRules(4),
 ).describe('Optional IPv4 addressing: every node gets one slice of nodePrefixLength from cidr.');
 
-const CidrList = (what: string) =>
+const FloatingRanges = (what: string) =>
   z.object({
     cidrs: z
       .array(cidrString(`${what}.cidrs[]`))
       .min(1)
       .max(MAX_RANGES)
       .describe(`The ${what} ranges (IPv6 or IPv4 CIDRs).`),
+    grants: z
+      .array(FloatingGrant)
+      .max(MAX_GRANTS)
+      .optional()
+      .describe(
+        `Which namespaces may claim ${what} addresses from these ranges; absent or empty: none may.`,
+      ),
   });
 
 const PoolBgp = withRules(
@@ -94,12 +102,12 @@ export const PoolSpec = z
     ),
     ipv6: PoolIPv6,
     ipv4: PoolIPv4.optional(),
-    pinned: CidrList('pinned')
+    pinned: FloatingRanges('pinned')
       .optional()
       .describe(
         'Addresses a pod may request by annotation and keep when it moves to another node.',
       ),
-    anycast: CidrList('anycast')
+    anycast: FloatingRanges('anycast')
       .optional()
       .describe('The only ranges pods of this pool may announce as anycast.'),
     bgp: PoolBgp,

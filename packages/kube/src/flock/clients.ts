@@ -1,8 +1,10 @@
-// flock's own resources: the Pool and NodeConfig references and the NodeConfig client, parsed
+// flock's own resources: the Pool, NodeConfig and AddressClaim references and the NodeConfig client, parsed
 // by the schemas of @flock/api. They live here, not in @flock/api beside the schemas, because a
 // client needs this package's transport and apply helpers, and @flock/kube already depends on
 // @flock/api (api ← kube ← apps): the other way round would be a cycle.
 import {
+  ADDRESSCLAIM_KIND,
+  ADDRESSCLAIM_PLURAL,
   GROUP,
   NODECONFIG_KIND,
   NODECONFIG_PLURAL,
@@ -30,6 +32,14 @@ export const NODECONFIGS: ResourceRef = {
   version: VERSION,
   plural: NODECONFIG_PLURAL,
   kind: NODECONFIG_KIND,
+  namespaced: false,
+};
+
+export const ADDRESSCLAIMS: ResourceRef = {
+  group: GROUP,
+  version: VERSION,
+  plural: ADDRESSCLAIM_PLURAL,
+  kind: ADDRESSCLAIM_KIND,
   namespaced: false,
 };
 
