@@ -7,6 +7,11 @@ import type { BirdControl } from '@flock/bird';
 import type { FileSystem } from '@flock/exec';
 import { EventRecorder, startHealthServer, type KubeTransport } from '@flock/kube';
 import { Registry } from 'prom-client';
+import { fetchNamespace, fetchNodeReady } from './claims/api-reads.js';
+import { ClaimBook } from './claims/book.js';
+import { claimCache, claimLookup } from './claims/cache.js';
+import { ClaimKeeper } from './claims/keeper.js';
+import { usableSources } from './claims/ownership.js';
 import { CniHandlers, type FaultPoint } from './cni/handlers.js';
 import { metered } from './cni/metered.js';
 import { OrphanSweep } from './cni/orphan-sweep.js';
@@ -21,7 +26,7 @@ import { NetworkConditionKeeper } from './node-status/node-condition.js';
 import { statusInputs } from './node-status/status-inputs.js';
 import { NodeStatusReporter } from './node-status/status-reporter.js';
 import { NodeConfigTracker, nodeConfigEvents } from './node/node-config.js';
-import { PodLookupWithFallback, clusterPodCache, nodePods } from './node/pods.js';
+import { PodLookupWithFallback, clusterPodCache, fetchPod, nodePods } from './node/pods.js';
 import {
   PolicyReconciler,
   policyCaches,
@@ -141,6 +146,30 @@ function buildAgent(deps: AgentDeps) {
   const allPods = clusterPodCache(transport, logger, config.watchdogMs, metrics.options);
   const pods = nodePods(allPods, nodeName);
   const podLookup = new PodLookupWithFallback(pods, transport);
+  // Who owns each floating address: one cache of every claim, read by the plan and the policy;
+  // written only through the book.
+  const claims = claimCache(transport, logger, config.watchdogMs, metrics.options);
+  const claimOf = claimLookup(claims);
+  const book = new ClaimBook({
+    transport,
+    nodeName,
+    logger,
+    fetchPod: (namespace, name) => fetchPod(transport, namespace, name),
+    nodeReady: (name) => fetchNodeReady(transport, name),
+  });
+  const keeper = new ClaimKeeper({
+    nodeName,
+    store,
+    pods,
+    claims,
+    book,
+    nodeConfig,
+    periodMs: config.sweepPeriodMs,
+    logger,
+    warn: (pod, reason, note) =>
+      void events.event(pod, { type: 'Warning', reason, action: 'ClaimAddress', note }),
+    loops: metrics.loops,
+  });
   const policy = deps.policyApplier
     ? new PolicyReconciler({
         caches: policyCaches(transport, allPods, logger, metrics.options, config.watchdogMs),
@@ -152,6 +181,16 @@ function buildAgent(deps: AgentDeps) {
         resyncMs: config.resyncMs,
         logDroppedPerSecond: config.logDeniedPerSecond,
         warn: policyWarnings(events),
+        floating: {
+          claims,
+          sourcesOf: (entry, pod) =>
+            usableSources(
+              claimOf,
+              entry,
+              pod,
+              nodeConfig.current()?.nodeConfig.spec.pinnedCIDRs ?? [],
+            ),
+        },
       })
     : undefined;
   if (!policy) logger.warn('no NetworkPolicy applier: NetworkPolicy is not enforced');
@@ -161,6 +200,8 @@ function buildAgent(deps: AgentDeps) {
     logger,
     store,
     pods,
+    claimOf,
+    claimsReady: () => keeper.firstPass(),
     nodeConfig,
     datapath,
     bird: deps.bird ?? birdControls(config.birdSocketPath),
@@ -175,11 +216,13 @@ function buildAgent(deps: AgentDeps) {
     datapath,
     node: () => nodeConfig.current(),
     pods: podLookup,
+    claims: { book, keeper, namespace: (name) => fetchNamespace(transport, name) },
     hooks: {
       ...(policy ? { beforeCommit: (e) => policy.beforeCommit(e) } : {}),
       changed: () => {
         policy?.trigger();
         routing.changed();
+        keeper.trigger();
       },
     },
     logger,
@@ -214,6 +257,7 @@ function buildAgent(deps: AgentDeps) {
     loops: metrics.loops,
   });
   routing.onChange(() => nodeStatus.refresh());
+  routing.onApplied((hostRoutes) => keeper.setAnnounced(hostRoutes));
   policy?.onResult((r) => nodeStatus.setPolicy(r));
   metrics.observe(
     agentView({
@@ -275,6 +319,15 @@ function buildAgent(deps: AgentDeps) {
       },
       stop: () => allPods.stop(),
     },
+    {
+      name: 'address claims cache',
+      start: async () => {
+        claims.start();
+        await claims.waitForSync(POD_CACHE_SYNC_WAIT_MS).catch(() => {});
+      },
+      stop: () => claims.stop(),
+    },
+    keeper,
     new NetworkConditionKeeper(
       transport,
       nodeName,

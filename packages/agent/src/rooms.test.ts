@@ -9,6 +9,7 @@ const TIERS = [
   ['core'],
   ['cni-server', 'datapath', 'store'],
   ['node'],
+  ['claims'],
   ['cni'],
   ['routing', 'policy'],
   ['node-status'],

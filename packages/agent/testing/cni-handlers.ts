@@ -12,6 +12,7 @@ import { AllocationStore } from '../src/store/index.js';
 import { FakeDatapath } from './datapath/fake.js';
 import type { NodeState } from '../src/node/node-config.js';
 import { CniHandlers, type CniHandlerDeps } from '../src/cni/handlers.js';
+import { testClaims, type TestClaims } from './claims.js';
 
 export const nodeConfig = buildNodeConfig({
   ipAlgo: 'sequential',
@@ -19,6 +20,9 @@ export const nodeConfig = buildNodeConfig({
     cidr4: '192.0.2.16/28',
     pinnedCIDRs: ['2001:db8:200::/64', '198.51.100.0/24'],
     anycastCIDRs: ['2001:db8:300::/120'],
+    // Every namespace may claim (the legacy, insecure grant): these tests are about ADD itself.
+    pinnedGrants: [{ anyNamespace: true }],
+    anycastGrants: [{ anyNamespace: true }],
     bgp: { asn: 64512, peers: [], allowedPodCommunities: { standard: ['65000:666'] } },
   },
 });
@@ -34,6 +38,7 @@ export let pods: Map<string, Pod>;
 export let warnings: string[];
 export let committedHook: string[];
 export let handlers: CniHandlers;
+export let claims: TestClaims;
 
 /** The node's state the handlers see from now on (undefined: no NodeConfig yet). */
 export function setNode(n: NodeState | undefined): void {
@@ -53,6 +58,7 @@ export function make(extra: Partial<CniHandlerDeps> = {}): void {
     datapath,
     node: () => node,
     pods: { get: async (ns, name) => pods.get(`${ns}/${name}`) },
+    claims,
     logger: silentLogger,
     warn: (_pod, reason, message) => warnings.push(`${reason}: ${message}`),
     hooks: { beforeCommit: async (e) => void committedHook.push(e.containerID) },
@@ -75,6 +81,7 @@ export async function setUp(): Promise<void> {
   pods = new Map([['default/web', pod('web')]]);
   warnings = [];
   committedHook = [];
+  claims = testClaims();
   make();
 }
 

@@ -10,6 +10,7 @@ import type { NodeConfigSpec, Pod } from '@flock/api';
 import { renderBirdConfig } from '@flock/bird';
 import type { AllocationEntry } from '../../src/store/index.js';
 import { planAnnouncements, toBirdModel } from '../../src/routing/announcements.js';
+import { claimsFor } from '../../testing/routing-fixtures.js';
 
 const spec: NodeConfigSpec = {
   pool: 'bench',
@@ -62,7 +63,8 @@ function msPer(fn: () => unknown, minMs = 1500): number {
 const rows: string[][] = [];
 for (const n of [100, 1_000, 10_000]) {
   const { entries, podOf } = node(n);
-  const plan = () => planAnnouncements({ spec, entries, podOf });
+  const claimOf = claimsFor(entries, { pinnedCIDRs: spec.pinnedCIDRs ?? [] });
+  const plan = () => planAnnouncements({ spec, entries, podOf, claimOf });
   const model = () => toBirdModel({ plan: plan(), spec, routerId: '10.0.0.1', peers: [] });
   const planMs = msPer(plan);
   const quietMs = msPer(() => JSON.stringify(model()));

@@ -22,6 +22,7 @@ import { CniHandlers } from '../cni/handlers.js';
 import { FakeDatapath } from '../../testing/datapath/fake.js';
 import { startCniServer, type CniServer } from './server.js';
 import { rawExchange, tempSocketPath } from '../../testing/cni-server.js';
+import { testClaims } from '../../testing/claims.js';
 
 const RUNS = process.env['FLOCK_SOAK'] === '1' ? 100_000 : 10_000;
 const TIMEOUT = process.env['FLOCK_SOAK'] === '1' ? 3_600_000 : 300_000;
@@ -151,6 +152,7 @@ beforeAll(async () => {
   const handlers = new CniHandlers({
     store,
     datapath,
+    claims: testClaims(),
     node: () => ({ nodeConfig, allocator }),
     pods: { get: async (ns, name) => pods.get(`${ns}/${name}`) },
     logger: silentLogger,

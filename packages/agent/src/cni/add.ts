@@ -2,13 +2,28 @@
 // datapath and the pod's NetworkPolicy are in place; any failure undoes what was done and
 // releases the addresses, so a crash or an error never leaves an address held without its pod
 // or kernel state without its entry.
-import { CniErrorCode, type AgentRequest, type CniResult } from '@flock/api';
+import {
+  BGP_COMMUNITIES_ANNOTATION,
+  CniErrorCode,
+  type AgentRequest,
+  type CniResult,
+  type Pod,
+} from '@flock/api';
+import { canonicalAddress } from '@flock/ipam';
+import { checkGrants, claimFloating, type FloatingRequest } from '../claims/acquire.js';
+import { allowedCommunities } from '../claims/grants.js';
+import { podClaimKey } from '../claims/keys.js';
 import { AllocationStoreError, entryKey, type AllocationEntry } from '../store/index.js';
 import type { NodeState } from '../node/node-config.js';
 import type { CniHandlerDeps } from './deps.js';
 import { CniCommandError } from '../core/cni-error.js';
 import { PhaseTimer, timed } from './phases.js';
-import { addressRequest, communityRequest, pinnedConflict, podIdentity } from './pod-request.js';
+import {
+  addressRequest,
+  communityRequest,
+  podIdentity,
+  type AddressRequest,
+} from './pod-request.js';
 import { cniResult, setupPod, type PodSetup } from './pod-spec.js';
 
 /** Removes an entry's kernel state, the entry and its addresses (CniHandlers.undo). */
@@ -45,13 +60,18 @@ export async function add(
       `pod ${who.namespace}/${who.name} has UID ${pod.metadata.uid}, the runtime asked for ${who.uid}`,
     );
   }
-  // A refusal of what the pod asks for is also told to its owner: an Event on the pod.
+  // A refusal of what the pod asks for is also told to its owner: an Event on the pod. (Waiting
+  // for a holder to withdraw is no refusal: the runtime retries the ADD.)
+  const told = (reason: string, error: unknown): never => {
+    if (error instanceof CniCommandError && error.code !== CniErrorCode.TryAgainLater)
+      deps.warn?.(pod, reason, error.message);
+    throw error;
+  };
   const refusing = <T>(reason: string, check: () => T): T => {
     try {
       return check();
     } catch (error) {
-      if (error instanceof CniCommandError) deps.warn?.(pod, reason, error.message);
-      throw error;
+      return told(reason, error);
     }
   };
   const { spec } = node.nodeConfig;
@@ -62,17 +82,52 @@ export async function add(
       deps.logger,
     ),
   );
+  const floating: FloatingRequest = {
+    namespace: who.namespace,
+    pod: who.name,
+    uid: pod.metadata.uid,
+    key: refusing('FlockAddressRefused', () => podClaimKey(pod)),
+    pinned: [wanted.pinned?.ipv6, wanted.pinned?.ipv4].flatMap((ip) =>
+      ip === undefined ? [] : [canonicalAddress(ip) ?? ip],
+    ),
+    anycast: wanted.anycast,
+  };
+  const asksFloating =
+    floating.pinned.length > 0 ||
+    floating.anycast.length > 0 ||
+    pod.metadata.annotations?.[BGP_COMMUNITIES_ANNOTATION] !== undefined;
+  // Grants select namespaces by label: read only when the pod asks for what they govern.
+  const namespace = asksFloating
+    ? await deps.claims.namespace(who.namespace)
+    : { name: who.namespace, labels: {} };
+  refusing('FlockAddressRefused', () => checkGrants(spec, namespace, floating));
   const communities = refusing('FlockCommunityRefused', () =>
-    communityRequest(pod, spec.bgp.allowedPodCommunities),
+    communityRequest(pod, allowedCommunities(spec, namespace)),
   );
-  const pinned = [wanted.pinned?.ipv6, wanted.pinned?.ipv4].filter((ip) => ip !== undefined);
-  if (pinned.length && deps.pods.holdersOf) {
-    const conflict = pinnedConflict(pod, pinned, await deps.pods.holdersOf(pinned));
-    if (conflict) {
-      deps.warn?.(pod, 'FlockAddressRefused', conflict);
-      throw new CniCommandError(CniErrorCode.NotAllowed, conflict);
-    }
+  // The keeper leaves these addresses to this ADD until it ends (committed or undone).
+  const done = deps.claims.keeper.hold([...floating.pinned, ...floating.anycast]);
+  try {
+    await claimFloating(deps.claims.book, floating).catch((e: unknown) =>
+      told('FlockAddressRefused', e),
+    );
+    return await attach(deps, node, request, { pod, wanted, communities, floating }, undo, time);
+  } finally {
+    done();
   }
+}
+
+/** The pod's addresses allocated, the entry pending, wired and admitted, then committed. */
+async function attach(
+  deps: CniHandlerDeps,
+  node: NodeState,
+  request: AgentRequest,
+  asked: { pod: Pod; wanted: AddressRequest; communities: string[]; floating: FloatingRequest },
+  undo: Undo,
+  time: PhaseTimer,
+): Promise<CniResult> {
+  const { containerID, ifName, netns } = request as Required<AgentRequest>;
+  const who = podIdentity(request.args);
+  const { pod, wanted, communities } = asked;
   const owner = entryKey(containerID, ifName);
   const allocated = node.allocator.allocate({
     owner,
@@ -96,12 +151,13 @@ export async function add(
       ifname: ifName,
       namespace: who.namespace,
       pod: who.name,
-      podUID: pod.metadata.uid,
+      podUID: asked.floating.uid,
       ip6: a.ip6,
       ...(a.ip4 ? { ip4: a.ip4 } : {}),
       pinned: a.pinned,
       anycast: wanted.anycast,
       ...(communities.length ? { communities } : {}),
+      claimKey: asked.floating.key,
     });
   } catch (error) {
     node.allocator.release(owner);

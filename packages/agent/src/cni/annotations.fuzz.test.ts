@@ -23,6 +23,7 @@ import { AllocationStore } from '../store/index.js';
 import type { Pod } from '@flock/api';
 import { FakeDatapath } from '../../testing/datapath/fake.js';
 import { CniHandlers } from './handlers.js';
+import { testClaims } from '../../testing/claims.js';
 
 const RUNS = process.env['FLOCK_SOAK'] === '1' ? 100_000 : 10_000;
 const TIMEOUT = process.env['FLOCK_SOAK'] === '1' ? 1_800_000 : 180_000;
@@ -30,7 +31,14 @@ const TIMEOUT = process.env['FLOCK_SOAK'] === '1' ? 1_800_000 : 180_000;
 const PINNED = ['2001:db8:200::/64', '198.51.100.0/28'];
 const ANYCAST = ['2001:db8:300::/120', '203.0.113.0/28'];
 const nodeConfig = buildNodeConfig({
-  spec: { cidr4: '192.0.2.16/28', pinnedCIDRs: PINNED, anycastCIDRs: ANYCAST },
+  spec: {
+    cidr4: '192.0.2.16/28',
+    pinnedCIDRs: PINNED,
+    anycastCIDRs: ANYCAST,
+    // Every namespace may claim: these properties are about the annotations' grammar.
+    pinnedGrants: [{ anyNamespace: true }],
+    anycastGrants: [{ anyNamespace: true }],
+  },
 });
 
 /** A file system in memory: the store's writes cost nothing, so 10,000 ADDs stay fast. */
@@ -155,6 +163,7 @@ async function freshAgent() {
   const handlers = new CniHandlers({
     store,
     datapath,
+    claims: testClaims(),
     node: () => node,
     pods: { get: async (ns, name) => pods.get(`${ns}/${name}`) },
     logger: silentLogger,

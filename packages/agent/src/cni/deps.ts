@@ -6,6 +6,9 @@ import type { Datapath } from '../datapath/index.js';
 import type { FaultHook, HandlerFaultPoint } from '../core/faults.js';
 import type { NodeState } from '../node/node-config.js';
 import type { PodLookup } from '../node/pods.js';
+import type { ClaimBook } from '../claims/book.js';
+import type { NamespaceRef } from '../claims/grants.js';
+import type { ClaimKeeper } from '../claims/keeper.js';
 
 /** What other parts of the agent do around ADD and DEL. */
 export interface CniHooks {
@@ -18,6 +21,14 @@ export interface CniHooks {
   changed?(): void;
 }
 
+/** Address ownership at ADD: the grants' namespace check, the claims, the keeper kept off. */
+export interface FloatingClaims {
+  book: Pick<ClaimBook, 'claimPinned' | 'joinAnycast'>;
+  keeper: Pick<ClaimKeeper, 'hold'>;
+  /** The pod's namespace with its labels (grants select namespaces by label). */
+  namespace: (name: string) => Promise<NamespaceRef>;
+}
+
 /** Tell the pod's owner about a refusal (a Kubernetes Event on the pod). */
 export type PodWarning = (pod: Pod, reason: string, message: string) => void;
 
@@ -26,6 +37,7 @@ export interface CniHandlerDeps {
   datapath: Datapath;
   node: () => NodeState | undefined;
   pods: PodLookup;
+  claims: FloatingClaims;
   logger: Logger;
   hooks?: CniHooks;
   warn?: PodWarning;

@@ -1,12 +1,12 @@
 // CNI ADD: allocation, wiring, commit, and what it refuses.
-import { CniErrorCode, silentLogger, type Pod } from '@flock/api';
+import { CniErrorCode, claimName } from '@flock/api';
+import { pod as buildPod } from '@flock/api/testing';
 import { AddressAllocator } from '@flock/ipam';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PODS } from '@flock/kube';
-import { FakeApiServer } from '@flock/kube/testing';
+import { ADDRESSCLAIMS } from '@flock/kube';
 import { hostVethName } from '../datapath/index.js';
-import { PodLookupWithFallback, clusterPodCache, nodePods } from '../node/pods.js';
 import {
+  claims,
   committedHook,
   datapath,
   handlers,
@@ -110,66 +110,80 @@ describe('CNI ADD', () => {
         args: { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'bad' },
       }),
     );
-    expect(bad).toMatchObject({ ok: false, error: { code: CniErrorCode.NotAllowed } });
-    expect(warnings.join()).toContain('FlockAllocationFailed');
+    expect(bad).toMatchObject({
+      ok: false,
+      error: { code: CniErrorCode.NotAllowed, msg: expect.stringContaining('outside this node') },
+    });
+    expect(warnings.join()).toContain('FlockAddressRefused');
   });
 
-  it('refuses a pinned address of either family that another live pod of the cluster holds, as any of its addresses', async () => {
-    const api = new FakeApiServer();
-    const put = (p: Pod) => api.putObject(PODS, { apiVersion: 'v1', kind: 'Pod', ...p } as never);
-    const holder = (name: string, ips: string[], phase = 'Running', deleted?: string) =>
-      put({
-        metadata: {
-          name,
+  it('claims a pinned address of either family for the pod; refuses one another pod holds, with an Event and nothing kept', async () => {
+    pods.set(
+      'default/web',
+      pod('web', { 'flock.fritzlab.net/pinned-ip': '2001:db8:200::7,198.51.100.7' }),
+    );
+    expect((await handlers.handle(request('ADD'))).ok).toBe(true);
+    for (const ip of ['2001:db8:200::7', '198.51.100.7'])
+      expect(claims.api.getObject(ADDRESSCLAIMS, claimName(ip))).toMatchObject({
+        spec: {
+          address: ip,
+          kind: 'Pinned',
           namespace: 'default',
-          ...(deleted ? { deletionTimestamp: deleted } : {}),
+          key: 'Pod/web',
+          holders: [{ node: 'node-a', pod: 'web', uid: 'uid-web' }],
         },
-        spec: { nodeName: 'node-b', containers: [] },
-        status: { phase, podIP: ips[0], podIPs: ips.map((ip) => ({ ip })) },
       });
-    holder('v6-primary', ['2001:db8:200::7', '198.51.100.7']);
-    holder('v4-secondary', ['2001:db8:101::1', '198.51.100.9']);
-    holder('v6-secondary', ['198.51.100.10', '2001:db8:200::a']);
-    holder('done', ['2001:db8:200::b', '198.51.100.11'], 'Succeeded');
-    make({
-      pods: new PodLookupWithFallback(nodePods(clusterPodCache(api, silentLogger), 'node-a'), api),
-    });
-    let adds = 0;
-    const add = async (pinned: string) => {
-      const name = `p${++adds}`;
-      put(pod(name, { 'flock.fritzlab.net/pinned-ip': pinned }));
-      const args = { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: name };
-      const netns = datapath.createNetns(`/var/run/netns/${name}`);
-      return handlers.handle(request('ADD', { containerID: name, netns, args }));
-    };
-    const refusal = (ip: string, by: string) => ({
+    expect(store.get('c1', 'eth0')).toMatchObject({ claimKey: 'Pod/web', pinned: true });
+
+    // Another namespace asks for the same IPv4 address: refused, without naming the holder.
+    pods.set(
+      'other/thief',
+      buildPod({
+        name: 'thief',
+        namespace: 'other',
+        annotations: { 'flock.fritzlab.net/pinned-ip': '198.51.100.7' },
+      }),
+    );
+    const args = { K8S_POD_NAMESPACE: 'other', K8S_POD_NAME: 'thief' };
+    const netns = datapath.createNetns('/var/run/netns/thief');
+    const r = await handlers.handle(request('ADD', { containerID: 'c2', netns, args }));
+    expect(r).toMatchObject({
       ok: false,
       error: {
         code: CniErrorCode.NotAllowed,
-        msg: expect.stringContaining(`${ip} is in use by pod default/${by} on node node-b`),
+        msg: 'pinned address 198.51.100.7: it is claimed by another namespace',
       },
     });
-    expect(await add('2001:db8:200::7')).toMatchObject(refusal('2001:db8:200::7', 'v6-primary'));
-    // An IPv4-only pin, and the same IPv4 with another IPv6: the IPv4 is someone's secondary.
-    expect(await add('198.51.100.9')).toMatchObject(refusal('198.51.100.9', 'v4-secondary'));
-    expect(await add('2001:db8:200::99,198.51.100.9')).toMatchObject(
-      refusal('198.51.100.9', 'v4-secondary'),
+    expect(warnings.pop()).toBe(
+      'FlockAddressRefused: pinned address 198.51.100.7: it is claimed by another namespace',
     );
-    expect(await add('2001:db8:200:0::a')).toMatchObject(
-      refusal('2001:db8:200::a', 'v6-secondary'),
-    );
-    expect(store.entries()).toEqual([]);
-    expect(warnings.join()).toContain('FlockAddressRefused');
-    // A terminated pod's addresses are free again.
-    expect((await add('2001:db8:200::b,198.51.100.11')).ok).toBe(true);
-    // Evicted from a dead node: being deleted, the address moves to its replacement.
-    holder(
-      'v4-secondary',
-      ['2001:db8:101::1', '198.51.100.9'],
-      'Running',
-      new Date().toISOString(),
-    );
-    expect((await add('198.51.100.9')).ok).toBe(true);
+    expect(store.get('c2', 'eth0')).toBeUndefined();
+    expect(claims.held.get('198.51.100.7')).toBe(0);
+  });
+
+  it('refuses a pinned address in a namespace no grant covers (secure by default)', async () => {
+    setNode({
+      ...node!,
+      nodeConfig: {
+        ...nodeConfig,
+        spec: {
+          ...nodeConfig.spec,
+          pinnedGrants: [{ namespaceSelector: { matchLabels: { team: 'a' } } }],
+        },
+      },
+    });
+    pods.set('default/web', pod('web', { 'flock.fritzlab.net/pinned-ip': '2001:db8:200::7' }));
+    const r = await handlers.handle(request('ADD'));
+    expect(r).toMatchObject({
+      ok: false,
+      error: {
+        code: CniErrorCode.NotAllowed,
+        msg: expect.stringContaining(
+          'namespace default may not claim pinned address 2001:db8:200::7',
+        ),
+      },
+    });
+    expect(claims.api.getObject(ADDRESSCLAIMS, claimName('2001:db8:200::7'))).toBeUndefined();
   });
 
   it('keeps allowed anycast addresses and communities, refuses others with an event', async () => {
@@ -197,7 +211,7 @@ describe('CNI ADD', () => {
     expect(warnings.pop()).toMatch(/^FlockAddressRefused: /);
     const tag = (c: string) => ({ 'flock.fritzlab.net/bgp-communities': c });
     await refused('nox', tag('65000:666,65535:65281'), /65535:65281 are not allowed/);
-    expect(warnings.pop()).toMatch(/^FlockCommunityRefused: .*allowedPodCommunities: 65000:666/);
+    expect(warnings.pop()).toMatch(/^FlockCommunityRefused: .*grants that cover it: 65000:666/);
     await refused('typo', tag('65000:66666'), /neither a standard community/);
     expect(warnings.pop()).toMatch(/^FlockCommunityRefused: /);
   });

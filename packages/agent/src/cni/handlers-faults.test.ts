@@ -14,6 +14,7 @@ import { FakeDatapath } from '../../testing/datapath/fake.js';
 import type { HandlerFaultPoint } from '../core/faults.js';
 import type { NodeState } from '../node/node-config.js';
 import { CniHandlers, type CniHooks } from './handlers.js';
+import { testClaims } from '../../testing/claims.js';
 
 let dir: string;
 let datapath: FakeDatapath;
@@ -26,6 +27,7 @@ async function setup(fs: FileSystem = nodeFileSystem, hooks?: CniHooks) {
   const handlers = new CniHandlers({
     store,
     datapath,
+    claims: testClaims(),
     node: () => node,
     pods: {
       get: async (namespace, name) => pod({ namespace, name, uid: 'uid-web' }),

@@ -19,7 +19,6 @@ import {
 } from '@flock/api';
 import { canonicalAddress, cidrsContainIp, resolveIpAlgo } from '@flock/ipam';
 import { CniCommandError } from '../core/cni-error.js';
-import { podAddresses } from '../node/pods.js';
 
 interface PodIdentity {
   namespace: string;
@@ -42,7 +41,7 @@ export function podIdentity(args: Record<string, string>): PodIdentity {
   return uid ? { namespace, name, uid } : { namespace, name };
 }
 
-interface AddressRequest {
+export interface AddressRequest {
   algo: IpAlgo;
   pinned?: PinnedAddresses;
   anycast: string[];
@@ -85,8 +84,9 @@ export function addressRequest(
 }
 
 /**
- * The pod's own BGP communities (bgp-communities annotation), canonical; every one must be in
- * the node's allowedPodCommunities (the Pool's), else the ADD is refused.
+ * The pod's own BGP communities (bgp-communities annotation), canonical; every one must be
+ * allowed to its namespace (the communities of the grants that cover it), else the ADD is
+ * refused.
  */
 export function communityRequest(pod: Pod, allowed: Communities | undefined): string[] {
   const who = `pod ${pod.metadata?.namespace}/${pod.metadata?.name}`;
@@ -103,35 +103,8 @@ export function communityRequest(pod: Pod, allowed: Communities | undefined): st
     const list = [...(allowed?.standard ?? []), ...(allowed?.large ?? [])].join(', ') || 'none';
     throw new CniCommandError(
       CniErrorCode.NotAllowed,
-      `${who}: BGP communities ${refused.join(', ')} are not allowed on this node (the Pool's allowedPodCommunities: ${list})`,
+      `${who}: BGP communities ${refused.join(', ')} are not allowed to this namespace on this node (the communities of the Pool's grants that cover it: ${list})`,
     );
   }
   return parsed.value;
-}
-
-/**
- * Another pod of the cluster already using one of this pod's pinned addresses (either family,
- * as any of its addresses), as a refusal message. Announcing it from two nodes would split its
- * traffic (one copy is a blackhole), so a pinned address is only taken over from a pod that is
- * being deleted or has terminated — the replacement of a pod evicted from a dead node
- * (docs/announcements.md).
- */
-export function pinnedConflict(
-  pod: Pod,
-  pinned: readonly string[],
-  holders: readonly Pod[],
-): string | undefined {
-  const wanted = new Set(pinned.map((ip) => canonicalAddress(ip) ?? ip));
-  for (const h of holders) {
-    if (h.metadata?.uid === pod.metadata?.uid || h.metadata?.deletionTimestamp !== undefined)
-      continue;
-    if (['Succeeded', 'Failed'].includes(h.status?.phase ?? '')) continue;
-    const ip = podAddresses(h).find((a) => wanted.has(a));
-    if (ip === undefined) continue;
-    return (
-      `pod ${pod.metadata?.namespace}/${pod.metadata?.name}: pinned address ${ip} is in use by ` +
-      `pod ${h.metadata?.namespace}/${h.metadata?.name} on node ${h.spec?.nodeName ?? '(none)'}`
-    );
-  }
-  return undefined;
 }

@@ -8,29 +8,21 @@ import {
   Cache,
   CacheView,
   PODS,
-  formatFieldSelector,
   isNotFound,
   objectPath,
   resourceListWatch,
   type KubeTransport,
   type MetricsOptions,
 } from '@flock/kube';
-import { canonicalAddress } from '@flock/ipam';
 import { CniCommandError } from '../core/cni-error.js';
 
-/** Pods that may still hold their addresses (a terminated pod's may be reused). */
-const NOT_TERMINATED = formatFieldSelector([
-  { field: 'status.phase', op: '!=', value: 'Succeeded' },
-  { field: 'status.phase', op: '!=', value: 'Failed' },
-]);
-const HOLDERS_PAGE = 500;
 /** The pod cache's index of pods by spec.nodeName. */
 export const BY_NODE = 'node';
 const FLOCK_ANNOTATION = `${GROUP}/`;
 
 /**
  * What the cache keeps of a pod: the fields flock reads (identity, labels, flock's own
- * annotations, node, named ports, phase, addresses, the Ready condition). Trimmed as it enters
+ * annotations, its controller, node, named ports, phase, addresses, the Ready condition). Trimmed as it enters
  * the cache, so 10,000 pods cost a fraction of their objects (no managedFields, no
  * last-applied-configuration) and a change costs no re-parsing.
  */
@@ -40,6 +32,10 @@ export function trimPod(p: Pod): Pod {
     k.startsWith(FLOCK_ANNOTATION),
   );
   const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
+  const owner = (m.ownerReferences ?? []).find((r) => r['controller'] === true);
+  const controller = owner
+    ? { kind: owner['kind'], name: owner['name'], controller: true }
+    : undefined;
   return {
     // Always (list items of built-in types carry neither): an Event about the pod needs its kind.
     apiVersion: 'v1',
@@ -52,6 +48,8 @@ export function trimPod(p: Pod): Pod {
       ...(m.labels ? { labels: m.labels } : {}),
       ...(annotations.length ? { annotations: Object.fromEntries(annotations) } : {}),
       ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      // The controller names the pod's claim key (claims/keys.ts); nothing else of the list.
+      ...(controller ? { ownerReferences: [controller] } : {}),
     },
     spec: {
       ...(p.spec?.nodeName ? { nodeName: p.spec.nodeName } : {}),
@@ -125,19 +123,6 @@ export function nodePods(pods: Cache<Pod>, nodeName: string): CacheView<Pod> {
 /** Where ADD finds the Pod object (the node's pod cache, falling back to the API server). */
 export interface PodLookup {
   get(namespace: string, name: string, uid?: string): Promise<Pod | undefined>;
-  /**
-   * Pods of the whole cluster, not terminated, that hold any of `ips` (in any entry of
-   * status.podIPs, whatever its family: a pod's secondary address counts as much as its
-   * primary one).
-   */
-  holdersOf?(ips: readonly string[]): Promise<Pod[]>;
-}
-
-/** Every address of a pod (status.podIPs, else status.podIP), canonical. */
-export function podAddresses(pod: Pod): string[] {
-  const ips = pod.status?.podIPs?.map((p) => p.ip) ?? [];
-  if (pod.status?.podIP) ips.push(pod.status.podIP);
-  return [...new Set(ips.map((ip) => canonicalAddress(ip)).filter((ip) => ip !== undefined))];
 }
 
 export class PodLookupWithFallback implements PodLookup {
@@ -158,37 +143,6 @@ export class PodLookupWithFallback implements PodLookup {
         `cannot look up pod ${namespace}/${name}: the API server did not answer (${errorText(error)}); try again later`,
       );
     }
-  }
-
-  /**
-   * The API server selects pods by their primary address only (status.podIP), so a pinned
-   * IPv4 address behind an IPv6 primary — or the other way round — is found by reading every
-   * pod that has not terminated, a page at a time (only the matches are kept). Only an ADD of
-   * a pod with a pinned address pays for it.
-   */
-  async holdersOf(ips: readonly string[]): Promise<Pod[]> {
-    const wanted = new Set(ips.map((ip) => canonicalAddress(ip) ?? ip));
-    const source = resourceListWatch(this.transport, PODS);
-    const out: Pod[] = [];
-    let token: string | undefined;
-    try {
-      do {
-        const page = await source.list({
-          limit: HOLDERS_PAGE,
-          fieldSelector: NOT_TERMINATED,
-          ...(token ? { continue: token } : {}),
-        });
-        for (const pod of page.items.map((item) => Pod.parse(item)))
-          if (podAddresses(pod).some((ip) => wanted.has(ip))) out.push(pod);
-        token = page.continue;
-      } while (token);
-    } catch (error) {
-      throw new CniCommandError(
-        CniErrorCode.TryAgainLater,
-        `cannot check who holds pinned address ${ips.join(', ')}: the API server did not answer (${errorText(error)}); try again later`,
-      );
-    }
-    return out;
   }
 }
 

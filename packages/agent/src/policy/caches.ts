@@ -4,7 +4,7 @@
 // stops it. Namespaces are validated and trimmed to what translate() reads once, as they enter
 // the cache. NetworkPolicies stay raw: an invalid one must not be skipped by the cache (that
 // would silently allow what it denies) but reported and enforced fail-closed (see state.ts).
-import type { Logger, Pod } from '@flock/api';
+import { ANYCAST_ANNOTATION, isPodReady, type Logger, type Pod } from '@flock/api';
 import {
   Cache,
   NAMESPACES,
@@ -18,7 +18,10 @@ import { Namespace } from '@flock/netpol';
 import type { z } from 'zod';
 import { ClusterPolicyCaches } from './cluster-caches.js';
 
-/** The part of a pod policy enforcement reads: a change elsewhere (Ready, annotations) is none. */
+/**
+ * The part of a pod policy enforcement reads: a change elsewhere (annotations) is none. Ready
+ * counts only for an anycast pod: its anycast addresses are its sources only while it is Ready.
+ */
 function policyView(p: Pod): unknown {
   return [
     p.metadata.uid,
@@ -28,6 +31,9 @@ function policyView(p: Pod): unknown {
     p.status?.phase,
     p.status?.podIP,
     p.status?.podIPs,
+    p.metadata.annotations?.[ANYCAST_ANNOTATION] === undefined
+      ? undefined
+      : [isPodReady(p), p.metadata.deletionTimestamp !== undefined],
   ];
 }
 

@@ -4,9 +4,9 @@
 // its datapath step and before it commits, so a new pod's rules are in force before its ADD
 // returns. All passes are runs of one Loop (policy), so applies never interleave; ADDs that
 // arrive while a pass runs share the next one, and a failed pass is retried with backoff.
-import { CniErrorCode, type Logger, type Pod } from '@flock/api';
+import { CniErrorCode, type AddressClaim, type Logger, type Pod } from '@flock/api';
 import { entryKey, type AllocationEntry } from '../store/index.js';
-import { Loop, type KubeObject } from '@flock/kube';
+import { Loop, type Cache, type KubeObject } from '@flock/kube';
 import { IncrementalTranslator, renderTable, type NftTable } from '@flock/netpol';
 import type { PodLookup } from '../node/pods.js';
 import { CniCommandError } from '../core/cni-error.js';
@@ -45,6 +45,15 @@ export interface PolicyReconcilerOptions {
   syncTimeoutMs?: number;
   /** Log dropped packets (rate-limited, per pod chain); 0 or absent: off. */
   logDroppedPerSecond?: number;
+  /**
+   * Address ownership: the claims (waited for and watched like the other caches; started by
+   * their owner) and what each local attachment may use as its source addresses. Absent: every
+   * attachment uses all of its addresses.
+   */
+  floating?: {
+    claims: Pick<Cache<AddressClaim>, 'synced' | 'addHandler'>;
+    sourcesOf: (entry: AllocationEntry, pod: Pod | undefined) => LocalAttachment['sources'];
+  };
   /** Pass durations, apply errors and loop runs (loop policy). */
   metrics?: Pick<AgentMetrics, 'loops' | 'policyPassDuration' | 'policyApplyErrors'>;
 }
@@ -81,6 +90,7 @@ export class PolicyReconciler {
       namespaces.synced,
       policies.synced,
       cluster?.ready,
+      options.floating?.claims.synced,
     ]).then(() => {
       this.complete = true;
     });
@@ -121,6 +131,8 @@ export class PolicyReconciler {
         { replay: false },
       ),
     );
+    const claims = this.options.floating?.claims;
+    if (claims) this.unsubscribe.push(claims.addHandler(onChange(sameJson), { replay: false }));
     namespaces.start();
     policies.start();
     this.options.caches.cluster?.start(trigger);
@@ -305,7 +317,9 @@ export class PolicyReconciler {
       if (entry.state === 'committed') this.admitted.delete(key);
       else if (!this.admitted.has(key)) continue; // an ADD that has not reached its policy step
       uids.add(entry.podUID);
-      out.push({ entry, pod: this.podOf(entry) });
+      const pod = this.podOf(entry);
+      const sources = this.options.floating?.sourcesOf(entry, pod);
+      out.push({ entry, pod, ...(sources ? { sources } : {}) });
     }
     for (const key of this.admitted.keys()) if (!present.has(key)) this.admitted.delete(key);
     for (const uid of this.lastSeen.keys()) if (!uids.has(uid)) this.lastSeen.delete(uid);

@@ -24,6 +24,11 @@ export interface LocalAttachment {
   entry: AllocationEntry;
   /** The Pod as last seen; undefined when it was never seen. */
   pod: Pod | undefined;
+  /**
+   * The source addresses it may use (claims/ownership.ts usableSources); absent: all of its
+   * addresses and anycast addresses.
+   */
+  sources?: { addresses: readonly string[]; anycast: readonly string[] };
 }
 
 export interface PolicyInputs {
@@ -116,10 +121,11 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
       spec: { containers: known ? (l.pod.spec?.containers ?? []) : [] },
       status: {
         ...(known && l.pod.status?.phase ? { phase: l.pod.status.phase } : {}),
-        podIPs: addresses(entry),
+        podIPs: l.sources ? l.sources.addresses.map((ip) => ({ ip })) : addresses(entry),
       },
     });
-    local.push({ namespace: entry.namespace, name, interface: veth, anycast: entry.anycast });
+    const anycast = l.sources ? [...l.sources.anycast] : entry.anycast;
+    local.push({ namespace: entry.namespace, name, interface: veth, anycast });
     localLabels.push({ namespace: entry.namespace, labels });
   }
 

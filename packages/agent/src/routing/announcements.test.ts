@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hostVethName } from '../datapath/index.js';
 import { advertisedCount, planAnnouncements, toBirdModel } from './announcements.js';
-import { NODE_CONFIG, entry, pod } from '../../testing/routing-fixtures.js';
+import { NODE_CONFIG, claimsFor, entry, pod } from '../../testing/routing-fixtures.js';
 import type { Pod } from '@flock/api';
 
 const spec = NODE_CONFIG.spec;
@@ -10,10 +10,15 @@ const podsOf = (...list: Pod[]) => {
   return (namespace: string, name: string) => byKey.get(`${namespace}/${name}`);
 };
 const veth = (name: string) => hostVethName(`c-${name}`, 'eth0');
+/** The plan with every entry holding the claims of what it asks for (unless told otherwise). */
+const planFor = (
+  input: Omit<Parameters<typeof planAnnouncements>[0], 'claimOf'>,
+  claimOf = claimsFor(input.entries, { pinnedCIDRs: input.spec.pinnedCIDRs ?? [] }),
+) => planAnnouncements({ ...input, claimOf });
 
 describe('announcement plan', () => {
   it('always announces the aggregates, even without pods', () => {
-    const plan = planAnnouncements({ spec, entries: [], podOf: podsOf() });
+    const plan = planFor({ spec, entries: [], podOf: podsOf() });
     expect(plan.aggregates).toEqual(['2001:db8:100::/64', '192.0.2.16/28']);
     expect(plan.hostRoutes).toEqual([]);
     expect(plan.anycast.size).toBe(0);
@@ -29,7 +34,7 @@ describe('announcement plan', () => {
       entry('done', { ip6: '2001:db8:200::a', pinned: true }),
       entry('adding', { ip6: '2001:db8:200::b', pinned: true, state: 'pending' }),
     ];
-    const plan = planAnnouncements({
+    const plan = planFor({
       spec,
       entries,
       podOf: podsOf(
@@ -46,7 +51,7 @@ describe('announcement plan', () => {
   });
 
   it('a pinned pod that is not Ready is still announced (liveness, not readiness)', () => {
-    const plan = planAnnouncements({
+    const plan = planFor({
       spec,
       entries: [entry('p', { ip6: '2001:db8:200::7', pinned: true })],
       podOf: podsOf(pod('p', { ready: false })),
@@ -57,7 +62,7 @@ describe('announcement plan', () => {
   it('withdraws pinned addresses and anycast of a pod being deleted, keeps its other host routes (2026-08-16)', () => {
     // The kubelet died: the pod is evicted (deletionTimestamp) but never confirmed, still Ready
     // in the cache; its replacement on another node announces the same pinned address.
-    const plan = planAnnouncements({
+    const plan = planFor({
       spec,
       entries: [
         entry('evicted', { ip6: '2001:db8:200::7', pinned: true, anycast: ['2001:db8:300::1'] }),
@@ -78,7 +83,7 @@ describe('announcement plan', () => {
       entry('slow', { ip6: '2001:db8:100::3', ip4: '192.0.2.19', anycast: any }),
       entry('old', { ip6: '2001:db8:100::4', ip4: '192.0.2.20', anycast: any }),
     ];
-    const plan = planAnnouncements({
+    const plan = planFor({
       spec,
       entries,
       podOf: podsOf(pod('a'), pod('b'), pod('slow', { ready: false }), pod('old', { uid: 'x' })),
@@ -91,7 +96,7 @@ describe('announcement plan', () => {
   });
 
   it('withdraws an anycast address when no owner is Ready', () => {
-    const plan = planAnnouncements({
+    const plan = planFor({
       spec,
       entries: [entry('a', { anycast: ['2001:db8:300::1'] })],
       podOf: podsOf(pod('a', { ready: false })),
@@ -100,7 +105,7 @@ describe('announcement plan', () => {
   });
 
   it('leaves out (and warns about) anycast outside the ranges and IPv4 anycast on a pod without IPv4', () => {
-    const plan = planAnnouncements({
+    const plan = planFor({
       spec: { ...spec, anycastCIDRs: ['2001:db8:300::/120', '203.0.113.0/28'] },
       entries: [entry('a', { anycast: ['2001:db8:301::1', '203.0.113.1', '2001:db8:300::2'] })],
       podOf: podsOf(pod('a')),
@@ -113,7 +118,7 @@ describe('announcement plan', () => {
   });
 
   it('builds the BIRD model and counts what it announces', () => {
-    const plan = planAnnouncements({
+    const plan = planFor({
       spec,
       entries: [entry('a', { ip6: '2001:db8:200::7', pinned: true, anycast: ['2001:db8:300::1'] })],
       podOf: podsOf(pod('a')),
@@ -144,8 +149,10 @@ describe('announcement plan', () => {
       entry('old', { ip6: '2001:db8:200::8', pinned: true, communities: ['65000:1', '65000:3'] }),
       entry('plain', { ip6: '2001:db8:200::9', pinned: true }),
     ];
-    const plan = planAnnouncements({
-      spec: { ...spec, bgp },
+    // The legacy grant: allowedPodCommunities count for namespaces granted by anyNamespace.
+    const granted = { ...spec, bgp, pinnedGrants: [{ anyNamespace: true }] };
+    const plan = planFor({
+      spec: granted,
       entries,
       podOf: podsOf(pod('a'), pod('b'), pod('old'), pod('plain')),
     });
@@ -156,9 +163,9 @@ describe('announcement plan', () => {
       ['2001:db8:300::1', ['65000:1', '65000:2', '65000:9:9']],
     ]);
     expect(plan.warnings).toEqual([
-      "community 65000:3 of pod default/old is no longer in this node's allowedPodCommunities",
+      "community 65000:3 of pod default/old is no longer allowed by a grant of this node's Pool",
     ]);
-    const model = toBirdModel({ plan, spec: { ...spec, bgp }, routerId: '192.0.2.1', peers: [] });
+    const model = toBirdModel({ plan, spec: granted, routerId: '192.0.2.1', peers: [] });
     expect(model).toMatchObject({
       localPreference: 300,
       communities: bgp.communities,
@@ -168,5 +175,41 @@ describe('announcement plan', () => {
         { address: '2001:db8:300::1', standard: ['65000:1', '65000:2'], large: ['65000:9:9'] },
       ],
     });
+  });
+
+  it('announces a pinned address only while its pod holds the claim, anycast only for its group', () => {
+    const entries = [
+      entry('held', { ip6: '2001:db8:200::7', pinned: true }),
+      entry('lost', { ip6: '2001:db8:200::8', pinned: true }),
+      entry('member', { ip6: '2001:db8:100::2', anycast: ['2001:db8:300::1'] }),
+      entry('stranger', {
+        ip6: '2001:db8:100::3',
+        namespace: 'evil',
+        anycast: ['2001:db8:300::1'],
+      }),
+      entry('unclaimed', { ip6: '2001:db8:100::4', anycast: ['2001:db8:300::2'] }),
+    ];
+    const claims = claimsFor(entries, { except: ['2001:db8:200::8', '2001:db8:300::2'] });
+    const plan = planFor(
+      {
+        spec,
+        entries,
+        podOf: podsOf(
+          pod('held'),
+          pod('lost'),
+          pod('member'),
+          { ...pod('stranger'), metadata: { ...pod('stranger').metadata, namespace: 'evil' } },
+          pod('unclaimed'),
+        ),
+      },
+      claims,
+    );
+    expect(plan.hostRoutes).toEqual(['2001:db8:200::7']);
+    expect([...plan.anycast]).toEqual([['2001:db8:300::1', [veth('member')]]]);
+    expect(plan.warnings).toEqual([
+      'anycast 2001:db8:300::1 of pod evil/stranger is not claimed by its group',
+      'anycast 2001:db8:300::2 of pod default/unclaimed is not claimed by its group',
+      'pinned 2001:db8:200::8 of pod default/lost is not claimed by it',
+    ]);
   });
 });

@@ -3,20 +3,23 @@
 //   - aggregates: cidr6 and cidr4, always;
 //   - host routes (/128, /32): every address of a live pod that lies in a pinned range or
 //     outside the aggregates — only while the pod is in the cache with the UID of its ADD, and
-//     pinned ones only until the pod is being deleted (its replacement may hold the address
-//     on another node already: the 2026-08-16 blackhole);
+//     pinned ones only while the pod holds their claim and until the pod is being deleted (its
+//     replacement may hold the address on another node already: the 2026-08-16 blackhole);
 //   - anycast: an address while at least one live owning pod is Ready and not being deleted,
-//     inside the NodeConfig's anycast ranges, and of a family the pod has (an IPv4 anycast
-//     address on a pod without IPv4 has no way back out: warned and left out);
+//     its claim is the anycast group of the pod's namespace and key, inside the NodeConfig's
+//     anycast ranges, and of a family the pod has (an IPv4 anycast address on a pod without
+//     IPv4 has no way back out: warned and left out);
 //   - communities: a pod's own (its annotation, kept in its allocation at ADD) ride on its
-//     host routes and anycast addresses while the NodeConfig still allows them; the classes'
-//     communities and the local preference come from the NodeConfig.
+//     host routes and anycast addresses while a grant of the NodeConfig still allows them; the
+//     classes' communities and the local preference come from the NodeConfig.
 // The same plan feeds BIRD (what is announced) and the anycast reconciler (what is routed).
 import { communitiesOutside, splitCommunities, type NodeConfigSpec } from '@flock/api';
 import { announcedPrefixes, type BirdModel, type BirdPeer } from '@flock/bird';
 import { parseAddress, parsePrefix, prefixContainsAddress, type Prefix } from '@flock/ipam';
 import { type AllocationEntry } from '../store/index.js';
 import { hostVethName } from '../datapath/index.js';
+import { allowedCommunities } from '../claims/grants.js';
+import { attachmentKey, holdsPinned, inAnycastGroup, type ClaimOf } from '../claims/ownership.js';
 import { entryLiveness, type PodOf } from '../node/liveness.js';
 
 export interface AnnouncementPlan {
@@ -89,9 +92,9 @@ function podCommunities(
 ): string[] {
   const own = entry.communities ?? [];
   if (!own.length) return own;
-  const refused = new Set(communitiesOutside(own, spec.bgp.allowedPodCommunities));
+  const refused = new Set(communitiesOutside(own, allowedCommunities(spec)));
   for (const c of refused)
-    warnings.push(`community ${c} of ${who} is no longer in this node's allowedPodCommunities`);
+    warnings.push(`community ${c} of ${who} is no longer allowed by a grant of this node's Pool`);
   return own.filter((c) => !refused.has(c));
 }
 
@@ -99,6 +102,8 @@ export function planAnnouncements(input: {
   spec: NodeConfigSpec;
   entries: readonly AllocationEntry[];
   podOf: PodOf;
+  /** Who owns each floating address (the claims cache). */
+  claimOf: ClaimOf;
 }): AnnouncementPlan {
   const { spec } = input;
   const aggregates = [spec.cidr6, ...(spec.cidr4 ? [spec.cidr4] : [])];
@@ -112,7 +117,8 @@ export function planAnnouncements(input: {
 
   for (const entry of input.entries) {
     if (entry.state !== 'committed') continue;
-    const liveness = entryLiveness(entry, input.podOf(entry.namespace, entry.pod));
+    const pod = input.podOf(entry.namespace, entry.pod);
+    const liveness = entryLiveness(entry, pod);
     if (!liveness.live) continue;
     livePods++;
     const who = `pod ${entry.namespace}/${entry.pod}`;
@@ -122,15 +128,28 @@ export function planAnnouncements(input: {
     };
     for (const ip of [entry.ip6, ...(entry.ip4 ? [entry.ip4] : [])]) {
       const kind = isHostRoute(ip);
+      if (
+        kind === 'pinned' &&
+        !liveness.terminating &&
+        !holdsPinned(input.claimOf, ip, entry.podUID)
+      ) {
+        warnings.push(`pinned ${ip} of ${who} is not claimed by it`);
+        continue;
+      }
       if (kind === 'foreign' || (kind === 'pinned' && !liveness.terminating)) {
         hostRoutes.add(ip);
         tag(ip);
       }
     }
+    const key = attachmentKey(entry, pod);
     if (!liveness.ready || liveness.terminating) continue;
     for (const ip of entry.anycast) {
       if (!inAny(anycastPrefixes, ip)) {
         warnings.push(`anycast ${ip} of ${who} is outside this node's anycast ranges`);
+        continue;
+      }
+      if (key === undefined || !inAnycastGroup(input.claimOf, ip, entry.namespace, key)) {
+        warnings.push(`anycast ${ip} of ${who} is not claimed by its group`);
         continue;
       }
       if (!ip.includes(':') && !entry.ip4) {

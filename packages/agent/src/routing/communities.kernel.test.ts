@@ -10,7 +10,7 @@ import { BirdClient, peerProtocolName } from '@flock/bird';
 import { createMemoryLogger } from '@flock/kube/testing';
 import { Netns, addAddresses, eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODE_CONFIG, entry, pod } from '../../testing/routing-fixtures.js';
+import { NODE_CONFIG, claimsFor, entry, pod } from '../../testing/routing-fixtures.js';
 import {
   TestRouter,
   nodeBirdPaths,
@@ -28,6 +28,8 @@ const ROUTER_AS = 65000;
 const fast = { holdTime: 9, keepaliveTime: 3, connectDelayTime: 1, connectRetryTime: 1 };
 const spec = {
   ...NODE_CONFIG.spec,
+  // The legacy grant: allowedPodCommunities count for namespaces it covers (every one).
+  pinnedGrants: [{ anyNamespace: true }],
   bgp: {
     asn: NODE_AS,
     peers: [],
@@ -87,13 +89,15 @@ describe('communities and local preference at the router (kernel)', () => {
     await addAddresses(node, 'uplink', ['203.0.113.2/24']);
     await router.startBird();
 
+    const entries = [
+      entry('web', { ip6: PINNED, pinned: true, communities: ['64512:666'] }),
+      entry('svc', { ip6: '2001:db8:100::3', anycast: [ANYCAST], communities: ['64512:6:6'] }),
+    ];
     const plan = planAnnouncements({
       spec,
-      entries: [
-        entry('web', { ip6: PINNED, pinned: true, communities: ['64512:666'] }),
-        entry('svc', { ip6: '2001:db8:100::3', anycast: [ANYCAST], communities: ['64512:6:6'] }),
-      ],
+      entries,
       podOf: (_ns, name) => (name === 'web' || name === 'svc' ? pod(name) : undefined),
+      claimOf: claimsFor(entries),
     });
     const model = toBirdModel({
       plan,

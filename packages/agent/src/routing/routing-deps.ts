@@ -6,6 +6,7 @@ import type { CacheView, KubeTransport } from '@flock/kube';
 import type { Datapath } from '../datapath/index.js';
 import type { NodeConfigTracker } from '../node/node-config.js';
 import type { AgentMetrics } from '../core/metrics.js';
+import type { ClaimOf } from '../claims/ownership.js';
 import type { SecretReader } from './peer-secrets.js';
 
 /** Routes in the model BIRD last accepted, by class. */
@@ -39,6 +40,13 @@ export interface RoutingDeps {
   store: Pick<AllocationStore, 'entries'>;
   /** This node's pods (the pod cache's by-node view). */
   pods: CacheView<Pod>;
+  /** Who owns each floating address (the claims cache). */
+  claimOf: ClaimOf;
+  /**
+   * Resolves once this node's claims are in step (ClaimKeeper's first pass: what live pods
+   * held before claims existed is claimed): nothing floating is announced before.
+   */
+  claimsReady: () => Promise<void>;
   nodeConfig: NodeConfigTracker;
   datapath: Pick<Datapath, 'listAnycastRoutes' | 'ensureAnycastRoute'>;
   /** reload: configure (a few quick attempts; the announcer retries). status: show protocols. */

@@ -13,7 +13,7 @@ import { FakeDatapath } from '../../testing/datapath/fake.js';
 import { NodeConfigTracker } from '../node/node-config.js';
 import { clusterPodCache, nodePods } from '../node/pods.js';
 import { FakeBird } from '../../testing/fake-bird.js';
-import { NODE_CONFIG } from '../../testing/routing-fixtures.js';
+import { NODE_CONFIG, claimsFor } from '../../testing/routing-fixtures.js';
 import { OrphanSweep } from '../cni/orphan-sweep.js';
 import { Routing } from './routing.js';
 
@@ -84,6 +84,8 @@ describe('routing before the pod cache has synced', () => {
       logger,
       store,
       pods,
+      claimOf: claimsFor(store.entries()),
+      claimsReady: async () => {},
       nodeConfig,
       datapath,
       bird: { reload: bird, status: bird },

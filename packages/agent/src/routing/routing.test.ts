@@ -152,7 +152,11 @@ describe('routing in the agent', () => {
   it('anycast: multipath over Ready pods, one nexthop when one is NotReady, withdrawn when none', async () => {
     bird.up = true;
     await start();
-    const annotations = { 'flock.fritzlab.net/anycast': ANYCAST };
+    // Two replicas of one group (a Deployment's pods share their controller's key).
+    const annotations = {
+      'flock.fritzlab.net/anycast': ANYCAST,
+      'flock.fritzlab.net/claim-key': 'Deployment/dns',
+    };
     const ua = putPod('a', { annotations });
     const ub = putPod('b', { annotations });
     await add('a', ua);

@@ -38,6 +38,7 @@ export class Routing implements Component {
   private exported: ExportedRoutes | undefined;
   private readonly exportLatency: ExportLatency;
   private readonly listeners: (() => void)[] = [];
+  private readonly appliedListeners: ((hostRoutes: readonly string[]) => void)[] = [];
   private warnings = '';
   private live = false;
   private stopped = false;
@@ -111,6 +112,11 @@ export class Routing implements Component {
   /** Call `listener` after each change of what routing reports (state, plan, sessions). */
   onChange(listener: () => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Call `listener` with the host routes of each model BIRD runs from now on. */
+  onApplied(listener: (hostRoutes: readonly string[]) => void): void {
+    this.appliedListeners.push(listener);
   }
 
   /** Start polling BIRD; plan and announce once the pod cache has synced (at once when it has). */
@@ -199,6 +205,8 @@ export class Routing implements Component {
 
   private async begin(): Promise<void> {
     if (this.stopped || this.live) return;
+    await this.deps.claimsReady();
+    if (this.stopped) return;
     await settled(this.refreshLoop.run());
     this.live = true;
     await this.reconcileNow();
@@ -221,6 +229,7 @@ export class Routing implements Component {
       spec,
       entries: this.deps.store.entries(),
       podOf: (namespace, name) => this.deps.pods.getObject(name, namespace),
+      claimOf: this.deps.claimOf,
     });
     this.plan = plan;
     const warnings = plan.warnings.join('\n');
@@ -255,5 +264,6 @@ export class Routing implements Component {
       anycast: plan.anycast.size,
     };
     this.exportLatency.applied(plan, this.deps.store.entries(), this.deps.now?.() ?? Date.now());
+    for (const l of this.appliedListeners) l(plan.hostRoutes);
   }
 }

@@ -4,8 +4,10 @@
 //     "released": [ { ip, identity, pinned, until } ] }
 // `released` (added later, optional in the file) keeps released addresses' quarantine across
 // a restart of the agent; `communities` (added later, optional) are the pod's own BGP
-// communities, read from its annotation at ADD.
+// communities, read from its annotation at ADD; `claimKey` (added later, optional) is the owner
+// key of the pod's pinned and anycast claims.
 import {
+  ClaimKey,
   ContainerId,
   DnsLabel,
   DnsSubdomain,
@@ -55,6 +57,8 @@ export const AllocationEntry = z.object({
     .max(2 * MAX_COMMUNITIES)
     .refine((list) => new Set(list).size === list.length, 'communities must be unique')
     .optional(),
+  /** The owner key of its pinned and anycast claims (claims/keys.ts); absent before claims. */
+  claimKey: ClaimKey.optional(),
   state: z.enum(['pending', 'committed']),
   createdAt: z.iso.datetime(),
 });
