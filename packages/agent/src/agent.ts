@@ -382,6 +382,7 @@ function buildAgent(deps: AgentDeps) {
             nodeStatus,
             nodeConfig,
             store,
+            claims: keeper,
             ...(policy ? { policy } : {}),
           }),
       }),

@@ -23,7 +23,14 @@ export function checkGrants(spec: NodeConfigSpec, namespace: NamespaceRef, r: Fl
     ...r.pinned.map((ip): [ClaimKind, string] => ['Pinned', ip]),
     ...r.anycast.map((ip): [ClaimKind, string] => ['Anycast', ip]),
   ];
+  const nodePrefixes = [spec.cidr6, ...(spec.cidr4 ? [spec.cidr4] : [])];
   for (const [kind, ip] of asked) {
+    // A floating /128 inside a node prefix would beat that prefix's route for one of its pods.
+    if (cidrsContainIp(nodePrefixes, ip))
+      throw new CniCommandError(
+        CniErrorCode.NotAllowed,
+        `pod ${r.namespace}/${r.pod}: ${kind === 'Pinned' ? 'pinned' : 'anycast'} address ${ip} lies in this node's prefix ${nodePrefixes.join(', ')}: floating addresses never do`,
+      );
     if (grantFor(spec, kind, ip, namespace)) continue;
     const list = kind === 'Pinned' ? 'pinned' : 'anycast';
     const ranges = (kind === 'Pinned' ? spec.pinnedCIDRs : spec.anycastCIDRs) ?? [];

@@ -30,6 +30,7 @@ import type {
   PodVeth,
   SysctlResult,
 } from './types.js';
+import { DatapathError } from './types.js';
 import {
   hostCidr,
   validAddress,
@@ -91,9 +92,10 @@ export class FlockDatapath implements Datapath {
     return toPodVeths(host.links, host.routes);
   }
 
-  private async flockRoutes(protos: number[]) {
+  /** The routes of these protocols, and any route to exactly one of `exact`. */
+  private async flockRoutes(protos: number[], exact?: string[]) {
     const host = await this.kernel
-      .read(HOST, { routes: { protos } })
+      .read(HOST, { routes: { protos, ...(exact ? { exact } : {}) } })
       .catch((e: unknown) => Promise.reject(asDatapathError(e, 'read-host')));
     return host.routes;
   }
@@ -126,9 +128,18 @@ export class FlockDatapath implements Datapath {
   async ensureAnycastRoute(ip: string, hostVeths: string[]): Promise<EnsureAnycastResult> {
     const address = validAddress(ip, 'anycast address');
     hostVeths.forEach((v) => validHostVeth(v));
-    const routes = await this.flockRoutes([FLOCK_RT_PROTO, FLOCK_ANYCAST_RT_PROTO]);
+    const dst = hostCidr(address);
+    const routes = await this.flockRoutes([FLOCK_RT_PROTO, FLOCK_ANYCAST_RT_PROTO], [dst]);
+    // `route replace` would overwrite whatever route holds this address: a pod's own route, or
+    // one another protocol (an operator, another daemon) put there. Never: only ours is replaced.
+    const foreign = routes.find((r) => r.dst === dst && r.proto !== FLOCK_ANYCAST_RT_PROTO);
+    if (foreign)
+      throw new DatapathError(
+        'anycast-route',
+        `${dst} is routed by protocol ${foreign.proto} (a pod address or another daemon's route); the anycast route is not put over it`,
+      );
     const plan = planAnycast(address, hostVeths, routes);
-    const current = anycastRouteAt(routes, hostCidr(address));
+    const current = anycastRouteAt(routes, dst);
     const result = { hostVeths: plan.hostVeths, skipped: plan.skipped };
     if (anycastUpToDate(current, plan)) return { changed: false, ...result };
     const action: Action = plan.want

@@ -42,6 +42,25 @@ describe('buildPolicyState', () => {
     expect(text).toContain(`"${veth('web')}" . 192.0.2.5`);
   });
 
+  it('the source addresses of a local pod are only those its claims allow (anti-spoofing)', () => {
+    const web = entry('web', '2001:db8:200::7', { ip4: '192.0.2.5', anycast: ['2001:db8:aa::1'] });
+    // Its pinned IPv6 address passed to another pod; its anycast group is not Ready here.
+    const locals = [
+      {
+        entry: web,
+        pod: p('web', { app: 'web' }, []),
+        sources: { addresses: ['192.0.2.5'], anycast: [] },
+      },
+    ];
+    const text = script({ locals });
+    expect(text).toContain(`"${veth('web')}" . 192.0.2.5`);
+    expect(text).not.toContain(`"${veth('web')}" . 2001:db8:200::7`);
+    expect(text).not.toContain(`"${veth('web')}" . 2001:db8:aa::1`);
+    expect(build({ locals }).state.local).toEqual([
+      { namespace: 'shop', name: 'web', interface: veth('web'), anycast: [] },
+    ]);
+  });
+
   it('every other pod of the cluster is a peer by status.podIPs; the cached copy of a local pod is skipped', () => {
     const web = entry('web', '2001:db8:1::5');
     const { state } = build({

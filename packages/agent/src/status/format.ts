@@ -81,6 +81,15 @@ export function formatStatus(s: AgentStatus): string {
         ]),
       ]),
     );
+  if (s.claimConflicts?.length) {
+    lines.push('', 'Floating addresses not held (neither announced nor sourced here):');
+    lines.push(
+      ...table([
+        ['ADDRESS', 'POD', 'WHY'],
+        ...s.claimConflicts.map((c) => [c.address, `${c.namespace}/${c.pod}`, c.why]),
+      ]),
+    );
+  }
   const p = s.policy;
   lines.push(
     '',

@@ -6,6 +6,7 @@ import type { AllocationEntry } from '../store/index.js';
 import { secondsSince } from '../core/metrics.js';
 import type { NodeConfigTracker } from '../node/node-config.js';
 import type { PolicyReconciler } from '../policy/index.js';
+import type { ClaimKeeper } from '../claims/keeper.js';
 import type { NodeStatusReporter } from '../node-status/status-reporter.js';
 import type { Routing } from '../routing/index.js';
 
@@ -56,6 +57,14 @@ export const AgentStatus = z.object({
   }),
   addresses: z.array(Family),
   allocations: z.array(Allocation),
+  claimConflicts: z
+    .array(
+      z.object({ address: z.string(), namespace: z.string(), pod: z.string(), why: z.string() }),
+    )
+    .optional()
+    .describe(
+      'Floating addresses local pods ask for but do not hold: neither announced nor sourced.',
+    ),
   policy: z.object({
     enforced: z.boolean(),
     ok: z.boolean().optional(),
@@ -78,6 +87,7 @@ export interface StatusSources {
   nodeConfig: Pick<NodeConfigTracker, 'current'>;
   store: { entries(): AllocationEntry[] };
   policy?: Pick<PolicyReconciler, 'lastResult' | 'passes'>;
+  claims?: Pick<ClaimKeeper, 'conflicts'>;
   now?: () => number;
 }
 
@@ -130,6 +140,7 @@ export function agentStatus(s: StatusSources): AgentStatus {
       anycast: e.anycast,
       state: e.state,
     })),
+    ...(s.claims?.conflicts().length ? { claimConflicts: [...s.claims.conflicts()] } : {}),
     policy: {
       enforced: s.policy !== undefined,
       ...(policy

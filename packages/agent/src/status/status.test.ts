@@ -18,7 +18,7 @@ import { testAgentConfig } from '../../testing/agent-config.js';
 import { routingApiServer } from '../../testing/routing-api.js';
 import { FakeBird } from '../../testing/fake-bird.js';
 import { statusCommand } from './command.js';
-import { formatDuration } from './format.js';
+import { formatDuration, formatStatus } from './format.js';
 import { AgentStatus } from './snapshot.js';
 
 let dir: string;
@@ -162,5 +162,33 @@ describe('formatDuration', () => {
     expect(formatDuration(5)).toBe('5s');
     expect(formatDuration(3725)).toBe('1h2m5s');
     expect(formatDuration(90_061)).toBe('1d1h1m1s');
+  });
+});
+
+describe('the text form', () => {
+  it('lists the floating addresses local pods ask for and do not hold', () => {
+    const status = AgentStatus.parse({
+      node: 'node-a',
+      ready: true,
+      bird: { state: 'applied' },
+      peers: [],
+      announced: { aggregates: [], pinned: [], anycast: [] },
+      addresses: [],
+      allocations: [],
+      claimConflicts: [
+        {
+          address: '2001:db8:200::7',
+          namespace: 'default',
+          pod: 'second',
+          why: 'pinned address 2001:db8:200::7: it is held by pod first',
+        },
+      ],
+      policy: { enforced: false, passes: 0 },
+    });
+    expect(formatStatus(status)).toContain(
+      'Floating addresses not held (neither announced nor sourced here):\n' +
+        '  ADDRESS          POD             WHY\n' +
+        '  2001:db8:200::7  default/second  pinned address 2001:db8:200::7: it is held by pod first',
+    );
   });
 });

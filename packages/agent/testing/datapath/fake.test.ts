@@ -231,6 +231,41 @@ describe('FakeDatapath', () => {
     expect(await stepOf(fake.ensureAnycastRoute('2001:db8:aaaa::1', []))).toBe('anycast-route');
   });
 
+  it("never puts an anycast route over another pod's address or another protocol's route", async () => {
+    const fake = new FakeDatapath();
+    const victim = newPod(fake, 'victim', { anycast: [] });
+    await fake.setupPod(victim);
+    const other = newPod(fake, 'c2', { ip6: '2001:db8:100::6', ip4: '192.0.2.6' });
+    await fake.setupPod(other);
+    const routesBefore = fake.hostState().routes;
+    // Another pod's address asked for as anycast: the pod route (protocol 241) stays.
+    expect(await stepOf(fake.ensureAnycastRoute(victim.ip6, [other.hostVeth]))).toBe(
+      'anycast-route',
+    );
+    // An address someone else routes (a static route, protocol 4): left alone too.
+    fake.tamperHost([
+      {
+        op: 'route-replace',
+        step: 'host-routes',
+        route: {
+          dst: '2001:db8:aaaa::9/128',
+          type: 'unicast',
+          proto: 4,
+          nexthops: [{ dev: 'lo' }],
+        },
+      },
+    ]);
+    await expect(fake.ensureAnycastRoute('2001:db8:aaaa::9', [other.hostVeth])).rejects.toThrow(
+      /routed by protocol 4/,
+    );
+    expect(fake.hostState().routes.filter((r) => r.dst === '2001:db8:aaaa::9/128')).toMatchObject([
+      { proto: 4 },
+    ]);
+    expect(fake.hostState().routes.filter((r) => r.dst === `${victim.ip6}/128`)).toEqual(
+      routesBefore.filter((r) => r.dst === `${victim.ip6}/128`),
+    );
+  });
+
   it('sets the host sysctls in its own model', async () => {
     const fake = new FakeDatapath();
     const res = await fake.applyHostSysctls();
