@@ -223,7 +223,8 @@ describe('security in the lab', () => {
       { timeoutMs: 30_000 },
     );
     expect(refused[0]).toContain("outside this node's anycast ranges");
-    expect(refused[1]).toContain(`pinned address ${SAMPLE_PINNED6} is in use by pod default/`);
+    // Same namespace, another workload (key): the holder is named, the key explained.
+    expect(refused[1]).toContain(`pinned address ${SAMPLE_PINNED6}: it is held by pod pinned-`);
     expect(await lab.router!.learned()).not.toContain('2001:db8:999::1/128');
     expect(await hops(`${SAMPLE_PINNED6}/128`)).toEqual([nodeAddress(pinned!.spec.nodeName)]);
     for (const name of ['rogue-anycast', 'hijack']) {
