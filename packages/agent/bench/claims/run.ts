@@ -10,7 +10,7 @@ import { silentLogger } from '@flock/api';
 import { HttpTransport, PODS, formatFieldSelector, resourceListWatch } from '@flock/kube';
 import { table } from '@flock/testkit';
 import { ClaimBook } from '../../src/claims/book.js';
-import { startTestCluster } from '../../testing/test-cluster.js';
+import { createTestPod, startTestCluster } from '../../testing/test-cluster.js';
 
 const PODS_IN_CLUSTER = Number(process.env['BENCH_PODS'] ?? 2000);
 const SAMPLES = 100;
@@ -30,16 +30,7 @@ try {
   for (let i = 0; i < PODS_IN_CLUSTER; i += 20)
     await Promise.all(
       Array.from({ length: Math.min(20, PODS_IN_CLUSTER - i) }, (_, j) =>
-        api.request({
-          method: 'POST',
-          path: '/api/v1/namespaces/default/pods',
-          body: {
-            apiVersion: 'v1',
-            kind: 'Pod',
-            metadata: { name: `p-${i + j}` },
-            spec: { nodeName: 'node-0', containers: [{ name: 'c', image: 'example/x:1' }] },
-          },
-        }),
+        createTestPod(api, { name: `p-${i + j}`, nodeName: 'node-0' }),
       ),
     );
   const source = resourceListWatch(api, PODS);
