@@ -113,9 +113,21 @@ export function claimName(address: string): string {
   ).join('-');
 }
 
-/** The claim's name stands for its address (checked by the API server and on every read). */
+/**
+ * The claim's name stands for its address (checked by the API server and on every read), and
+ * only its canonical spelling does: "2001-db8--1" would parse as the same address, but a
+ * second name for one address would be a second lock. 39 characters with no "." is exactly
+ * eight 4-digit groups (a shortened or IPv4-embedding spelling is shorter or has a "."; the
+ * API server refuses upper case in names). No regex: the cost estimator sizes metadata.name
+ * as unbounded, and a regex over it would blow the budget.
+ */
 const NAME_RULE = {
-  cel: "isIP(self.metadata.name.replace('-', ':')) && ip(self.metadata.name.replace('-', ':')) == ip(self.spec.address)",
+  cel:
+    'isIP(self.spec.address) && (ip(self.spec.address).family() == 4' +
+    ' ? self.metadata.name == self.spec.address' +
+    " : size(self.metadata.name) == 39 && !self.metadata.name.contains('.')" +
+    " && isIP(self.metadata.name.replace('-', ':'))" +
+    " && ip(self.metadata.name.replace('-', ':')) == ip(self.spec.address))",
   message:
     'metadata.name must be the claimed address (IPv4 as is; IPv6 as eight 4-digit groups joined by -)',
 };
@@ -128,6 +140,12 @@ export const AddressClaim = withRules(
     spec: AddressClaimSpec,
     status: AddressClaimStatus.optional(),
   }),
-  [{ ...NAME_RULE, check: (c) => c.metadata.name === claimName(c.spec.address) }],
+  [
+    {
+      ...NAME_RULE,
+      check: (c) =>
+        ipFamily(c.spec.address) !== undefined && c.metadata.name === claimName(c.spec.address),
+    },
+  ],
 );
 export type AddressClaim = z.infer<typeof AddressClaim>;

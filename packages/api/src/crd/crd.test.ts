@@ -12,6 +12,9 @@ type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 
 const version = (crd: Obj): Obj => crd['spec']['versions'][0];
 const crds = (): [string, Obj][] => allCrds();
+const crdOf = (plural: string): Obj =>
+  crds().find(([, c]) => c['spec']['names']['plural'] === plural)![1];
+const schemaOf = (plural: string): Obj => version(crdOf(plural))['schema']['openAPIV3Schema'];
 
 describe('generated CRDs', () => {
   it('crds/ holds exactly what the generator produces (run `npx nx run api:generate-crds`)', async () => {
@@ -35,24 +38,65 @@ describe('generated CRDs', () => {
   it.each(crds())('%s has a status subresource, short names and printer columns', (_file, crd) => {
     expect(version(crd)['subresources']).toEqual({ status: {} });
     expect(crd['spec']['names']['shortNames'].length).toBeGreaterThan(0);
-    expect(version(crd)['additionalPrinterColumns'].map((c: Obj) => c['name'])).toContain('Ready');
+    expect(version(crd)['additionalPrinterColumns'].map((c: Obj) => c['name'])).toContain('Age');
+  });
+
+  it('shows a claim as kubectl get addressclaims (fclaim) should', () => {
+    const claims = crdOf('addressclaims');
+    expect(claims['spec']['names']['shortNames']).toEqual(['fclaim']);
+    expect(
+      version(claims)['additionalPrinterColumns'].map((c: Obj) => [c['name'], c['jsonPath']]),
+    ).toEqual([
+      ['Address', '.spec.address'],
+      ['Kind', '.spec.kind'],
+      ['Namespace', '.spec.namespace'],
+      ['Key', '.spec.key'],
+      ['Holder', '.spec.holders[0].pod'],
+      ['Node', '.spec.holders[0].node'],
+      ['Age', '.metadata.creationTimestamp'],
+    ]);
+    for (const plural of ['pools', 'nodeconfigs']) {
+      const columns = version(crdOf(plural))['additionalPrinterColumns'];
+      expect(columns.map((c: Obj) => c['name'])).toContain('Ready');
+    }
+  });
+
+  it("puts a claim's name rule on the root, where CEL sees metadata.name", () => {
+    const rules = schemaOf('addressclaims')['x-kubernetes-validations'];
+    expect(rules).toHaveLength(1);
+    expect(rules[0]['rule']).toContain('self.metadata.name');
+    expect(rules[0]['message']).toMatch(/^metadata.name must be the claimed address/);
+    expect(schemaOf('pools')['x-kubernetes-validations']).toBeUndefined();
+  });
+
+  it('carries a message expression where the message names the values at fault', () => {
+    const spec = schemaOf('pools')['properties']['spec'];
+    const messages = spec['x-kubernetes-validations'].map((v: Obj) => v['messageExpression']);
+    expect(messages).toHaveLength(5);
+    expect(messages.every((m: unknown) => typeof m === 'string')).toBe(true);
+    const within = spec['properties']['pinned']['x-kubernetes-validations'];
+    expect(within.map((v: Obj) => v['fieldPath'])).toEqual(['.cidrs', '.grants']);
+    // A withRules over a withRules keeps both: the grammar of a range and its width.
+    const item = spec['properties']['anycast']['properties']['cidrs']['items'];
+    expect(item['x-kubernetes-validations'].map((v: Obj) => v['rule'])).toEqual([
+      'isCIDR(self)',
+      '!isCIDR(self) || cidr(self).ip() == cidr(self).masked().ip()',
+      expect.stringContaining('prefixLength() >= (cidr(self).ip().family() == 6 ? 48 : 16)'),
+    ]);
   });
 
   it('carries CEL validations with messages, bounded for the cost estimator', () => {
     const text = JSON.stringify(crds());
     expect(text).toContain('isCIDR(self)');
     expect(text).toContain('self.cidr6 == oldSelf.cidr6');
-    const [, pool] = crds()[1]!;
     const cidr =
-      version(pool)['schema']['openAPIV3Schema']['properties']['spec']['properties']['ipv6'][
-        'properties'
-      ]['cidr'];
+      schemaOf('pools')['properties']['spec']['properties']['ipv6']['properties']['cidr'];
     expect(cidr['maxLength']).toBe(64);
     expect(cidr['x-kubernetes-validations'][0]['message']).toMatch(/IPv6 CIDR/);
   });
 
   it('keeps conditions mergeable by type under server-side apply', () => {
-    for (const [, crd] of crds()) {
+    for (const crd of [crdOf('pools'), crdOf('nodeconfigs')]) {
       const conditions =
         version(crd)['schema']['openAPIV3Schema']['properties']['status']['properties'][
           'conditions'

@@ -79,6 +79,8 @@ export function renderReference(): string {
     parts.push(
       `\`${String(spec['group'])}/${String(version['name'])}\`, cluster-scoped, short names: ${names.shortNames.join(', ')}.`,
     );
+    for (const v of (root['x-kubernetes-validations'] as { message: string }[] | undefined) ?? [])
+      parts.push('', `Rule on the whole object: ${v.message}.`);
     for (const section of ['spec', 'status'] as const) {
       const rows: Row[] = [];
       walk(props[section] as JsonSchema, section, section === 'spec', rows);
