@@ -1,6 +1,7 @@
 export * from './names.js';
 export * from './nodes.js';
 export * from './ownership.js';
+export * from './overlaps.js';
 export * from './desired.js';
 export * from './quarantine.js';
 export * from './conditions.js';
