@@ -16,7 +16,7 @@ import {
   PODS,
   type ResourceRef,
 } from '../src/core/resource.js';
-import { NODECONFIGS, POOLS } from '../src/flock/clients.js';
+import { ADDRESSCLAIMS, NODECONFIGS, POOLS } from '../src/flock/clients.js';
 
 export interface FakeResourceOptions {
   /** Writes to the main resource keep status; status is written through /status (default false). */
@@ -79,6 +79,7 @@ export const BUILTIN_RESOURCES: Array<[ResourceRef, FakeResourceOptions]> = [
   [CUSTOM_RESOURCE_DEFINITIONS, { statusSubresource: true }],
   [POOLS, { statusSubresource: true }],
   [NODECONFIGS, { statusSubresource: true }],
+  [ADDRESSCLAIMS, { statusSubresource: true }],
 ];
 
 export const resourceId = (group: string, version: string, plural: string) =>

@@ -11,6 +11,7 @@ export * from './limiter.js';
 export * from './metrics.js';
 export * from './view.js';
 export * from './reconciler.js';
+export * from './claim-gc.js';
 export * from './handlers.js';
 export * from './options.js';
 export * from './operator.js';
