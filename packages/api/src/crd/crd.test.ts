@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allCrds } from './definitions.js';
 import { renderReference } from './reference.js';
+import { KIND_NOTES } from './reference-notes.js';
+import { invalidCases } from '../../testing/testdata.js';
 import { renderCrds } from './render.js';
 import { structuralViolations, toStructural } from './structural.js';
 
@@ -27,6 +29,13 @@ describe('generated CRDs', () => {
     const reference = await readFile(join(repoCrds, '..', 'docs', 'reference.md'), 'utf8');
     expect(reference).toBe(renderReference());
     expect(reference).toContain('cidr6 is immutable');
+  });
+
+  it("quotes in the reference only messages the Pool's rules really give", () => {
+    const quoted = [...(KIND_NOTES['Pool'] ?? '').matchAll(/`((?:pinned|anycast) [^`]+)`/g)];
+    expect(quoted.length).toBe(6);
+    const messages = invalidCases.map((c) => c.message);
+    for (const [, text] of quoted) expect(messages).toContain(text);
   });
 
   it.each(crds())('%s obeys the structural schema rules', (_file, crd) => {

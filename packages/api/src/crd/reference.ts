@@ -1,6 +1,7 @@
 // The CRD field reference (docs/reference.md), generated from the same structural schemas as
 // the CRDs, so every field's meaning, default and validation is written down exactly once.
 import { allCrds } from './definitions.js';
+import { KIND_NOTES } from './reference-notes.js';
 import type { JsonSchema } from './structural.js';
 
 interface Row {
@@ -81,6 +82,8 @@ export function renderReference(): string {
     );
     for (const v of (root['x-kubernetes-validations'] as { message: string }[] | undefined) ?? [])
       parts.push('', `Rule on the whole object: ${v.message}.`);
+    const notes = KIND_NOTES[names.kind];
+    if (notes) parts.push('', notes);
     for (const section of ['spec', 'status'] as const) {
       const rows: Row[] = [];
       walk(props[section] as JsonSchema, section, section === 'spec', rows);
