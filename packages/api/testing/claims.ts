@@ -1,7 +1,7 @@
 // AddressClaim examples shared by the schema tests and the CRD tests on a real API server: a
 // valid pinned and anycast claim, and invalid ones with the message a user sees. A claim's
 // name is its address (claimName), so the cases carry their object names.
-import { claimName } from '../src/address-claim.js';
+import { claimName, HOLDERS_UNIQUE } from '../src/address-claim.js';
 import { ADDRESSCLAIM_KIND, API_VERSION } from '../src/names.js';
 import type { InvalidCase } from './testdata.js';
 
@@ -42,6 +42,7 @@ const claim = (
   edit: (s: ClaimSpec) => void,
   message: string,
   objectName?: string,
+  apiServerMessage?: string,
 ): InvalidCase => {
   const spec = validPinnedClaimSpec() as ClaimSpec;
   edit(spec);
@@ -51,6 +52,7 @@ const claim = (
     spec,
     message,
     objectName: objectName ?? claimName(spec.address),
+    ...(apiServerMessage ? { apiServerMessage } : {}),
   };
 };
 
@@ -87,7 +89,9 @@ export const invalidClaimCases: InvalidCase[] = [
       s.kind = 'Anycast';
       s.holders = [{ node: 'node-a' }, { node: 'node-a' }] as never;
     },
-    'holders must name each node once',
+    HOLDERS_UNIQUE,
+    undefined,
+    'spec.holders[1]: Duplicate value',
   ),
   claim(
     'key with a space',

@@ -91,6 +91,8 @@ export interface InvalidCase {
   objectName?: string;
   /** Text the user sees, from zod here and from the API server in the cluster tier. */
   message: string;
+  /** What the API server says instead, where it words the refusal itself (a list-map key). */
+  apiServerMessage?: string;
 }
 
 const pool = (name: string, edit: (s: Spec) => void, message: string): InvalidCase => {

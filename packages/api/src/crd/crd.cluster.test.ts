@@ -66,7 +66,7 @@ describe('CRDs on the real API server', () => {
       );
       expect(err, 'the API server accepted an invalid object').toBeDefined();
       expect(err?.code).toBe(422);
-      expect(String(err?.body)).toContain(c.message);
+      expect(String(err?.body)).toContain(c.apiServerMessage ?? c.message);
     },
   );
 

@@ -33,6 +33,8 @@ function limits(node: JsonSchema): string[] {
     out.push(`${scalar(node['minimum'], '…')}..${scalar(node['maximum'], '…')}`);
   }
   if (node['maxItems'] !== undefined) out.push(`at most ${scalar(node['maxItems'])} items`);
+  const keys = node['x-kubernetes-list-map-keys'] as string[] | undefined;
+  if (keys) out.push(`one item per ${keys.map((k) => `\`${k}\``).join(', ')}`);
   for (const v of (node['x-kubernetes-validations'] as { message: string }[] | undefined) ?? []) {
     out.push(`rule: ${v.message}`);
   }
