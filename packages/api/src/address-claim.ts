@@ -90,7 +90,8 @@ export const AddressClaimSpec = withRules(
   ],
   [
     {
-      cel: 'self.address == oldSelf.address && self.kind == oldSelf.kind && self.namespace == oldSelf.namespace && self.key == oldSelf.key',
+      // `namespace` is a CEL reserved word: the API server names the field __namespace__.
+      cel: 'self.address == oldSelf.address && self.kind == oldSelf.kind && self.__namespace__ == oldSelf.__namespace__ && self.key == oldSelf.key',
       message: 'address, kind, namespace and key of a claim never change (delete it to release)',
     },
   ],

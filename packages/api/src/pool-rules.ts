@@ -70,7 +70,9 @@ function listRules(list: List) {
     {
       cel: `!has(self.${list}) || !has(self.bgp.peers) || ${l}.all(a, !isCIDR(a) || !self.bgp.peers.exists(p, ${peerHit('a')}))`,
       message: `${list} ranges must not contain a BGP peer's address`,
-      messageExpression: `${l}.map(a, isCIDR(a) && self.bgp.peers.exists(p, ${peerHit('a')}), '${list} range ' + a + ' contains the BGP peer address ' + self.bgp.peers.filter(p, ${peerHit('a')})[0].address)[0]`,
+      // The peers' addresses, not the peers: the cost estimator sizes a filtered list of peer
+      // objects (selectors, timers, ...) past its limit.
+      messageExpression: `${l}.map(a, isCIDR(a) && self.bgp.peers.exists(p, ${peerHit('a')}), '${list} range ' + a + ' contains the BGP peer address ' + self.bgp.peers.map(p, p.address).filter(x, isIP(x) && cidr(a).containsIP(x))[0])[0]`,
       field: `${list}.cidrs`,
       check: (s: Spec) => peerInside(s, list),
     },

@@ -4,6 +4,7 @@ import { NodeConfig, NodeConfigSpec } from './nodeconfig.js';
 import { Pool, PoolSpec } from './pool.js';
 import { claimObject, validAnycastClaimSpec, validPinnedClaimSpec } from '../testing/claims.js';
 import {
+  boundedPoolSpec,
   invalidCases,
   invalidObject,
   nodeConfigObject,
@@ -65,6 +66,11 @@ describe('Pool and NodeConfig schemas', () => {
         : (c.kind === 'Pool' ? PoolSpec : NodeConfigSpec).safeParse(c.spec);
     expect(r.success).toBe(false);
     expect(messages(r)).toContain(c.message);
+  });
+
+  it('accepts a Pool at every bound of its floating ranges', () => {
+    const r = PoolSpec.safeParse(boundedPoolSpec());
+    expect(r.success, messages(r)).toBe(true);
   });
 
   it('names both ranges at fault, at the field of the list', () => {

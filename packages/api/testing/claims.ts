@@ -97,6 +97,8 @@ export const invalidClaimCases: InvalidCase[] = [
     'key with a space',
     (s) => (s.key = 'Deployment/web server'),
     'key must start with a letter or digit',
+    undefined,
+    'spec.key in body should match', // an OpenAPI pattern: the API server's own words
   ),
   claim('unknown kind', (s) => (s.kind = 'Shared'), 'kind'),
 ];

@@ -67,6 +67,34 @@ export const validNodeConfigSpec = () => ({
   },
 });
 
+/**
+ * A Pool at every bound of its floating ranges (64 + 64 ranges, 16 grants of 16 ranges, 32
+ * peers): what the CEL rules cost at the most, for the API server's runtime cost limit.
+ */
+export const boundedPoolSpec = () => {
+  const hex = (n: number) => n.toString(16);
+  const ranges = (site: number) =>
+    Array.from({ length: 64 }, (_, i) => `2001:db8:${site}::${hex(i * 256)}/120`);
+  return {
+    ...validPoolSpec(),
+    pinned: {
+      cidrs: ranges(200),
+      grants: Array.from({ length: 16 }, (_, g) => ({
+        namespaceSelector: { matchLabels: { team: `t${g}` } },
+        cidrs: Array.from({ length: 16 }, (_, c) => `2001:db8:200::${hex(g * 1024 + c * 16)}/124`),
+      })),
+    },
+    anycast: { cidrs: ranges(300), grants: [{ anyNamespace: true }] },
+    bgp: {
+      asn: 64512,
+      peers: Array.from({ length: 32 }, (_, i) => ({
+        address: `2001:db8:ffff::${hex(i + 1)}`,
+        asn: 65000,
+      })),
+    },
+  };
+};
+
 export const poolObject = (name: string, spec: unknown) => ({
   apiVersion: API_VERSION,
   kind: POOL_KIND,

@@ -7,6 +7,7 @@ import { kubectl, startControlPlane, type ControlPlane } from '@flock/testkit';
 import { ADDRESSCLAIM_PLURAL, GROUP, NODECONFIG_PLURAL, POOL_PLURAL, VERSION } from '../names.js';
 import { claimObject, validAnycastClaimSpec, validPinnedClaimSpec } from '../../testing/claims.js';
 import {
+  boundedPoolSpec,
   invalidCases,
   invalidObject,
   nodeConfigObject,
@@ -51,6 +52,10 @@ describe('CRDs on the real API server', () => {
     await create(NODECONFIG_PLURAL, nodeConfigObject('node-valid', validNodeConfigSpec()));
   });
 
+  it('accepts a Pool at every bound of its floating ranges (within the runtime cost limit)', async () => {
+    await create(POOL_PLURAL, poolObject('bounded', boundedPoolSpec()));
+  });
+
   const PLURALS = {
     Pool: POOL_PLURAL,
     NodeConfig: NODECONFIG_PLURAL,
@@ -81,7 +86,7 @@ describe('CRDs on the real API server', () => {
       /2001-0db8-0200-0000-0000-0000-0000-0010\s+2001:db8:200::10\s+Pinned\s+default\s+Deployment\/web\s+web-5d9c-x7k2p\s+node-a/,
     );
     expect(claims).toMatch(
-      /203\.0\.113\.53\s+203\.0\.113\.53\s+Anycast\s+dns\s+\S+\s+<none>\s+node-a/,
+      /203\.0\.113\.53\s+203\.0\.113\.53\s+Anycast\s+dns\s+Deployment\/resolver\s+node-a/,
     );
   });
 

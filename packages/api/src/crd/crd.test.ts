@@ -31,6 +31,21 @@ describe('generated CRDs', () => {
     expect(reference).toContain('cidr6 is immutable');
   });
 
+  it('keeps to the CEL of Kubernetes 1.30, the oldest flock supports', () => {
+    const rules = JSON.stringify(crds()).match(/"(rule|messageExpression)":"[^"]*"/g) ?? [];
+    expect(rules.length).toBeGreaterThan(50);
+    for (const r of rules) {
+      // Two-variable comprehensions (1.32), ext.Lists (1.34), cel.bind (not served at all).
+      expect(r).not.toMatch(
+        /transformList|transformMap|\.flatten\(|cel\.bind|\.(all|exists|existsOne)\(\w+, \w+,/,
+      );
+      // A CEL reserved word as a field name must be escaped (__namespace__), else it is undefined.
+      expect(r).not.toMatch(
+        /\.(namespace|package|function|import|var|let|const|loop|while|for|if|else|return|break|continue|void|as|in)\b/,
+      );
+    }
+  });
+
   it("quotes in the reference only messages the Pool's rules really give", () => {
     const quoted = [...(KIND_NOTES['Pool'] ?? '').matchAll(/`((?:pinned|anycast) [^`]+)`/g)];
     expect(quoted.length).toBe(6);
