@@ -20,6 +20,7 @@ export interface Check {
 const both = (operator: boolean, agent: boolean) => ({ operator, agent });
 const NS = 'flock-system';
 const CNP = 'clusternetworkpolicies.policy.networking.k8s.io';
+const CLAIMS = 'addressclaims.flock.fritzlab.net';
 
 /** The permissions that matter, with what each account must be allowed. */
 export const CHECKS: Check[] = [
@@ -46,6 +47,13 @@ export const CHECKS: Check[] = [
     subresource: 'status',
     expect: both(false, true),
   },
+  // AddressClaims: the agent claims and releases; the operator's GC only releases.
+  { verb: 'watch', resource: CLAIMS, expect: both(true, true) },
+  { verb: 'create', resource: CLAIMS, expect: both(false, true) },
+  { verb: 'update', resource: CLAIMS, expect: both(true, true) },
+  { verb: 'delete', resource: CLAIMS, expect: both(true, true) },
+  { verb: 'patch', resource: CLAIMS, expect: both(false, false) },
+  { verb: 'get', resource: 'pods', namespace: '*', expect: both(true, true) },
   { verb: 'watch', resource: 'pods', namespace: '*', expect: both(false, true) },
   { verb: 'delete', resource: 'pods', namespace: '*', expect: both(false, false) },
   { verb: 'create', resource: 'pods', namespace: NS, expect: both(false, false) },

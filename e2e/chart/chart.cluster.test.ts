@@ -97,6 +97,7 @@ describe('the flock chart on a real API server', () => {
       '--timeout=60s',
       'crd/pools.flock.fritzlab.net',
       'crd/nodeconfigs.flock.fritzlab.net',
+      'crd/addressclaims.flock.fritzlab.net',
       'crd/clusternetworkpolicies.policy.networking.k8s.io',
     ]);
     const objects = await manifest();
@@ -361,6 +362,7 @@ describe('the flock chart on a real API server', () => {
       'crd',
       'pools.flock.fritzlab.net',
       'nodeconfigs.flock.fritzlab.net',
+      'addressclaims.flock.fritzlab.net',
       'clusternetworkpolicies.policy.networking.k8s.io',
     ]);
     // NodeConfigs stay with the CRD (the operator's finalizer holds them until it runs again).

@@ -189,7 +189,11 @@ describe('CRDs', () => {
     );
     expect(check, 'run `nx run api:generate-crds` to regenerate').toBe('');
     const files = readdirSync(crds).sort();
-    expect(files).toEqual(['flock.fritzlab.net_nodeconfigs.yaml', 'flock.fritzlab.net_pools.yaml']);
+    expect(files).toEqual([
+      'flock.fritzlab.net_addressclaims.yaml',
+      'flock.fritzlab.net_nodeconfigs.yaml',
+      'flock.fritzlab.net_pools.yaml',
+    ]);
     for (const f of files)
       expect(readFileSync(join(crds, f), 'utf8')).toBe(readFileSync(join(REPO, 'crds', f), 'utf8'));
   });

@@ -105,7 +105,15 @@ export function nodePlan(index: number): NodePlan {
 export const LAB_BFD = { minRxIntervalMs: 300, minTxIntervalMs: 300, multiplier: 3 };
 export const ROUTER_BFD = { minRxIntervalMs: 200, minTxIntervalMs: 200, multiplier: 3 };
 
-/** The sample Pool: every node, a /64 and a /26 each, pinned and anycast ranges, BGP to the router. */
+/** Who may claim the sample Pool's floating addresses: namespace default (the sample workloads'). */
+export const SAMPLE_GRANT = {
+  namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'default' } },
+};
+
+/**
+ * The sample Pool: every node, a /64 and a /26 each, pinned and anycast ranges claimable from
+ * namespace default, BGP to the router.
+ */
 export function samplePool(nodePrefix4 = NODE_PREFIX4): object {
   return {
     apiVersion: 'flock.fritzlab.net/v1alpha1',
@@ -114,8 +122,8 @@ export function samplePool(nodePrefix4 = NODE_PREFIX4): object {
     spec: {
       ipv6: { cidr: POOL_CIDR6, nodePrefixLength: NODE_PREFIX6 },
       ipv4: { cidr: POOL_CIDR4, nodePrefixLength: nodePrefix4 },
-      pinned: { cidrs: [PINNED_CIDR6] },
-      anycast: { cidrs: ANYCAST_CIDRS },
+      pinned: { cidrs: [PINNED_CIDR6], grants: [SAMPLE_GRANT] },
+      anycast: { cidrs: ANYCAST_CIDRS, grants: [SAMPLE_GRANT] },
       bgp: {
         asn: NODE_ASN,
         peers: [

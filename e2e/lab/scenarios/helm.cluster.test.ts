@@ -300,6 +300,7 @@ describe('helm install onto real nodes', () => {
       'crd',
       'pools.flock.fritzlab.net',
       'nodeconfigs.flock.fritzlab.net',
+      'addressclaims.flock.fritzlab.net',
       'clusternetworkpolicies.policy.networking.k8s.io',
     ]);
     await lab.api!.request({ method: 'GET', path: objectPath(POOLS, 'lab') });

@@ -44,6 +44,9 @@ export const ClaimHolder = z
   .describe('A holder of the address.');
 export type ClaimHolder = z.infer<typeof ClaimHolder>;
 
+/** Read side of the holders' list-map key (the API server words its own refusal). */
+export const HOLDERS_UNIQUE = 'holders must name each node once';
+
 export const AddressClaimSpec = withRules(
   z.object({
     address: ipString('address').describe(
@@ -58,9 +61,15 @@ export const AddressClaimSpec = withRules(
       .array(ClaimHolder)
       .max(MAX_CLAIM_HOLDERS)
       .default([])
+      // A map keyed by node: the API server refuses a node listed twice itself, in linear time
+      // (a CEL rule comparing every pair of 512 holders would exceed the per-call cost limit).
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['node'] })
       .describe(
         'Pinned: the one pod that holds the address. Anycast: one entry per node with member pods.',
-      ),
+      )
+      .refine((hs) => new Set(hs.map((h) => h.node)).size === hs.length, {
+        message: HOLDERS_UNIQUE,
+      }),
   }),
   [
     {
@@ -78,16 +87,11 @@ export const AddressClaimSpec = withRules(
         s.kind !== 'Anycast' ||
         s.holders.every((h) => !h.pod && !h.uid && h.withdrawn === undefined),
     },
-    {
-      cel: 'self.holders.all(a, self.holders.exists_one(b, b.node == a.node))',
-      message: 'holders must name each node once',
-      field: 'holders',
-      check: (s) => new Set(s.holders.map((h) => h.node)).size === s.holders.length,
-    },
   ],
   [
     {
-      cel: 'self.address == oldSelf.address && self.kind == oldSelf.kind && self.namespace == oldSelf.namespace && self.key == oldSelf.key',
+      // `namespace` is a CEL reserved word: the API server names the field __namespace__.
+      cel: 'self.address == oldSelf.address && self.kind == oldSelf.kind && self.__namespace__ == oldSelf.__namespace__ && self.key == oldSelf.key',
       message: 'address, kind, namespace and key of a claim never change (delete it to release)',
     },
   ],
@@ -113,9 +117,21 @@ export function claimName(address: string): string {
   ).join('-');
 }
 
-/** The claim's name stands for its address (checked by the API server and on every read). */
+/**
+ * The claim's name stands for its address (checked by the API server and on every read), and
+ * only its canonical spelling does: "2001-db8--1" would parse as the same address, but a
+ * second name for one address would be a second lock. 39 characters with no "." is exactly
+ * eight 4-digit groups (a shortened or IPv4-embedding spelling is shorter or has a "."; the
+ * API server refuses upper case in names). No regex: the cost estimator sizes metadata.name
+ * as unbounded, and a regex over it would blow the budget.
+ */
 const NAME_RULE = {
-  cel: "isIP(self.metadata.name.replace('-', ':')) && ip(self.metadata.name.replace('-', ':')) == ip(self.spec.address)",
+  cel:
+    'isIP(self.spec.address) && (ip(self.spec.address).family() == 4' +
+    ' ? self.metadata.name == self.spec.address' +
+    " : size(self.metadata.name) == 39 && !self.metadata.name.contains('.')" +
+    " && isIP(self.metadata.name.replace('-', ':'))" +
+    " && ip(self.metadata.name.replace('-', ':')) == ip(self.spec.address))",
   message:
     'metadata.name must be the claimed address (IPv4 as is; IPv6 as eight 4-digit groups joined by -)',
 };
@@ -128,6 +144,12 @@ export const AddressClaim = withRules(
     spec: AddressClaimSpec,
     status: AddressClaimStatus.optional(),
   }),
-  [{ ...NAME_RULE, check: (c) => c.metadata.name === claimName(c.spec.address) }],
+  [
+    {
+      ...NAME_RULE,
+      check: (c) =>
+        ipFamily(c.spec.address) !== undefined && c.metadata.name === claimName(c.spec.address),
+    },
+  ],
 );
 export type AddressClaim = z.infer<typeof AddressClaim>;

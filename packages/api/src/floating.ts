@@ -5,12 +5,26 @@
 import { z } from 'zod';
 import { Communities } from './communities.js';
 import { LabelSelector } from './meta.js';
-import { cidrString } from './net.js';
+import { cidrContains, cidrString, cidrsOverlap, isCidr, splitCidr } from './net.js';
 import { withRules } from './rules.js';
 
-/** Grants per floating range list, and sub-ranges per grant (bounded for CEL's cost budget). */
+/**
+ * Ranges per floating range list, grants per list and sub-ranges per grant (bounded for CEL's
+ * cost budget: the overlap rules compare every pair of ranges).
+ */
+export const MAX_RANGES = 64;
 export const MAX_GRANTS = 16;
 export const MAX_GRANT_CIDRS = 16;
+
+/**
+ * The widest floating range, per family: pinned and anycast ranges hand out single addresses
+ * announced one by one; a range wider than this is a typo (or ::/0), not a plan.
+ */
+export const WIDEST_FLOATING_PREFIX = { 6: 48, 4: 16 } as const;
+
+/** CEL: do the CIDR strings `a` and `b` share an address (both must be CIDRs)? */
+export const celOverlap = (a: string, b: string) =>
+  `(cidr(${a}).containsCIDR(cidr(${b})) || cidr(${b}).containsCIDR(cidr(${a})))`;
 
 export const FloatingGrant = withRules(
   z.object({
@@ -42,3 +56,100 @@ export const FloatingGrant = withRules(
   ],
 ).describe('Which namespaces may claim addresses from these ranges.');
 export type FloatingGrant = z.infer<typeof FloatingGrant>;
+
+/** One floating range: a CIDR no wider than WIDEST_FLOATING_PREFIX. */
+const floatingCidr = (what: string) => {
+  const { 6: v6, 4: v4 } = WIDEST_FLOATING_PREFIX;
+  return withRules(cidrString(`${what}.cidrs[]`), [
+    {
+      cel: `!isCIDR(self) || cidr(self).prefixLength() >= (cidr(self).ip().family() == 6 ? ${v6} : ${v4})`,
+      message: `${what}.cidrs[]: a range must be /${v6} or longer (IPv6), /${v4} or longer (IPv4)`,
+      messageExpression: `'${what} range ' + self + ' is too wide: an ' + (cidr(self).ip().family() == 6 ? 'IPv6 range must be /${v6}' : 'IPv4 range must be /${v4}') + ' or longer'`,
+      check: (s) => {
+        const p = isCidr(s) ? splitCidr(s) : undefined;
+        if (!p) return true;
+        const widest = WIDEST_FLOATING_PREFIX[p.family];
+        return (
+          p.prefixLength >= widest ||
+          `${what} range ${s} is too wide: an IPv${p.family} range must be /${widest} or longer`
+        );
+      },
+    },
+  ]);
+};
+
+/**
+ * The first range of a list that overlaps another entry (a second listing of itself included)
+ * and the first such entry, as a message; true if none does. The same choice as the CEL
+ * messageExpression below, which has no indices (Kubernetes 1.30 has no two-variable
+ * comprehensions): of the entries overlapping `a` in list order, the first that is not `a`.
+ */
+function overlapWithin(what: string, cidrs: readonly string[]): true | string {
+  for (const a of cidrs) {
+    if (!isCidr(a)) continue;
+    const o = cidrs.filter((y) => isCidr(y) && cidrsOverlap(a, y));
+    if (o.length > 1)
+      return `${what} range ${a} overlaps ${what} range ${o[0] === a ? o[1] : o[0]}`;
+  }
+  return true;
+}
+
+/** The first grant range that lies outside every range of the list, as a message; else true. */
+function grantOutside(
+  what: string,
+  v: { cidrs: readonly string[]; grants?: readonly { cidrs?: readonly string[] | undefined }[] },
+): true | string {
+  for (const g of v.grants ?? []) {
+    for (const c of g.cidrs ?? []) {
+      if (isCidr(c) && !v.cidrs.some((r) => isCidr(r) && cidrContains(r, c)))
+        return `${what} grant range ${c} is not inside any ${what} range`;
+    }
+  }
+  return true;
+}
+
+/**
+ * A Pool's pinned or anycast ranges and their grants. Ranges of one list never overlap (a
+ * second listing of an address would be a second set of grants for it); a grant's sub-ranges
+ * lie inside the list. Overlaps with the other list, the node ranges and the peers are rules
+ * of the PoolSpec (pool-rules.ts), which sees them all.
+ */
+export const FloatingRanges = (what: string) => {
+  const hits = (a: string) => `self.cidrs.filter(y, isCIDR(y) && ${celOverlap(a, 'y')})`;
+  const outside = `isCIDR(c) && !self.cidrs.exists(r, isCIDR(r) && cidr(r).containsCIDR(cidr(c)))`;
+  return withRules(
+    z.object({
+      cidrs: z
+        .array(floatingCidr(what))
+        .min(1)
+        .max(MAX_RANGES)
+        .describe(`The ${what} ranges (IPv6 or IPv4 CIDRs).`),
+      grants: z
+        .array(FloatingGrant)
+        .max(MAX_GRANTS)
+        .optional()
+        .describe(
+          `Which namespaces may claim ${what} addresses from these ranges; absent or empty: none may.`,
+        ),
+    }),
+    [
+      {
+        // Each range overlaps itself once; anything more is another entry (or itself again).
+        cel: `self.cidrs.all(a, !isCIDR(a) || self.cidrs.exists_one(b, isCIDR(b) && ${celOverlap('a', 'b')}))`,
+        message: `${what} ranges must not overlap one another`,
+        messageExpression: `self.cidrs.map(a, isCIDR(a) && size(${hits('a')}) > 1, '${what} range ' + a + ' overlaps ${what} range ' + (${hits('a')}[0] == a ? ${hits('a')}[1] : ${hits('a')}[0]))[0]`,
+        field: 'cidrs',
+        check: (v) => overlapWithin(what, v.cidrs),
+      },
+      {
+        cel: `!has(self.grants) || self.grants.all(g, !has(g.cidrs) || !g.cidrs.exists(c, ${outside}))`,
+        message: `${what}.grants[].cidrs must lie inside the ${what} ranges`,
+        // map(x, filter, transform), not filter().map(): a filtered list of grants (objects)
+        // costs the estimator far more than their ranges do.
+        messageExpression: `self.grants.map(g, has(g.cidrs) && g.cidrs.exists(c, ${outside}), '${what} grant range ' + g.cidrs.filter(c, ${outside})[0] + ' is not inside any ${what} range')[0]`,
+        field: 'grants',
+        check: (v) => grantOutside(what, v),
+      },
+    ],
+  );
+};

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ipFamily, ipToBigInt, isNetworkAddress, splitCidr } from './net.js';
+import {
+  cidrContains,
+  cidrContainsIp,
+  cidrsOverlap,
+  ipFamily,
+  ipToBigInt,
+  isNetworkAddress,
+  splitCidr,
+} from './net.js';
 
 describe('address grammar', () => {
   it('classifies addresses', () => {
@@ -41,5 +49,23 @@ describe('address grammar', () => {
     );
     expect(ipToBigInt('::ffff:192.0.2.1')).toBe(0xffffc0000201n);
     expect(ipToBigInt('2001:db8::')).toBe(0x20010db8n << 96n);
+  });
+});
+
+describe('cidrContains, cidrsOverlap, cidrContainsIp (as CEL containsCIDR, containsIP)', () => {
+  it('compares the network bits of one family', () => {
+    expect(cidrContains('2001:db8::/32', '2001:db8:1::/48')).toBe(true);
+    expect(cidrContains('2001:db8:1::/48', '2001:db8::/32')).toBe(false);
+    expect(cidrContains('2001:db8::/32', '2001:db9::/48')).toBe(false);
+    expect(cidrContains('0.0.0.0/0', '::/0')).toBe(false);
+    expect(cidrContains('::/0', '::/0')).toBe(true);
+    expect(cidrContains('192.0.2.0/24', '192.0.2.128/25')).toBe(true);
+    expect(cidrContains('192.0.2.0/24', 'nope')).toBe(false);
+    expect(cidrsOverlap('192.0.2.128/25', '192.0.2.0/24')).toBe(true);
+    expect(cidrsOverlap('192.0.2.0/25', '192.0.2.128/25')).toBe(false);
+    expect(cidrContainsIp('2001:db8:ffff::/120', '2001:db8:ffff::1')).toBe(true);
+    expect(cidrContainsIp('2001:db8:ffff::/120', '2001:db8:ffff::100')).toBe(false);
+    expect(cidrContainsIp('203.0.113.0/28', '203.0.113.1')).toBe(true);
+    expect(cidrContainsIp('203.0.113.0/28', 'router')).toBe(false);
   });
 });

@@ -61,6 +61,35 @@ export function isNetworkAddress(cidr: string): boolean {
   return (ipToBigInt(parts.address) & ((1n << hostBits) - 1n)) === 0n;
 }
 
+/** The network bits of an address: its top `prefixLength` bits. */
+function networkBits(address: string, family: Family, prefixLength: number): bigint {
+  return ipToBigInt(address) >> BigInt((family === 4 ? 32 : 128) - prefixLength);
+}
+
+/**
+ * Does CIDR `outer` contain CIDR `inner` (same family, at least as long, same network bits)?
+ * As CEL's cidr(outer).containsCIDR(cidr(inner)); false when either is not a CIDR.
+ */
+export function cidrContains(outer: string, inner: string): boolean {
+  const o = splitCidr(outer);
+  const i = splitCidr(inner);
+  if (!o || !i || o.family !== i.family || i.prefixLength < o.prefixLength) return false;
+  return (
+    networkBits(o.address, o.family, o.prefixLength) ===
+    networkBits(i.address, i.family, o.prefixLength)
+  );
+}
+
+/** Do two CIDRs share an address (one contains the other)? */
+export const cidrsOverlap = (a: string, b: string): boolean =>
+  cidrContains(a, b) || cidrContains(b, a);
+
+/** Does the CIDR contain the address? As CEL's cidr(c).containsIP(ip). */
+export const cidrContainsIp = (cidr: string, ip: string): boolean => {
+  const family = ipFamily(ip);
+  return family !== undefined && cidrContains(cidr, `${ip}/${family === 4 ? 32 : 128}`);
+};
+
 export function familyName(f?: Family): string {
   return f === 4 ? 'IPv4' : f === 6 ? 'IPv6' : 'IPv4 or IPv6';
 }
@@ -77,6 +106,15 @@ const celFamily = (f: Family | undefined, expr: string) =>
  */
 function isIPv4Mapped(ip: string): boolean {
   return ipFamily(ip) === 6 && ipToBigInt(ip) >> 32n === 0xffffn;
+}
+
+/** An address as CEL's isIP() takes it: either family, no IPv4-mapped IPv6. */
+export const isIpAddress = (s: string): boolean => ipFamily(s) !== undefined && !isIPv4Mapped(s);
+
+/** A CIDR as CEL's isCIDR() takes it: either family, no IPv4-mapped IPv6. */
+export function isCidr(s: string): boolean {
+  const p = splitCidr(s);
+  return p !== undefined && !isIPv4Mapped(p.address);
 }
 
 /** Any IPv4 or IPv6 address (what objects flock only reads carry, e.g. a pod's podIPs). */

@@ -4,8 +4,7 @@ import { z } from 'zod';
 import { Asn, BgpRouteSettings, MAX_PEERS, NodeBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, ObjectMeta } from './meta.js';
 import { cidrString, ipString } from './net.js';
-import { FloatingGrant, MAX_GRANTS } from './floating.js';
-import { MAX_RANGES } from './pool.js';
+import { FloatingGrant, MAX_GRANTS, MAX_RANGES } from './floating.js';
 import { withRules } from './rules.js';
 import { API_VERSION, NODECONFIG_KIND } from './names.js';
 

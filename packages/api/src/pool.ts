@@ -1,16 +1,16 @@
 // Pool: address ranges, BGP settings and the nodes they apply to. Cluster-scoped, written by users.
 import { z } from 'zod';
 import { IpAlgo } from './annotations.js';
-import { FloatingGrant, MAX_GRANTS } from './floating.js';
+import { FloatingRanges } from './floating.js';
 import { Asn, BgpRouteSettings, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, LabelSelector, ObjectMeta } from './meta.js';
 import { MAX_ADDRESS_LENGTH, cidrString, splitCidr } from './net.js';
+import { floatingRangeRules } from './pool-rules.js';
 import { withRules } from './rules.js';
 import { API_VERSION, POOL_KIND } from './names.js';
 
 /** A pool holds at most 2^32 node prefixes: nobody has more nodes, and counts stay exact. */
 export const MAX_NODE_PREFIX_BITS = 32;
-export const MAX_RANGES = 64;
 
 function nodePrefixRules(family: 4 | 6) {
   const name = `ipv${family}`;
@@ -70,22 +70,6 @@ const PoolIPv4 = withRules(
   nodePrefixRules(4),
 ).describe('Optional IPv4 addressing: every node gets one slice of nodePrefixLength from cidr.');
 
-const FloatingRanges = (what: string) =>
-  z.object({
-    cidrs: z
-      .array(cidrString(`${what}.cidrs[]`))
-      .min(1)
-      .max(MAX_RANGES)
-      .describe(`The ${what} ranges (IPv6 or IPv4 CIDRs).`),
-    grants: z
-      .array(FloatingGrant)
-      .max(MAX_GRANTS)
-      .optional()
-      .describe(
-        `Which namespaces may claim ${what} addresses from these ranges; absent or empty: none may.`,
-      ),
-  });
-
 const PoolBgp = withRules(
   z.object({
     asn: Asn.describe('The ASN every node of this pool speaks as.'),
@@ -95,8 +79,8 @@ const PoolBgp = withRules(
   [uniquePeersRule('bgp.peers')],
 ).describe('BGP: the nodes announce their prefixes to these peers.');
 
-export const PoolSpec = z
-  .object({
+export const PoolSpec = withRules(
+  z.object({
     nodeSelector: LabelSelector.optional().describe(
       'Nodes this pool applies to; absent or empty selects every node.',
     ),
@@ -114,8 +98,9 @@ export const PoolSpec = z
     ipAlgo: IpAlgo.optional().describe(
       "Default interface-ID algorithm for pod IPv6 addresses on this pool's nodes (random, sequential, stable); pods may override it by annotation.",
     ),
-  })
-  .describe('Desired state of a Pool.');
+  }),
+  floatingRangeRules,
+).describe('Desired state of a Pool.');
 export type PoolSpec = z.infer<typeof PoolSpec>;
 
 const PrefixCounts = z

@@ -8,9 +8,17 @@ interface Rule<T> {
   cel: string;
   /** What the user is told; names the field and what to do. */
   message: string;
-  /** The same rule in TypeScript, for reads of existing objects. */
-  check: (value: T) => boolean;
-  /** Field the message is about, relative to this schema (CEL fieldPath, zod issue path). */
+  /**
+   * CEL that builds the message from `self` (naming the values at fault); `message` stays the
+   * API server's fallback when it fails. `check` then returns the same text.
+   */
+  messageExpression?: string;
+  /**
+   * The same rule in TypeScript, for reads of existing objects: true when it holds; false, or
+   * (with messageExpression) the text messageExpression gives, when it does not.
+   */
+  check: (value: T) => boolean | string;
+  /** Field the message is about, relative to this schema (CEL fieldPath, zod issue path), e.g. pinned.cidrs. */
   field?: string;
 }
 
@@ -26,26 +34,51 @@ const VALIDATIONS_KEY = 'x-kubernetes-validations';
 interface CelValidation {
   rule: string;
   message: string;
+  messageExpression?: string;
   fieldPath?: string;
 }
 
-function toCel(r: { cel: string; message: string; field?: string }): CelValidation {
-  return r.field
-    ? { rule: r.cel, message: r.message, fieldPath: `.${r.field}` }
-    : { rule: r.cel, message: r.message };
+function toCel(r: {
+  cel: string;
+  message: string;
+  messageExpression?: string;
+  field?: string;
+}): CelValidation {
+  return {
+    rule: r.cel,
+    message: r.message,
+    ...(r.messageExpression ? { messageExpression: r.messageExpression } : {}),
+    ...(r.field ? { fieldPath: `.${r.field}` } : {}),
+  };
 }
 
-/** Attach rules to a schema: zod checks them on parse, the CRD generator emits them as CEL. */
+/**
+ * Attach rules to a schema: zod checks them on parse, the CRD generator emits them as CEL.
+ * Rules already on the schema (an earlier withRules) are kept, these follow them.
+ */
 export function withRules<S extends z.ZodType>(
   schema: S,
   rules: Rule<z.output<S>>[],
   transitions: TransitionRule[] = [],
 ): S {
+  const earlier = (schema.meta()?.[VALIDATIONS_KEY] as CelValidation[] | undefined) ?? [];
   const refined = schema.superRefine((value, ctx) => {
     for (const r of rules) {
-      if (!r.check(value))
-        ctx.addIssue({ code: 'custom', message: r.message, path: r.field ? [r.field] : [] });
+      const verdict = r.check(value);
+      if (verdict === true) continue;
+      ctx.addIssue({
+        code: 'custom',
+        message: typeof verdict === 'string' ? verdict : r.message,
+        path: r.field ? r.field.split('.') : [],
+      });
     }
   });
-  return refined.meta({ [VALIDATIONS_KEY]: [...rules.map(toCel), ...transitions.map(toCel)] });
+  return refined.meta({
+    [VALIDATIONS_KEY]: [...earlier, ...rules.map(toCel), ...transitions.map(toCel)],
+  });
+}
+
+/** The validations withRules attached to a schema (the CRD generator's root rules). */
+export function celValidations(schema: z.ZodType): CelValidation[] {
+  return (schema.meta()?.[VALIDATIONS_KEY] as CelValidation[] | undefined) ?? [];
 }

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { AddressClaim, claimName } from './address-claim.js';
 import { NodeConfig, NodeConfigSpec } from './nodeconfig.js';
 import { Pool, PoolSpec } from './pool.js';
+import { claimObject, validAnycastClaimSpec, validPinnedClaimSpec } from '../testing/claims.js';
 import {
+  boundedPoolSpec,
   invalidCases,
+  invalidObject,
   nodeConfigObject,
   poolObject,
   validNodeConfigSpec,
@@ -56,16 +60,63 @@ describe('Pool and NodeConfig schemas', () => {
   });
 
   it.each(invalidCases.map((c) => [c.name, c] as const))('refuses: %s', (_name, c) => {
-    const schema = c.kind === 'Pool' ? PoolSpec : NodeConfigSpec;
-    const r = schema.safeParse(c.spec);
+    const r =
+      c.kind === 'AddressClaim'
+        ? AddressClaim.safeParse(invalidObject(c, 'unused'))
+        : (c.kind === 'Pool' ? PoolSpec : NodeConfigSpec).safeParse(c.spec);
     expect(r.success).toBe(false);
     expect(messages(r)).toContain(c.message);
   });
 
+  it('accepts a Pool at every bound of its floating ranges', () => {
+    const r = PoolSpec.safeParse(boundedPoolSpec());
+    expect(r.success, messages(r)).toBe(true);
+  });
+
+  it('names both ranges at fault, at the field of the list', () => {
+    const spec = validPoolSpec();
+    spec.anycast.cidrs = ['2001:db8:100:ff::/120', '2001:db8:300::/120'];
+    const r = PoolSpec.safeParse(spec);
+    expect(r.error?.issues).toEqual([
+      expect.objectContaining({
+        path: ['anycast', 'cidrs'],
+        message:
+          "anycast range 2001:db8:100:ff::/120 overlaps the pool's ipv6.cidr 2001:db8:100::/48",
+      }),
+    ]);
+  });
+
+  it('keeps the rules of a range that is checked twice (its grammar and its width)', () => {
+    const spec = validPoolSpec();
+    spec.pinned.cidrs = ['2001:db8:200::5/64', '2001:db9::/32'];
+    const text = messages(PoolSpec.safeParse(spec));
+    expect(text).toContain('pinned.cidrs[] has host bits set');
+    expect(text).toContain('pinned range 2001:db9::/32 is too wide');
+  });
   it('names the field of a nested error', () => {
     const spec = validPoolSpec();
     spec.bgp.peers[1]!.address = 'nope';
     const r = PoolSpec.safeParse(spec);
     expect(r.error?.issues[0]?.path).toEqual(['bgp', 'peers', 1, 'address']);
+  });
+});
+
+describe('AddressClaim schema', () => {
+  it('accepts a pinned and an anycast claim named after their addresses', () => {
+    for (const spec of [validPinnedClaimSpec(), validAnycastClaimSpec()]) {
+      const r = AddressClaim.safeParse(claimObject(spec));
+      expect(r.success, messages(r)).toBe(true);
+    }
+    expect(
+      AddressClaim.parse(claimObject({ ...validPinnedClaimSpec(), holders: [] })).spec,
+    ).toMatchObject({ holders: [] });
+  });
+
+  it('names an address by its canonical spelling, one name per address', () => {
+    expect(claimName('2001:db8::1')).toBe('2001-0db8-0000-0000-0000-0000-0000-0001');
+    expect(claimName('2001:DB8:0:0::1')).toBe(claimName('2001:db8::1'));
+    expect(claimName('192.0.2.7')).toBe('192.0.2.7');
+    expect(claimName('::ffff:1.2.3.4')).toBe('0000-0000-0000-0000-0000-ffff-0102-0304');
+    expect(() => claimName('nope')).toThrow(/not an IP address/);
   });
 });

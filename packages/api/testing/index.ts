@@ -3,3 +3,4 @@
 // tests share.
 export * from './builders.js';
 export * from './testdata.js';
+export * from './claims.js';

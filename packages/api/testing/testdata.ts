@@ -1,13 +1,27 @@
 // Example objects shared by the unit tests here and the cluster tests that apply them to a
 // real API server: each invalid case carries the message a user must see.
 import { API_VERSION, NODECONFIG_KIND, POOL_KIND } from '../src/names.js';
+import { invalidClaimCases } from './claims.js';
 
 export const validPoolSpec = () => ({
   nodeSelector: { matchLabels: { 'flock.fritzlab.net/pool': 'dc1' } },
   ipv6: { cidr: '2001:db8:100::/48', nodePrefixLength: 64 },
   ipv4: { cidr: '192.0.2.0/24', nodePrefixLength: 28 },
-  pinned: { cidrs: ['2001:db8:200::/64', '198.51.100.0/28'] },
-  anycast: { cidrs: ['2001:db8:300::/120'] },
+  pinned: {
+    cidrs: ['2001:db8:200::/64', '198.51.100.0/28'],
+    grants: [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'default' } } },
+      {
+        namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['db'] }] },
+        cidrs: ['2001:db8:200::/120', '198.51.100.0/30'],
+        communities: { standard: ['65000:666'] },
+      },
+    ],
+  },
+  anycast: {
+    cidrs: ['2001:db8:300::/120'],
+    grants: [{ anyNamespace: true, cidrs: ['2001:db8:300::/124'] }],
+  },
   bgp: {
     asn: 64512,
     peers: [
@@ -40,6 +54,9 @@ export const validNodeConfigSpec = () => ({
   cidr4: '192.0.2.16/28',
   pinnedCIDRs: ['2001:db8:200::/64'],
   anycastCIDRs: ['2001:db8:300::/120'],
+  pinnedGrants: [
+    { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'default' } } },
+  ],
   bgp: {
     asn: 64512,
     routerID: '192.0.2.17',
@@ -49,6 +66,34 @@ export const validNodeConfigSpec = () => ({
     allowedPodCommunities: { large: ['65000:9:9'] },
   },
 });
+
+/**
+ * A Pool at every bound of its floating ranges (64 + 64 ranges, 16 grants of 16 ranges, 32
+ * peers): what the CEL rules cost at the most, for the API server's runtime cost limit.
+ */
+export const boundedPoolSpec = () => {
+  const hex = (n: number) => n.toString(16);
+  const ranges = (site: number) =>
+    Array.from({ length: 64 }, (_, i) => `2001:db8:${site}::${hex(i * 256)}/120`);
+  return {
+    ...validPoolSpec(),
+    pinned: {
+      cidrs: ranges(200),
+      grants: Array.from({ length: 16 }, (_, g) => ({
+        namespaceSelector: { matchLabels: { team: `t${g}` } },
+        cidrs: Array.from({ length: 16 }, (_, c) => `2001:db8:200::${hex(g * 1024 + c * 16)}/124`),
+      })),
+    },
+    anycast: { cidrs: ranges(300), grants: [{ anyNamespace: true }] },
+    bgp: {
+      asn: 64512,
+      peers: Array.from({ length: 32 }, (_, i) => ({
+        address: `2001:db8:ffff::${hex(i + 1)}`,
+        asn: 65000,
+      })),
+    },
+  };
+};
 
 export const poolObject = (name: string, spec: unknown) => ({
   apiVersion: API_VERSION,
@@ -68,10 +113,14 @@ type Spec = Record<string, unknown> & ReturnType<typeof validPoolSpec>;
 
 export interface InvalidCase {
   name: string;
-  kind: 'Pool' | 'NodeConfig';
+  kind: 'Pool' | 'NodeConfig' | 'AddressClaim';
   spec: unknown;
+  /** The object's name where it matters (an AddressClaim's is its address). */
+  objectName?: string;
   /** Text the user sees, from zod here and from the API server in the cluster tier. */
   message: string;
+  /** What the API server says instead, where it words the refusal itself (a list-map key). */
+  apiServerMessage?: string;
 }
 
 const pool = (name: string, edit: (s: Spec) => void, message: string): InvalidCase => {
@@ -90,6 +139,14 @@ const nodeConfig = (
   edit(spec);
   return { name, kind: 'NodeConfig', spec, message };
 };
+
+/** The object of an invalid case, named `fallback` unless the case names it. */
+export const invalidObject = (c: InvalidCase, fallback: string) => ({
+  apiVersion: API_VERSION,
+  kind: c.kind,
+  metadata: { name: c.objectName ?? fallback },
+  spec: c.spec,
+});
 
 export const invalidCases: InvalidCase[] = [
   pool(
@@ -214,6 +271,70 @@ export const invalidCases: InvalidCase[] = [
     (s) => (s.pinned.cidrs = ['2001:db8:200::5/64']),
     'pinned.cidrs[] has host bits set',
   ),
+  pool(
+    'pinned ranges overlap each other',
+    (s) => s.pinned.cidrs.push('2001:db8:200::/120'),
+    'pinned range 2001:db8:200::/64 overlaps pinned range 2001:db8:200::/120',
+  ),
+  pool(
+    'an anycast range listed twice',
+    (s) => s.anycast.cidrs.push('2001:db8:300::/120'),
+    'anycast range 2001:db8:300::/120 overlaps anycast range 2001:db8:300::/120',
+  ),
+  pool(
+    'pinned and anycast ranges overlap',
+    (s) => (s.anycast.cidrs = ['198.51.100.8/29']),
+    'pinned range 198.51.100.0/28 overlaps anycast range 198.51.100.8/29',
+  ),
+  pool(
+    "pinned range inside the pool's node range",
+    (s) => (s.pinned.cidrs = ['2001:db8:100::/120']),
+    "pinned range 2001:db8:100::/120 overlaps the pool's ipv6.cidr 2001:db8:100::/48",
+  ),
+  pool(
+    "anycast range around the pool's IPv4 range",
+    (s) => (s.anycast.cidrs = ['192.0.0.0/16']),
+    "anycast range 192.0.0.0/16 overlaps the pool's ipv4.cidr 192.0.2.0/24",
+  ),
+  pool(
+    "pinned range holding a peer's address",
+    (s) => (s.pinned.cidrs = ['2001:db8:ffff::/120']),
+    'pinned range 2001:db8:ffff::/120 contains the BGP peer address 2001:db8:ffff::1',
+  ),
+  pool(
+    "anycast range holding an IPv4 peer's address",
+    (s) => (s.anycast.cidrs = ['203.0.113.0/28']),
+    'anycast range 203.0.113.0/28 contains the BGP peer address 203.0.113.1',
+  ),
+  pool(
+    'pinned IPv6 range wider than /48',
+    (s) => (s.pinned.cidrs = ['2001:db9::/32']),
+    'pinned range 2001:db9::/32 is too wide: an IPv6 range must be /48 or longer',
+  ),
+  pool(
+    'anycast range ::/0',
+    (s) => (s.anycast.cidrs = ['::/0']),
+    'anycast range ::/0 is too wide: an IPv6 range must be /48 or longer',
+  ),
+  pool(
+    'anycast IPv4 range wider than /16',
+    (s) => (s.anycast.cidrs = ['10.0.0.0/8']),
+    'anycast range 10.0.0.0/8 is too wide: an IPv4 range must be /16 or longer',
+  ),
+  pool(
+    'grant range outside the pinned ranges',
+    (s) =>
+      s.pinned.grants.push({
+        namespaceSelector: {},
+        cidrs: ['2001:db8:200::/120', '2001:db8:201::/120'],
+      } as never),
+    'pinned grant range 2001:db8:201::/120 is not inside any pinned range',
+  ),
+  pool(
+    'grant naming no namespaces',
+    (s) => s.pinned.grants.push({ cidrs: ['2001:db8:200::/120'] } as never),
+    'a grant names its namespaces: either namespaceSelector or anyNamespace: true',
+  ),
   pool('unknown ip algorithm', (s) => (s.ipAlgo = 'fastest'), 'ipAlgo'),
   pool(
     'selector In without values',
@@ -237,4 +358,5 @@ export const invalidCases: InvalidCase[] = [
     'a standard community is two 16-bit numbers A:B, each 0..65535',
   ),
   nodeConfig('cidr4 host bits', (s) => (s.cidr4 = '192.0.2.17/28'), 'cidr4 has host bits set'),
+  ...invalidClaimCases,
 ];

@@ -76,7 +76,11 @@ beforeAll(async () => {
       fieldManager: 'flock-test',
     });
   }
-  for (const name of ['pools.flock.fritzlab.net', 'nodeconfigs.flock.fritzlab.net']) {
+  for (const name of [
+    'pools.flock.fritzlab.net',
+    'nodeconfigs.flock.fritzlab.net',
+    'addressclaims.flock.fritzlab.net',
+  ]) {
     await eventually(`CRD ${name} established`, async () => {
       const crd = (await api.request({
         method: 'GET',

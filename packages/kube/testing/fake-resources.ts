@@ -79,7 +79,7 @@ export const BUILTIN_RESOURCES: Array<[ResourceRef, FakeResourceOptions]> = [
   [CUSTOM_RESOURCE_DEFINITIONS, { statusSubresource: true }],
   [POOLS, { statusSubresource: true }],
   [NODECONFIGS, { statusSubresource: true }],
-  [ADDRESSCLAIMS, {}],
+  [ADDRESSCLAIMS, { statusSubresource: true }],
 ];
 
 export const resourceId = (group: string, version: string, plural: string) =>

@@ -2,7 +2,7 @@
 // Warning when a problem appears or its description changes (not on every reconcile).
 import type { PrefixCounts } from '@flock/ipam';
 import { PoolConditions, setCondition, type Condition, type ConditionInput } from '@flock/api';
-import type { OverlapReport } from './ownership.js';
+import { isRefused, withdrawnLists, type Clash, type OverlapReport } from './overlaps.js';
 
 export interface PoolFacts {
   generation: number | undefined;
@@ -42,25 +42,79 @@ function describeConflicts(conflicts: PoolFacts['conflicts']): string {
   return `${conflicts.length} node(s) are selected by more than one pool: ${lines.join('; ')}${more}. A node keeps the pool its NodeConfig names, else the oldest pool; make the nodeSelectors disjoint.`;
 }
 
+/** Both ranges, and the other pool (a floating clash names both pools itself). */
+const describeClash = (o: Clash) => (o.withdraws ? o.why : `${o.why} (pool ${o.pool})`);
+
+type Make = (type: string, on: boolean, reason: string, message: string) => ConditionInput;
+
+function overlapCondition(
+  overlap: OverlapReport,
+  c: Make,
+  olderClash: string,
+  newerClash: string,
+): ConditionInput {
+  const type = PoolConditions.Overlap;
+  if (isRefused(overlap))
+    return c(
+      type,
+      true,
+      'OverlapsOlderPool',
+      `refused: ${olderClash}. Change this pool's ranges or delete it.`,
+    );
+  const withdrawn = [...withdrawnLists(overlap)].join(' and ');
+  if (withdrawn)
+    return c(
+      type,
+      true,
+      'FloatingRangesWithdrawn',
+      `its ${withdrawn} ranges are withdrawn from its NodeConfigs (nothing of them is claimable or announced): ${olderClash}. Change the ranges of one pool, or list the same range with the same grants in both.`,
+    );
+  if (overlap.newer.some((o) => !o.withdraws))
+    return c(
+      type,
+      true,
+      'NewerPoolRefused',
+      `a newer pool overlaps this one and is refused; this pool keeps working: ${newerClash}`,
+    );
+  if (overlap.newer.length)
+    return c(
+      type,
+      true,
+      'NewerPoolWithdrawn',
+      `a newer pool's floating ranges overlap this one's and are withdrawn from its nodes; this pool keeps working: ${newerClash}`,
+    );
+  return c(type, false, 'NoOverlap', 'no other pool overlaps these ranges');
+}
+
 function inputs(f: PoolFacts): ConditionInput[] {
   const gen = f.generation === undefined ? {} : { observedGeneration: f.generation };
-  const c = (type: string, on: boolean, reason: string, message: string): ConditionInput => ({
+  const c: Make = (type, on, reason, message) => ({
     type,
     status: on ? 'True' : 'False',
     reason,
     message,
     ...gen,
   });
-  const olderClash = f.overlap.older.map((o) => `${o.why} (pool ${o.pool})`).join('; ');
-  const newerClash = f.overlap.newer.map((o) => `${o.why} (pool ${o.pool})`).join('; ');
+  const olderClash = f.overlap.older.map(describeClash).join('; ');
+  const newerClash = f.overlap.newer.map(describeClash).join('; ');
+  const refused = isRefused(f.overlap);
+  const withdrawn = [...withdrawnLists(f.overlap)].join(' and ');
+  const configured = `${f.configured} of ${f.selected} selected node(s) have a NodeConfig of this pool`;
   let ready: ConditionInput;
   if (f.invalid) ready = c('Ready', false, 'InvalidRange', f.invalid);
-  else if (f.overlap.older.length)
+  else if (refused)
     ready = c(
       'Ready',
       false,
       'Overlap',
       `not acted on: its ranges overlap an older pool: ${olderClash}`,
+    );
+  else if (withdrawn)
+    ready = c(
+      'Ready',
+      false,
+      'FloatingOverlap',
+      `${configured}, without its ${withdrawn} ranges: ${olderClash}`,
     );
   else if (f.exhausted)
     ready = c(
@@ -69,13 +123,7 @@ function inputs(f: PoolFacts): ConditionInput[] {
       'Exhausted',
       `${f.exhausted.waiting.length} node(s) wait for a prefix: ${f.exhausted.message}`,
     );
-  else
-    ready = c(
-      'Ready',
-      true,
-      'Reconciled',
-      `${f.configured} of ${f.selected} selected node(s) have a NodeConfig of this pool`,
-    );
+  else ready = c('Ready', true, 'Reconciled', configured);
   return [
     ready,
     f.exhausted
@@ -91,21 +139,7 @@ function inputs(f: PoolFacts): ConditionInput[] {
           'PrefixesAvailable',
           f.ipv6 ? `${f.ipv6.free} IPv6 node prefix(es) free` : 'prefixes available',
         ),
-    f.overlap.older.length
-      ? c(
-          PoolConditions.Overlap,
-          true,
-          'OverlapsOlderPool',
-          `refused: ${olderClash}. Change this pool's ranges or delete it.`,
-        )
-      : f.overlap.newer.length
-        ? c(
-            PoolConditions.Overlap,
-            true,
-            'NewerPoolRefused',
-            `a newer pool overlaps this one and is refused; this pool keeps working: ${newerClash}`,
-          )
-        : c(PoolConditions.Overlap, false, 'NoOverlap', 'no other pool overlaps these ranges'),
+    overlapCondition(f.overlap, c, olderClash, newerClash),
     f.conflicts.length
       ? c(PoolConditions.NodeConflict, true, 'SelectedByOtherPools', describeConflicts(f.conflicts))
       : c(PoolConditions.NodeConflict, false, 'NoConflict', 'no node is selected by another pool'),

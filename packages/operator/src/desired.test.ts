@@ -72,4 +72,38 @@ describe('needsApply', () => {
     expect(dropped.spec.bgp).not.toHaveProperty('communities');
     expect(needsApply(nc, dropped)).toBe(true);
   });
+
+  it("copies each list's grants beside its ranges, and leaves out a withdrawn list whole", () => {
+    const toDefault = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'default' } },
+    };
+    const pool = makePool('a', {
+      ...baseSpec(),
+      pinned: { cidrs: ['2001:db8:200::/64'], grants: [toDefault] },
+      anycast: {
+        cidrs: ['2001:db8:300::/120'],
+        grants: [{ anyNamespace: true, cidrs: ['2001:db8:300::/124'] }],
+      },
+    });
+    const want = desiredNodeConfig(pool, node, prefixes);
+    expect(want.spec).toMatchObject({
+      pinnedCIDRs: ['2001:db8:200::/64'],
+      pinnedGrants: [toDefault],
+      anycastCIDRs: ['2001:db8:300::/120'],
+      anycastGrants: [{ anyNamespace: true, cidrs: ['2001:db8:300::/124'] }],
+    });
+    const nc = stored(want);
+    expect(needsApply(nc, want)).toBe(false);
+    const regranted = makePool('a', {
+      ...baseSpec(),
+      pinned: { cidrs: ['2001:db8:200::/64'], grants: [] },
+      anycast: pool.spec.anycast,
+    });
+    expect(needsApply(nc, desiredNodeConfig(regranted, node, prefixes))).toBe(true);
+    const withdrawn = desiredNodeConfig(pool, node, prefixes, new Set(['pinned']));
+    expect(withdrawn.spec).not.toHaveProperty('pinnedCIDRs');
+    expect(withdrawn.spec).not.toHaveProperty('pinnedGrants');
+    expect(withdrawn.spec.anycastGrants).toHaveLength(1);
+    expect(needsApply(nc, withdrawn)).toBe(true);
+  });
 });

@@ -13,6 +13,7 @@ import {
 import { deepEqual } from './equal.js';
 import { QUARANTINE_FINALIZER } from './names.js';
 import type { Node } from './nodes.js';
+import type { FloatingList } from './overlaps.js';
 
 // A type alias, not an interface: it must fit ObjectMeta's loose ownerReferences.
 type OwnerReference = {
@@ -61,7 +62,27 @@ function routeSettings(
   );
 }
 
-export function desiredNodeConfig(pool: Pool, node: Node, prefixes: NodePrefixes): NodeConfigApply {
+/**
+ * A floating list of the pool as the NodeConfig carries it: its ranges and grants, unless the
+ * list is withdrawn (it overlaps an older pool's: overlaps.ts).
+ */
+function floating(pool: Pool, list: FloatingList, withdrawn: ReadonlySet<FloatingList>) {
+  const ranges = pool.spec[list];
+  if (!ranges || withdrawn.has(list)) return {};
+  return {
+    [`${list}CIDRs`]: [...ranges.cidrs],
+    ...(ranges.grants ? { [`${list}Grants`]: structuredClone(ranges.grants) } : {}),
+  } as Partial<
+    Pick<NodeConfigSpec, 'pinnedCIDRs' | 'anycastCIDRs' | 'pinnedGrants' | 'anycastGrants'>
+  >;
+}
+
+export function desiredNodeConfig(
+  pool: Pool,
+  node: Node,
+  prefixes: NodePrefixes,
+  withdrawn: ReadonlySet<FloatingList> = new Set(),
+): NodeConfigApply {
   const { spec } = pool;
   return {
     apiVersion: API_VERSION,
@@ -86,8 +107,8 @@ export function desiredNodeConfig(pool: Pool, node: Node, prefixes: NodePrefixes
       pool: pool.metadata.name,
       cidr6: prefixes.cidr6,
       ...(prefixes.cidr4 ? { cidr4: prefixes.cidr4 } : {}),
-      ...(spec.pinned ? { pinnedCIDRs: [...spec.pinned.cidrs] } : {}),
-      ...(spec.anycast ? { anycastCIDRs: [...spec.anycast.cidrs] } : {}),
+      ...floating(pool, 'pinned', withdrawn),
+      ...floating(pool, 'anycast', withdrawn),
       bgp: { asn: spec.bgp.asn, peers: peersFor(pool, node), ...routeSettings(pool) },
     },
   };
@@ -136,7 +157,7 @@ export function needsApply(current: NodeConfig, desired: NodeConfigApply): boole
   const want = desired.spec;
   if (cur.pool !== want.pool || cur.cidr6 !== want.cidr6 || cur.cidr4 !== want.cidr4) return true;
   if (cur.bgp.asn !== want.bgp.asn || !deepEqual(cur.bgp.peers, want.bgp.peers)) return true;
-  for (const key of ['pinnedCIDRs', 'anycastCIDRs'] as const) {
+  for (const key of ['pinnedCIDRs', 'anycastCIDRs', 'pinnedGrants', 'anycastGrants'] as const) {
     if (differs(current, ['spec', key], cur[key], want[key])) return true;
   }
   for (const key of ROUTE_SETTINGS) {

@@ -1,6 +1,7 @@
 export * from './names.js';
 export * from './nodes.js';
 export * from './ownership.js';
+export * from './overlaps.js';
 export * from './desired.js';
 export * from './quarantine.js';
 export * from './conditions.js';
@@ -10,6 +11,7 @@ export * from './limiter.js';
 export * from './metrics.js';
 export * from './view.js';
 export * from './reconciler.js';
+export * from './claim-gc.js';
 export * from './handlers.js';
 export * from './options.js';
 export * from './operator.js';

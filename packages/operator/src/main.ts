@@ -44,6 +44,8 @@ async function main(): Promise<void> {
     concurrency: options.concurrency,
     workers: options.workers,
     watchdogMs: options.watchdog,
+    claimGcPeriodMs: options.claimGcPeriod,
+    claimGraceMs: options.claimGrace,
   });
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -1,7 +1,7 @@
 // The operator's own Prometheus metrics (the runtime's cache, work queue, reconcile and leader
 // metrics are registered by @flock/kube under the same prefix).
 import { collectDefaultMetrics, Counter, Gauge, type Registry } from 'prom-client';
-import type { PoolStatus } from '@flock/api';
+import type { ClaimKind, PoolStatus } from '@flock/api';
 
 export const METRICS_PREFIX = 'flock_operator_';
 
@@ -10,6 +10,9 @@ export class OperatorMetrics {
   private readonly nodes: Gauge;
   private readonly prefixes: Gauge;
   private readonly conditions: Gauge;
+  private readonly claims: Gauge;
+  private readonly claimDeletions: Counter;
+  private readonly claimHolders: Counter;
 
   constructor(registry: Registry, options: { processMetrics?: boolean } = {}) {
     const p = METRICS_PREFIX;
@@ -39,13 +42,51 @@ export class OperatorMetrics {
       labelNames: ['pool', 'type'],
       registers,
     });
+    this.claims = new Gauge({
+      name: `${p}claims`,
+      help: 'AddressClaims by kind (Pinned, Anycast), as the last claim GC pass saw them.',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.claimDeletions = new Counter({
+      name: `${p}claim_gc_deletions_total`,
+      help: 'AddressClaims the claim GC deleted, by kind and why (pod-gone, pod-replaced, pod-finished, nodes-gone, no-holder).',
+      labelNames: ['kind', 'reason'],
+      registers,
+    });
+    this.claimHolders = new Counter({
+      name: `${p}claim_gc_holders_removed_total`,
+      help: 'Holders (nodes that are gone) the claim GC removed from Anycast claims.',
+      registers,
+    });
+    for (const kind of ['Pinned', 'Anycast']) this.claims.set({ kind }, 0);
   }
 
+  /** An API write; 'conflict': the object changed or went meanwhile (another writer won). */
   write(
-    kind: 'nodeconfig_apply' | 'nodeconfig_delete' | 'finalizer_release' | 'pool_status',
-    ok: boolean,
+    kind:
+      | 'nodeconfig_apply'
+      | 'nodeconfig_delete'
+      | 'finalizer_release'
+      | 'pool_status'
+      | 'claim_delete'
+      | 'claim_update',
+    result: boolean | 'conflict',
   ) {
-    this.writes.inc({ kind, result: ok ? 'ok' : 'error' });
+    this.writes.inc({ kind, result: result === true ? 'ok' : result || 'error' });
+  }
+
+  claimCounts(kinds: readonly ClaimKind[]): void {
+    for (const kind of ['Pinned', 'Anycast'] as const)
+      this.claims.set({ kind }, kinds.filter((k) => k === kind).length);
+  }
+
+  claimReleased(kind: ClaimKind, reason: string): void {
+    this.claimDeletions.inc({ kind, reason });
+  }
+
+  claimHoldersRemoved(count: number): void {
+    this.claimHolders.inc(count);
   }
 
   poolStatus(pool: string, status: PoolStatus): void {

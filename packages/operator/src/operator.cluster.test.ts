@@ -228,6 +228,46 @@ describe('operator on a real cluster', () => {
     expect(fixed.get('ov-b-0')!.spec.cidr6).toBe('2001:db8:6::/64');
   });
 
+  it("copies grants, and withdraws a newer pool's floating list that overlaps an older pool's until it is fixed", async () => {
+    const grant = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'web' } } };
+    const floating = (cidr: string) => ({ pinned: { cidrs: [cidr], grants: [grant] } });
+    await applyPool(c, 'fl-a', spec('fl-a', '2001:db8:b::/60', floating('2001:db8:f0::/120')));
+    await applyPool(c, 'fl-b', spec('fl-b', '2001:db8:c::/60', floating('2001:db8:f1::/120')));
+    await createNode(c.api, 'fl-b-0', { test: 'fl-b' });
+    const [nc] = (await waitForConfigs('fl-b', 1)).values();
+    expect(nc!.spec).toMatchObject({ pinnedCIDRs: ['2001:db8:f1::/120'], pinnedGrants: [grant] });
+    // fl-b's range now overlaps fl-a's: fl-b keeps its node, without its pinned list.
+    await applyPool(c, 'fl-b', spec('fl-b', '2001:db8:c::/60', floating('2001:db8:f0::/124')));
+    const withdrawn = await eventually(
+      'the pinned list withdrawn',
+      async () => {
+        const now = (await configsOf(c.api, 'fl-b')).get('fl-b-0')?.spec;
+        return now && !('pinnedCIDRs' in now) && !('pinnedGrants' in now) ? now : undefined;
+      },
+      LONG,
+    );
+    expect(withdrawn.cidr6).toBe(nc!.spec.cidr6);
+    // The status follows the NodeConfig writes.
+    const b = await eventually('fl-b reports it', async () => {
+      const p = await getPool(c.api, 'fl-b');
+      return condition(p, PoolConditions.Overlap)?.status === 'True' ? p : undefined;
+    });
+    expect(condition(b, PoolConditions.Overlap)).toMatchObject({
+      reason: 'FloatingRangesWithdrawn',
+      message: expect.stringContaining(
+        'pinned range 2001:db8:f0::/124 of pool fl-b overlaps pinned range 2001:db8:f0::/120 of pool fl-a',
+      ),
+    });
+    await applyPool(c, 'fl-b', spec('fl-b', '2001:db8:c::/60', floating('2001:db8:f2::/120')));
+    await eventually(
+      'the pinned list back',
+      async () =>
+        (await configsOf(c.api, 'fl-b')).get('fl-b-0')?.spec.pinnedCIDRs?.[0] ===
+        '2001:db8:f2::/120',
+      LONG,
+    );
+  });
+
   it('reports a node that two pools select and keeps it in the first', async () => {
     await applyPool(c, 'cf-a', spec('cf', '2001:db8:7::/60'));
     await applyPool(c, 'cf-b', {

@@ -4,11 +4,13 @@
 import { NodeConfig, OPERATOR_FIELD_MANAGER, Pool } from '@flock/api';
 import { DEFAULT_PREFIX_QUARANTINE_MS } from '@flock/ipam';
 import {
+  ADDRESSCLAIMS,
   Cache,
   Controller,
   EventRecorder,
   kubeLeaseStore,
   LeaderElector,
+  LoopMetrics,
   NODECONFIGS,
   NODES,
   POOLS,
@@ -16,11 +18,13 @@ import {
   sleep,
   startHealthServer,
   type HealthServer,
+  type KubeObject,
   type KubeTransport,
   type Logger,
   type MetricsOptions,
 } from '@flock/kube';
 import { Registry } from 'prom-client';
+import { ClaimGc } from './claim-gc.js';
 import { ClusterPolicyStatus } from './cluster-policy-status.js';
 import { wireHandlers } from './handlers.js';
 import { Limiter } from './limiter.js';
@@ -54,6 +58,10 @@ export interface OperatorOptions {
   workers?: number;
   /** Restart a watch that was silent this long (default 5 min). */
   watchdogMs?: number;
+  /** How often the claim GC looks for claims whose owners are gone (default 30 s). */
+  claimGcPeriodMs?: number;
+  /** How long a claim may have no holder before the claim GC deletes it (default 60 s). */
+  claimGraceMs?: number;
   registry?: Registry;
   /** Process metrics (CPU, memory, event loop) in the registry (default true). */
   processMetrics?: boolean;
@@ -73,6 +81,7 @@ export interface Operator {
 
 interface Session {
   controller: Controller;
+  claimGc: ClaimGc;
   off: () => void;
 }
 
@@ -98,6 +107,13 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       ...cacheOptions,
     }),
   );
+  // Every AddressClaim, unparsed: the claim GC writes a claim back whole (claim-gc.ts).
+  const claims = new Cache<KubeObject>({
+    source: resourceListWatch(transport, ADDRESSCLAIMS),
+    name: 'addressclaims',
+    ...cacheOptions,
+  });
+  const loopMetrics = new LoopMetrics(metricsOptions);
   const reconciler = new PoolReconciler({
     transport,
     view,
@@ -135,7 +151,19 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     });
     const off = wireHandlers(view, controller);
     controller.start();
-    session = { controller, off };
+    const claimGc = new ClaimGc({
+      transport,
+      claims,
+      nodes: view.nodes,
+      limiter: new Limiter(options.concurrency ?? 16),
+      logger: log,
+      metrics,
+      loopMetrics,
+      ...(options.claimGcPeriodMs ? { periodMs: options.claimGcPeriodMs } : {}),
+      ...(options.claimGraceMs !== undefined ? { graceMs: options.claimGraceMs } : {}),
+    });
+    claimGc.start();
+    session = { controller, claimGc, off };
     void clusterPolicies.setLeading(true);
   };
   const stopSession = async () => {
@@ -143,7 +171,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     session = undefined;
     if (!s) return;
     s.off();
-    await Promise.all([s.controller.stop(), clusterPolicies.setLeading(false)]);
+    await Promise.all([s.controller.stop(), s.claimGc.stop(), clusterPolicies.setLeading(false)]);
   };
 
   // On becoming leader: caches synced, then a fresh list (the last leader's writes may not
@@ -209,6 +237,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   view.pools.start();
   view.nodes.start();
   view.configs.start();
+  claims.start();
   clusterPolicies.start();
   if (elector) elector.start();
   else void lead(new AbortController().signal);
@@ -233,6 +262,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
         view.pools.stop(),
         view.nodes.stop(),
         view.configs.stop(),
+        claims.stop(),
         clusterPolicies.stop(),
       ]);
       view.close();

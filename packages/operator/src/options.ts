@@ -18,6 +18,7 @@ import {
   type FlagValues,
 } from '@flock/kube';
 import { z } from 'zod';
+import { DEFAULT_CLAIM_GC_PERIOD_MS, DEFAULT_CLAIM_GRACE_MS } from './claim-gc.js';
 import { DEFAULT_LEASE_NAME, DEFAULT_NAMESPACE } from './names.js';
 
 const FLAGS = {
@@ -91,6 +92,18 @@ const FLAGS = {
     arg: 'DURATION',
     schema: durationFlag(1_000),
     default: '5m',
+  },
+  claimGcPeriod: {
+    help: 'how often AddressClaims whose pods or nodes are gone are looked for',
+    arg: 'DURATION',
+    schema: durationFlag(1_000),
+    default: formatDuration(DEFAULT_CLAIM_GC_PERIOD_MS),
+  },
+  claimGrace: {
+    help: 'how long an AddressClaim may have no holder before it is deleted',
+    arg: 'DURATION',
+    schema: durationFlag(1_000),
+    default: formatDuration(DEFAULT_CLAIM_GRACE_MS),
   },
 } as const;
 

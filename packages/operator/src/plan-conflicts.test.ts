@@ -117,6 +117,79 @@ describe('planPool: conflicts, overlaps, exhaustion, misfits', () => {
     );
   });
 
+  it("withdraws a newer pool's floating list that overlaps an older pool's, naming both ranges and pools", () => {
+    const grant = { namespaceSelector: { matchLabels: { team: 'a' } } };
+    const older = makePool(
+      'old',
+      { ...baseSpec(), anycast: { cidrs: ['2001:db8:300::/120'], grants: [grant] } },
+      { created: T0 },
+    );
+    const newer = makePool(
+      'new',
+      {
+        ...baseSpec(),
+        nodeSelector: { matchLabels: { pool: 'b' } },
+        ipv6: { cidr: '2001:db8:200::/60', nodePrefixLength: 64 },
+        pinned: { cidrs: ['2001:db8:300::/124'], grants: [grant] },
+        anycast: { cidrs: ['2001:db8:400::/120'] },
+      },
+      { created: T0 + 1000 },
+    );
+    const ns = [makeNode('a0', { pool: 'a' }), makeNode('b0', { pool: 'b' })];
+    const pools = [older, newer];
+    const planOld = planPool(input({ pool: older, pools, nodes: ns }));
+    const planNew = planPool(input({ pool: newer, pools, nodes: ns }));
+    // The newer pool still configures its nodes, without the clashing list (fail closed).
+    expect(planNew.apply.map((a) => a.node)).toEqual(['b0']);
+    const spec = planNew.apply[0]!.object.spec;
+    expect(spec).not.toHaveProperty('pinnedCIDRs');
+    expect(spec).not.toHaveProperty('pinnedGrants');
+    expect(spec.anycastCIDRs).toEqual(['2001:db8:400::/120']);
+    const why =
+      'pinned range 2001:db8:300::/124 of pool new overlaps anycast range 2001:db8:300::/120 of pool old';
+    expect(cond(planNew.status.conditions, PoolConditions.Overlap)).toMatchObject({
+      status: 'True',
+      reason: 'FloatingRangesWithdrawn',
+      message: expect.stringContaining(why),
+    });
+    expect(cond(planNew.status.conditions, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'FloatingOverlap',
+      message: expect.stringContaining('without its pinned ranges'),
+    });
+    expect(planNew.events.map((e) => e.reason)).toEqual(['Overlap']);
+    expect(planOld.apply[0]!.object.spec.anycastGrants).toEqual([grant]);
+    expect(cond(planOld.status.conditions, PoolConditions.Overlap)).toMatchObject({
+      reason: 'NewerPoolWithdrawn',
+      message: expect.stringContaining(why),
+    });
+    expect(cond(planOld.status.conditions, 'Ready')?.status).toBe('True');
+  });
+
+  it('shares a floating range listed the same way with the same grants, and not otherwise', () => {
+    const grant = { namespaceSelector: { matchLabels: { team: 'a' } } };
+    const anycast = (grants: object[]) => ({ cidrs: ['2001:db8:300::/120'], grants });
+    const a = makePool('a', { ...baseSpec(), anycast: anycast([grant]) }, { created: T0 });
+    const b = (grants: object[]) =>
+      makePool(
+        'b',
+        {
+          ...baseSpec(),
+          nodeSelector: { matchLabels: { pool: 'b' } },
+          ipv6: { cidr: '2001:db8:200::/60', nodePrefixLength: 64 },
+          anycast: anycast(grants),
+        },
+        { created: T0 + 1000 },
+      );
+    const overlap = (other: ReturnType<typeof b>) =>
+      cond(planPool(input({ pool: other, pools: [a, other] })).status.conditions, 'Overlap');
+    expect(overlap(b([grant]))?.status).toBe('False');
+    expect(overlap(b([{ anyNamespace: true }]))).toMatchObject({
+      status: 'True',
+      reason: 'FloatingRangesWithdrawn',
+    });
+  });
+
   it('reports exhaustion as a condition and one event, and recovers when a prefix is freed and its quarantine passes', () => {
     const w = new World(HOUR);
     w.addPool('a', { ...baseSpec(), ipv6: { cidr: '2001:db8:100::/62', nodePrefixLength: 64 } });

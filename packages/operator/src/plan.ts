@@ -22,7 +22,8 @@ import {
 } from './desired.js';
 import { QUARANTINE_FINALIZER } from './names.js';
 import type { Node } from './nodes.js';
-import { createdMs, isTerminating, overlapReports, Ownership } from './ownership.js';
+import { isTerminating, Ownership } from './ownership.js';
+import { createdMs, isRefused, overlapReports, withdrawnLists } from './overlaps.js';
 import {
   addToQuarantine,
   nextExpiry,
@@ -148,7 +149,8 @@ export function planPool(input: PlanInput): PoolPlan {
   const overlaps = overlapReports(input.pools);
   const overlap = overlaps.get(name) ?? { older: [], newer: [] };
   const ownership = new Ownership(input.pools, configs, overlaps);
-  const refused = overlap.older.length > 0;
+  const refused = isRefused(overlap);
+  const withdrawn = withdrawnLists(overlap);
   const mine = input.nodeConfigs.filter((nc) => nc.spec.pool === name);
   const others = input.nodeConfigs.filter((nc) => nc.spec.pool !== name);
 
@@ -240,7 +242,7 @@ export function planPool(input: PlanInput): PoolPlan {
         waiting.push(node.metadata.name);
       }
     }
-    const object = desiredNodeConfig(pool, node, { cidr6: nc.spec.cidr6, cidr4 });
+    const object = desiredNodeConfig(pool, node, { cidr6: nc.spec.cidr6, cidr4 }, withdrawn);
     if (needsApply(nc, object)) apply.push({ node: node.metadata.name, object, created: false });
   }
 
@@ -266,7 +268,7 @@ export function planPool(input: PlanInput): PoolPlan {
     }
     apply.push({
       node: n,
-      object: desiredNodeConfig(pool, node, { cidr6: r6.prefix, cidr4 }),
+      object: desiredNodeConfig(pool, node, { cidr6: r6.prefix, cidr4 }, withdrawn),
       created: true,
     });
   }

@@ -43,6 +43,7 @@ export async function startCluster(components?: Component[]): Promise<Cluster> {
       '--timeout=60s',
       `crd/pools.${GROUP}`,
       `crd/nodeconfigs.${GROUP}`,
+      `crd/addressclaims.${GROUP}`,
     );
     await k('create', 'namespace', NAMESPACE);
     return { cp, api: new HttpTransport(cp.kubeConfig), kubectl: k };

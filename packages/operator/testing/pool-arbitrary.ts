@@ -1,7 +1,8 @@
 // fast-check generator of Pool specs for the bad-input suites: a valid spec, then up to three
 // fields replaced by values that are good, odd or wrong (wrong family, host bits, leading
-// zeros, zone IDs, reserved ASNs, out-of-range timers, duplicate peers, junk types). Values
-// the API server and zod cannot compare (null, which the API server prunes) are left out.
+// zeros, zone IDs, reserved ASNs, out-of-range timers, duplicate peers, overlapping or too
+// wide floating ranges, grants outside their ranges, junk types). Values the API server and
+// zod cannot compare (null, which the API server prunes) are left out.
 import fc from 'fast-check';
 
 const goodCidr6 = [
@@ -141,6 +142,23 @@ const cidrList = fc
   .array(fc.constantFrom(...anyCidr), { maxLength: 3 })
   .map((cidrs) => ({ cidrs }));
 
+const grant = fc.record(
+  {
+    namespaceSelector: selector,
+    anyNamespace: fc.oneof(fc.boolean(), junk),
+    cidrs: fc.array(fc.constantFrom(...anyCidr, '2001:db8:100::/120', '10.0.0.0/24'), {
+      maxLength: 2,
+    }),
+  },
+  { requiredKeys: [] },
+);
+const floatingList = fc.record({
+  cidrs: fc.array(fc.constantFrom(...anyCidr, '2001:db8:100::/120', '10.0.0.0/24'), {
+    maxLength: 3,
+  }),
+  grants: fc.array(grant, { maxLength: 2 }),
+});
+
 const mutation = fc.oneof(
   at(['ipv6', 'cidr'], fc.constantFrom(...cidr6)),
   at(['ipv6', 'nodePrefixLength'], fc.oneof(fc.integer({ min: 40, max: 130 }), fc.constant(64.5))),
@@ -154,6 +172,8 @@ const mutation = fc.oneof(
   ),
   at(['pinned'], cidrList),
   at(['anycast'], cidrList),
+  at(['pinned'], floatingList), // grants: inside their list or not, naming namespaces or not
+  at(['anycast'], floatingList),
   at(['bgp', 'asn'], fc.constantFrom(...asn)),
   at(['bgp', 'peers'], fc.array(peer, { maxLength: 3 })),
   at(

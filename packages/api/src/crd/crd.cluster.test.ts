@@ -4,9 +4,12 @@ import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, startControlPlane, type ControlPlane } from '@flock/testkit';
-import { GROUP, NODECONFIG_PLURAL, POOL_PLURAL, VERSION } from '../names.js';
+import { ADDRESSCLAIM_PLURAL, GROUP, NODECONFIG_PLURAL, POOL_PLURAL, VERSION } from '../names.js';
+import { claimObject, validAnycastClaimSpec, validPinnedClaimSpec } from '../../testing/claims.js';
 import {
+  boundedPoolSpec,
   invalidCases,
+  invalidObject,
   nodeConfigObject,
   poolObject,
   validNodeConfigSpec,
@@ -31,6 +34,7 @@ describe('CRDs on the real API server', () => {
       '--timeout=60s',
       `crd/${POOL_PLURAL}.${GROUP}`,
       `crd/${NODECONFIG_PLURAL}.${GROUP}`,
+      `crd/${ADDRESSCLAIM_PLURAL}.${GROUP}`,
     );
   });
   afterAll(async () => cp?.stop());
@@ -48,20 +52,57 @@ describe('CRDs on the real API server', () => {
     await create(NODECONFIG_PLURAL, nodeConfigObject('node-valid', validNodeConfigSpec()));
   });
 
+  it('accepts a Pool at every bound of its floating ranges (within the runtime cost limit)', async () => {
+    await create(POOL_PLURAL, poolObject('bounded', boundedPoolSpec()));
+  });
+
+  const PLURALS = {
+    Pool: POOL_PLURAL,
+    NodeConfig: NODECONFIG_PLURAL,
+    AddressClaim: ADDRESSCLAIM_PLURAL,
+  } as const;
+
   it.each(invalidCases.map((c, i) => [c.name, c, i] as const))(
     'refuses: %s',
     async (_name, c, i) => {
-      const body =
-        c.kind === 'Pool' ? poolObject(`bad-${i}`, c.spec) : nodeConfigObject(`bad-${i}`, c.spec);
-      const err = await create(c.kind === 'Pool' ? POOL_PLURAL : NODECONFIG_PLURAL, body).then(
+      const err = await create(PLURALS[c.kind], invalidObject(c, `bad-${i}`)).then(
         () => undefined,
         (e: { code?: number; body?: string }) => e,
       );
       expect(err, 'the API server accepted an invalid object').toBeDefined();
       expect(err?.code).toBe(422);
-      expect(String(err?.body)).toContain(c.message);
+      expect(String(err?.body)).toContain(c.apiServerMessage ?? c.message);
     },
   );
+
+  it('accepts a pinned and an anycast claim, each named after its address', async () => {
+    for (const spec of [validPinnedClaimSpec(), validAnycastClaimSpec()])
+      await create(ADDRESSCLAIM_PLURAL, claimObject(spec));
+    const claims = (await k('get', 'fclaim')).stdout;
+    expect(claims.split('\n')[0]).toMatch(
+      /NAME\s+ADDRESS\s+KIND\s+NAMESPACE\s+KEY\s+HOLDER\s+NODE\s+AGE/,
+    );
+    expect(claims).toMatch(
+      /2001-0db8-0200-0000-0000-0000-0000-0010\s+2001:db8:200::10\s+Pinned\s+default\s+Deployment\/web\s+web-5d9c-x7k2p\s+node-a/,
+    );
+    expect(claims).toMatch(
+      /203\.0\.113\.53\s+203\.0\.113\.53\s+Anycast\s+dns\s+Deployment\/resolver\s+node-a/,
+    );
+  });
+
+  it("keeps a claim's address, kind, namespace and key; holders change", async () => {
+    const spec = { ...validPinnedClaimSpec(), address: '2001:db8:200::99' };
+    const { metadata } = claimObject(spec);
+    await create(ADDRESSCLAIM_PLURAL, claimObject(spec));
+    const patch = (s: object) =>
+      k('patch', 'fclaim', metadata.name, '--type=merge', '-p', JSON.stringify({ spec: s }));
+    const fixed = /address, kind, namespace and key of a claim never change/;
+    await expect(patch({ key: 'Deployment/other' })).rejects.toThrow(fixed);
+    await expect(patch({ namespace: 'other' })).rejects.toThrow(fixed);
+    await expect(patch({ kind: 'Anycast', holders: [{ node: 'node-a' }] })).rejects.toThrow(fixed);
+    await patch({ holders: [{ node: 'node-b', pod: 'web-2', uid: 'u-2', withdrawn: false }] });
+    await patch({ holders: [] });
+  });
 
   it('keeps a NodeConfig prefix immutable', async () => {
     await create(NODECONFIG_PLURAL, nodeConfigObject('node-immutable', validNodeConfigSpec()));

@@ -1,6 +1,9 @@
 // The CustomResourceDefinitions of flock, built from the zod schemas.
 import type { z } from 'zod';
+import { AddressClaim, AddressClaimSpec, AddressClaimStatus } from '../address-claim.js';
 import {
+  ADDRESSCLAIM_KIND,
+  ADDRESSCLAIM_PLURAL,
   GROUP,
   NODECONFIG_KIND,
   NODECONFIG_PLURAL,
@@ -10,6 +13,7 @@ import {
 } from '../names.js';
 import { NodeConfigSpec, NodeConfigStatus } from '../nodeconfig.js';
 import { PoolSpec, PoolStatus } from '../pool.js';
+import { celValidations } from '../rules.js';
 import { structuralSchema, type JsonSchema } from './structural.js';
 
 interface PrinterColumn {
@@ -28,6 +32,11 @@ interface CrdInput {
   description: string;
   spec: z.ZodType;
   status: z.ZodType;
+  /**
+   * The whole object's schema, for its rules on the root (CEL there sees metadata.name and
+   * spec together, e.g. a claim's name against its address); absent: no root rules.
+   */
+  root?: z.ZodType;
   columns: PrinterColumn[];
 }
 
@@ -35,8 +44,8 @@ const condition = (type: string) => `.status.conditions[?(@.type=="${type}")].st
 
 /** Conditions merge by type under server-side apply; every other list is owned whole. */
 function markListTypes(status: JsonSchema): JsonSchema {
-  const props = status['properties'] as Record<string, JsonSchema>;
-  const conditions = props['conditions'];
+  const props = status['properties'] as Record<string, JsonSchema> | undefined;
+  const conditions = props?.['conditions'];
   if (conditions) {
     conditions['x-kubernetes-list-type'] = 'map';
     conditions['x-kubernetes-list-map-keys'] = ['type'];
@@ -47,6 +56,7 @@ function markListTypes(status: JsonSchema): JsonSchema {
 function crd(input: CrdInput): JsonSchema {
   const spec = structuralSchema(input.spec);
   const status = markListTypes(structuralSchema(input.status));
+  const rootRules = input.root ? celValidations(input.root) : [];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -81,6 +91,7 @@ function crd(input: CrdInput): JsonSchema {
                 spec,
                 status,
               },
+              ...(rootRules.length ? { 'x-kubernetes-validations': rootRules } : {}),
             },
           },
         },
@@ -205,9 +216,47 @@ const nodeConfigCrd = (): JsonSchema =>
     ],
   });
 
+const addressClaimCrd = (): JsonSchema =>
+  crd({
+    kind: ADDRESSCLAIM_KIND,
+    plural: ADDRESSCLAIM_PLURAL,
+    singular: 'addressclaim',
+    shortNames: ['fclaim'],
+    description:
+      'The owner of one floating address (a pinned or anycast address), named after it: creating the claim is the lock, and it is released by deleting it. Written by the agents (at CNI ADD and DEL) and the operator (releasing claims whose pods or nodes are gone).',
+    spec: AddressClaimSpec,
+    status: AddressClaimStatus,
+    root: AddressClaim,
+    columns: [
+      { name: 'Address', type: 'string', jsonPath: '.spec.address', description: 'The address' },
+      { name: 'Kind', type: 'string', jsonPath: '.spec.kind', description: 'Pinned or Anycast' },
+      {
+        name: 'Namespace',
+        type: 'string',
+        jsonPath: '.spec.namespace',
+        description: 'The owning namespace',
+      },
+      { name: 'Key', type: 'string', jsonPath: '.spec.key', description: 'The owner key' },
+      {
+        name: 'Holder',
+        type: 'string',
+        jsonPath: '.spec.holders[0].pod',
+        description: 'Pinned: the pod holding the address',
+      },
+      {
+        name: 'Node',
+        type: 'string',
+        jsonPath: '.spec.holders[0].node',
+        description: 'The (first) node announcing it',
+      },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
+    ],
+  });
+
 /** file name -> CRD object, in a stable order. */
 export function allCrds(): [string, JsonSchema][] {
   return [
+    [`${GROUP}_${ADDRESSCLAIM_PLURAL}.yaml`, addressClaimCrd()],
     [`${GROUP}_${NODECONFIG_PLURAL}.yaml`, nodeConfigCrd()],
     [`${GROUP}_${POOL_PLURAL}.yaml`, poolCrd()],
   ];

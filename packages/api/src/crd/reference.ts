@@ -1,6 +1,7 @@
 // The CRD field reference (docs/reference.md), generated from the same structural schemas as
 // the CRDs, so every field's meaning, default and validation is written down exactly once.
 import { allCrds } from './definitions.js';
+import { KIND_NOTES } from './reference-notes.js';
 import type { JsonSchema } from './structural.js';
 
 interface Row {
@@ -32,6 +33,8 @@ function limits(node: JsonSchema): string[] {
     out.push(`${scalar(node['minimum'], '…')}..${scalar(node['maximum'], '…')}`);
   }
   if (node['maxItems'] !== undefined) out.push(`at most ${scalar(node['maxItems'])} items`);
+  const keys = node['x-kubernetes-list-map-keys'] as string[] | undefined;
+  if (keys) out.push(`one item per ${keys.map((k) => `\`${k}\``).join(', ')}`);
   for (const v of (node['x-kubernetes-validations'] as { message: string }[] | undefined) ?? []) {
     out.push(`rule: ${v.message}`);
   }
@@ -79,6 +82,10 @@ export function renderReference(): string {
     parts.push(
       `\`${String(spec['group'])}/${String(version['name'])}\`, cluster-scoped, short names: ${names.shortNames.join(', ')}.`,
     );
+    for (const v of (root['x-kubernetes-validations'] as { message: string }[] | undefined) ?? [])
+      parts.push('', `Rule on the whole object: ${v.message}.`);
+    const notes = KIND_NOTES[names.kind];
+    if (notes) parts.push('', notes);
     for (const section of ['spec', 'status'] as const) {
       const rows: Row[] = [];
       walk(props[section] as JsonSchema, section, section === 'spec', rows);
