@@ -2,7 +2,15 @@
 // (grants select namespaces by label) and whether a Node is Ready (a terminating holder on a
 // node that is not Ready cannot be announcing its address: the routers dropped the node).
 import { CniErrorCode } from '@flock/api';
-import { NAMESPACES, NODES, isNotFound, objectPath, type KubeTransport } from '@flock/kube';
+import {
+  NAMESPACES,
+  NODES,
+  formatFieldSelector,
+  isNotFound,
+  objectPath,
+  resourceListWatch,
+  type KubeTransport,
+} from '@flock/kube';
 import { z } from 'zod';
 import { CniCommandError } from '../core/cni-error.js';
 import type { NamespaceRef } from './grants.js';
@@ -14,18 +22,21 @@ const Namespace = z.looseObject({
   }),
 });
 
-/** A namespace's labels from the API server; a namespace that does not exist has none. */
+/**
+ * A namespace's labels from the API server (a list by name: the agent may list and watch
+ * namespaces, not get them); a namespace that does not exist has none.
+ */
 export async function fetchNamespace(
   transport: KubeTransport,
   name: string,
 ): Promise<NamespaceRef> {
   try {
-    const ns = Namespace.parse(
-      await transport.request({ method: 'GET', path: objectPath(NAMESPACES, name) }),
-    );
-    return { name, labels: ns.metadata.labels ?? {} };
+    const page = await resourceListWatch(transport, NAMESPACES).list({
+      fieldSelector: formatFieldSelector({ 'metadata.name': name }),
+    });
+    const ns = page.items.map((i) => Namespace.parse(i)).find((n) => n.metadata.name === name);
+    return { name, labels: ns?.metadata.labels ?? {} };
   } catch (error) {
-    if (isNotFound(error)) return { name, labels: {} };
     throw new CniCommandError(
       CniErrorCode.TryAgainLater,
       `cannot read namespace ${name} (${error instanceof Error ? error.message : String(error)}); try again later`,
