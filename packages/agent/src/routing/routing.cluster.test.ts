@@ -15,6 +15,10 @@ import { TestRouter, nodeBirdPaths, startNodeBird, type BirdProcess } from '@flo
 import { createTestPod, startTestCluster, type TestCluster } from '../../testing/test-cluster.js';
 
 const NODE = 'node-r';
+/** The test pods' namespace may claim pinned and anycast addresses. */
+const DEFAULT_NAMESPACE = {
+  namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'default' } },
+};
 const PASSWORD = 'flock routing test';
 const PINNED = '2001:db8:200::7';
 const ANYCAST = '2001:db8:300::1';
@@ -109,6 +113,8 @@ beforeAll(async () => {
         cidr4: '192.0.2.16/28',
         pinnedCIDRs: ['2001:db8:200::/64'],
         anycastCIDRs: ['2001:db8:300::/120'],
+        pinnedGrants: [DEFAULT_NAMESPACE],
+        anycastGrants: [DEFAULT_NAMESPACE],
         bgp: {
           asn: 64512,
           peers: [
@@ -238,7 +244,11 @@ describe('announcements, anycast and the orphan sweep on a real node, router and
   });
 
   it('anycast: multipath over two Ready pods, one nexthop when one is NotReady, withdrawn when none', async () => {
-    const annotations = { 'flock.fritzlab.net/anycast': ANYCAST };
+    // Two pods of one group (a Deployment's replicas share their controller's key).
+    const annotations = {
+      'flock.fritzlab.net/anycast': ANYCAST,
+      'flock.fritzlab.net/claim-key': 'Deployment/dns',
+    };
     const a = await createPod('any-a', annotations);
     const b = await createPod('any-b', annotations);
     await node.cnitool('add', a.ns.path, a.who);
