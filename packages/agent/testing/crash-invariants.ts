@@ -186,8 +186,9 @@ export async function policyAndBirdViolations(
   const want = new Set(
     committed.flatMap((e) => {
       const veth = vethOf.get(e.containerID) ?? '?';
-      // A pod may send from its own addresses and its anycast addresses (anti-spoofing).
-      const sources = [e.ip6, ...(e.ip4 ? [e.ip4] : []), ...e.anycast];
+      // A pod may send from its own addresses (anti-spoofing), and from its anycast addresses
+      // only while it is Ready: these pods never are (no kubelet runs them), so never from those.
+      const sources = [e.ip6, ...(e.ip4 ? [e.ip4] : [])];
       return [veth, ...sources.map((ip) => `${veth} . ${ip}`)];
     }),
   );

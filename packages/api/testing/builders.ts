@@ -141,3 +141,8 @@ export function pod(o: PodOverrides = {}): Pod {
     ),
   };
 }
+
+/** A grant of floating ranges to one namespace, by name (the label the API server sets). */
+export const grantTo = (namespace: string) => ({
+  namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+});

@@ -1,4 +1,5 @@
 import { IP_ALGO_ANNOTATION, OPERATOR_FIELD_MANAGER } from '@flock/api';
+import { grantTo } from '@flock/api/testing';
 import { describe, expect, it } from 'vitest';
 import { desiredNodeConfig, needsApply } from './desired.js';
 import { baseSpec, makeNode, makePool, stored } from '../testing/fixtures.js';
@@ -74,9 +75,7 @@ describe('needsApply', () => {
   });
 
   it("copies each list's grants beside its ranges, and leaves out a withdrawn list whole", () => {
-    const toDefault = {
-      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'default' } },
-    };
+    const toDefault = grantTo('default');
     const pool = makePool('a', {
       ...baseSpec(),
       pinned: { cidrs: ['2001:db8:200::/64'], grants: [toDefault] },

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeConfig } from '@flock/api';
-import { nodeConfig } from '@flock/api/testing';
+import { grantTo, nodeConfig } from '@flock/api/testing';
 import { type HttpTransport, NODECONFIGS, NODES, PODS, objectPath } from '@flock/kube';
 import { Netns, eventually, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,10 +15,6 @@ import { TestRouter, nodeBirdPaths, startNodeBird, type BirdProcess } from '@flo
 import { createTestPod, startTestCluster, type TestCluster } from '../../testing/test-cluster.js';
 
 const NODE = 'node-r';
-/** The test pods' namespace may claim pinned and anycast addresses. */
-const DEFAULT_NAMESPACE = {
-  namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'default' } },
-};
 const PASSWORD = 'flock routing test';
 const PINNED = '2001:db8:200::7';
 const ANYCAST = '2001:db8:300::1';
@@ -113,8 +109,8 @@ beforeAll(async () => {
         cidr4: '192.0.2.16/28',
         pinnedCIDRs: ['2001:db8:200::/64'],
         anycastCIDRs: ['2001:db8:300::/120'],
-        pinnedGrants: [DEFAULT_NAMESPACE],
-        anycastGrants: [DEFAULT_NAMESPACE],
+        pinnedGrants: [grantTo('default')],
+        anycastGrants: [grantTo('default')],
         bgp: {
           asn: 64512,
           peers: [

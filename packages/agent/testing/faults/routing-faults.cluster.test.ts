@@ -3,6 +3,7 @@
 // up. Pods come and go meanwhile. The agent keeps serving ADD/DEL, reports the outage in the
 // NodeConfig's BGPEstablished condition, and once the fault is over the router learns exactly
 // what the node should announce; each scenario prints its time to converge and asserts a bound.
+import { grantTo } from '@flock/api/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FaultNode,
@@ -28,6 +29,7 @@ beforeAll(async () => {
     spec: {
       cidr4: '192.0.2.0/24',
       pinnedCIDRs: ['2001:db8:200::/64'],
+      pinnedGrants: [grantTo('default')],
       bgp: {
         asn: 64512,
         peers: [{ address: '2001:db8:ffff::1', asn: 65000, holdTime: 9, keepaliveTime: 3 }],

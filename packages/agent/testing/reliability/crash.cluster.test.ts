@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nodeConfig } from '@flock/api/testing';
+import { grantTo, nodeConfig } from '@flock/api/testing';
 import { NODECONFIGS, type HttpTransport } from '@flock/kube';
 import { Netns, requireKernelTier, type ControlPlane } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,6 +105,8 @@ beforeAll(async () => {
         cidr4: CIDR4,
         pinnedCIDRs: ['2001:db8:200::/64'],
         anycastCIDRs: ['2001:db8:300::/120'],
+        pinnedGrants: [grantTo('default')],
+        anycastGrants: [grantTo('default')],
       },
     }),
   );
