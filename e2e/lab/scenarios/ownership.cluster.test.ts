@@ -227,7 +227,14 @@ describe('address ownership on real nodes', () => {
             )
               .flat()
               .filter((e) => e.pod === `race-${round}`);
-            return holding.length >= 1 && refused.length >= 1 ? { holding, pods } : undefined;
+            if (holding.length >= 1 && refused.length >= 1) return { holding, pods };
+            // Not yet: say where things stand, for the timeout message.
+            const all = (
+              await Promise.all(TENANTS.map((ns) => events(ns, 'FlockAddressRefused')))
+            ).flat();
+            throw new Error(
+              `pods ${pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}@${p.spec.nodeName}:${p.status?.phase}:${JSON.stringify(p.status?.podIPs ?? [])}`).join(' ')}; refusals ${JSON.stringify(all.slice(-4))}`,
+            );
           },
           { timeoutMs: 60_000, intervalMs: 250 },
         );
