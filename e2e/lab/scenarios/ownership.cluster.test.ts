@@ -27,7 +27,7 @@ import {
 import { startLab } from '../core/test-lab.js';
 
 /** Pinned addresses of this suite: inside the sample Pool's pinned range, apart from the sample's. */
-const RACE_BASE = 0x100;
+const RACE_BASE = 0x80;
 const HANDOVER = '2001:db8:200::f0';
 const TENANTS = ['team-a', 'team-b'];
 
