@@ -108,6 +108,18 @@ export const BirdModel = z
       .array(ipString('anycast[]'))
       .max(MAX_HOST_ROUTES)
       .describe('Anycast addresses of Ready pods here, announced as /128 or /32.'),
+    services: z
+      .array(ipString('services[]'))
+      .max(MAX_HOST_ROUTES)
+      .optional()
+      .describe('Service (LoadBalancer) addresses this node announces, as /128 or /32.'),
+    serviceRanges: z
+      .array(cidrString('serviceRanges[]'))
+      .max(MAX_AGGREGATES)
+      .optional()
+      .describe(
+        "The cluster's Service CIDRs, announced as they are (ClusterIPs reach kube-proxy here).",
+      ),
     localPreference: BgpRouteSettings.localPreference,
     communities: BgpRouteSettings.communities,
     addressCommunities: z

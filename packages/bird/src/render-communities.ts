@@ -14,7 +14,12 @@ import {
 type ClassProtocols = Record<keyof ClassCommunities, Record<Family, string>>;
 
 /** The announcement classes, in render order. */
-export const CLASSES: readonly (keyof ClassCommunities)[] = ['aggregates', 'pinned', 'anycast'];
+export const CLASSES: readonly (keyof ClassCommunities)[] = [
+  'aggregates',
+  'pinned',
+  'anycast',
+  'services',
+];
 
 function sortedUnique(list: readonly string[] | undefined): number[][] {
   const unique = [...new Set((list ?? []).map(canonicalCommunity))];

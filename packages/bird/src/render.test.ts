@@ -90,6 +90,15 @@ const EXAMPLES: Record<string, BirdModel> = {
       { address: '2001:db8:dead::1', standard: ['65000:1'] }, // not announced: left out
     ],
   },
+  // Service addresses (host routes) and Service CIDRs, with the services class's communities.
+  services: {
+    ...base,
+    aggregates: ['2001:db8:1::/64'],
+    services: ['2001:db8:400::5', '203.0.113.70', '2001:DB8:400::5'],
+    serviceRanges: ['fd00:10:96::/112', '10.96.0.0/16'],
+    peers: [{ address: '2001:db8:ffff::1', asn: 65000 }],
+    communities: { services: { standard: ['65000:400'] } },
+  },
   // The README's example (the test below keeps the README in step).
   readme: {
     routerId: '192.0.2.10',

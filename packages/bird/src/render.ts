@@ -22,6 +22,7 @@ export const BIRD_NAMES = {
   aggregates: { 6: 'flock_aggregates6', 4: 'flock_aggregates4' },
   pinned: { 6: 'flock_pinned6', 4: 'flock_pinned4' },
   anycast: { 6: 'flock_anycast6', 4: 'flock_anycast4' },
+  services: { 6: 'flock_services6', 4: 'flock_services4' },
 } as const;
 
 const FAMILIES: readonly Family[] = [6, 4];
@@ -69,16 +70,21 @@ type PerFamily = Record<Family, string[]>;
 /** The model's prefixes by role and family, canonical, de-duplicated and sorted. */
 function modelPrefixes(
   model: BirdModel,
-): Record<'aggregates' | 'pinned' | 'anycast' | 'announced', PerFamily> {
+): Record<'aggregates' | 'pinned' | 'anycast' | 'services' | 'announced', PerFamily> {
   const aggregates = model.aggregates.map(cidrPrefix);
   const pinned = model.pinned.map(hostPrefix);
   const anycast = model.anycast.map(hostPrefix);
-  const all = [...aggregates, ...pinned, ...anycast];
+  const services = [
+    ...(model.services ?? []).map(hostPrefix),
+    ...(model.serviceRanges ?? []).map(cidrPrefix),
+  ];
+  const all = [...aggregates, ...pinned, ...anycast, ...services];
   const split = (ps: Prefix[]): PerFamily => ({ 6: uniqueSorted(ps, 6), 4: uniqueSorted(ps, 4) });
   return {
     aggregates: split(aggregates),
     pinned: split(pinned),
     anycast: split(anycast),
+    services: split(services),
     announced: split(all),
   };
 }
@@ -266,6 +272,13 @@ export function renderBirdConfig(input: BirdModel): string {
     staticProtocol(BIRD_NAMES.aggregates[4], 4, prefixes.aggregates[4]),
     ...FAMILIES.map((f) => staticProtocol(BIRD_NAMES.pinned[f], f, prefixes.pinned[f])),
     ...FAMILIES.map((f) => staticProtocol(BIRD_NAMES.anycast[f], f, prefixes.anycast[f])),
+    // Only on nodes that announce Services: every other config stays as it was.
+    ...(model.services?.length || model.serviceRanges?.length
+      ? FAMILIES.map((f) => [
+          ...(f === 6 ? ['# Service (LoadBalancer) addresses and the Service CIDRs.'] : []),
+          ...staticProtocol(BIRD_NAMES.services[f], f, prefixes.services[f]),
+        ])
+      : []),
   ];
   if (peers.some((p) => p.bfd)) sections.push([`protocol bfd ${BIRD_NAMES.bfd} {`, '}']);
   peers.forEach((peer, i) => {
