@@ -105,9 +105,16 @@ const model: fc.Arbitrary<BirdModel> = fc
       aggregates: fc.array(fc.oneof(cidr(6), cidr(4)), { maxLength: 4 }),
       pinned: fc.array(fc.oneof(v6, v4), { maxLength: 20 }),
       anycast: fc.array(fc.oneof(v6, v4), { maxLength: 8 }),
+      services: fc.array(fc.oneof(v6, v4), { maxLength: 8 }),
+      serviceRanges: fc.array(fc.oneof(cidr(6), cidr(4)), { maxLength: 2 }),
       localPreference: u32,
       communities: fc.record(
-        { aggregates: communities, pinned: communities, anycast: communities },
+        {
+          aggregates: communities,
+          pinned: communities,
+          anycast: communities,
+          services: communities,
+        },
         { requiredKeys: [] },
       ),
       addressCommunities: fc.array(
