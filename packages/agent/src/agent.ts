@@ -37,6 +37,7 @@ import {
 } from './policy/index.js';
 import { Blackholes } from './routing/blackholes.js';
 import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
+import { endpointSliceCache, serviceCache } from './routing/service-addresses.js';
 import { agentView } from './status/metrics-view.js';
 import { agentStatus } from './status/snapshot.js';
 import { startStatusServer, statusSocketPath } from './status/server.js';
@@ -194,6 +195,11 @@ function buildAgent(deps: AgentDeps) {
       })
     : undefined;
   if (!policy) logger.warn('no NetworkPolicy applier: NetworkPolicy is not enforced');
+  // Service addresses: every Service, and how many ready endpoints each has on this node.
+  const serviceCaches = {
+    services: serviceCache(transport, logger, config.watchdogMs, metrics.options),
+    slices: endpointSliceCache(transport, nodeName, logger, config.watchdogMs, metrics.options),
+  };
   const routing = new Routing({
     nodeName,
     transport,
@@ -202,6 +208,7 @@ function buildAgent(deps: AgentDeps) {
     pods,
     claimOf,
     claimsReady: () => keeper.firstPass(),
+    services: serviceCaches,
     nodeConfig,
     datapath,
     bird: deps.bird ?? birdControls(config.birdSocketPath),
@@ -328,6 +335,21 @@ function buildAgent(deps: AgentDeps) {
       stop: () => claims.stop(),
     },
     keeper,
+    {
+      name: 'Service caches',
+      start: async () => {
+        serviceCaches.services.start();
+        serviceCaches.slices.start();
+        // Bounded: Service addresses are announced once both have synced, never before.
+        await Promise.all([
+          serviceCaches.services.waitForSync(POD_CACHE_SYNC_WAIT_MS),
+          serviceCaches.slices.waitForSync(POD_CACHE_SYNC_WAIT_MS),
+        ]).catch(() => {});
+      },
+      stop: async () => {
+        await Promise.all([serviceCaches.services.stop(), serviceCaches.slices.stop()]);
+      },
+    },
     new NetworkConditionKeeper(
       transport,
       nodeName,

@@ -16,3 +16,4 @@ export * from './logger.js';
 export { allCrds } from './crd/definitions.js';
 export * from './cluster-network-policy.js';
 export * from './path.js';
+export * from './endpoint-slice.js';

@@ -7,6 +7,8 @@ import type { StoredEvent } from './fake-watch.js';
 import {
   apiVersionOf,
   CONFIGMAPS,
+  ENDPOINT_SLICES,
+  SERVICES,
   CUSTOM_RESOURCE_DEFINITIONS,
   EVENTS,
   LEASES,
@@ -60,6 +62,8 @@ export const BUILTIN_RESOURCES: Array<[ResourceRef, FakeResourceOptions]> = [
   [NODES, { statusSubresource: true, selectableFields: ['spec.unschedulable'] }],
   [NAMESPACES, { statusSubresource: true, selectableFields: ['status.phase'] }],
   [CONFIGMAPS, {}],
+  [SERVICES, { statusSubresource: true }],
+  [ENDPOINT_SLICES, {}],
   [LEASES, {}],
   [
     EVENTS,

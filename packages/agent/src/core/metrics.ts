@@ -36,7 +36,8 @@ export interface AddressView {
 export interface AgentView {
   peers(): readonly PeerView[];
   /** Routes in the model BIRD accepted, by class; undefined before BIRD accepted one. */
-  routesExported(): { aggregate: number; pinned: number; anycast: number } | undefined;
+  routesExported():
+    { aggregate: number; pinned: number; anycast: number; services: number } | undefined;
   /** The announcer's state (idle, applied, unreachable, failed, refused, invalid). */
   birdState(): string;
   addresses(): readonly AddressView[];
@@ -224,7 +225,7 @@ export class AgentMetrics {
     );
     gauge(
       'routes_exported',
-      'Routes in the config BIRD accepted, by class (aggregate, pinned: host routes, anycast).',
+      'Routes in the config BIRD accepted, by class (aggregate, pinned: host routes, anycast, services: Service addresses and CIDRs).',
       ['class'],
       (set, v) => {
         const r = v.routesExported();

@@ -21,6 +21,7 @@ import { hostVethName } from '../datapath/index.js';
 import { allowedCommunities } from '../claims/grants.js';
 import { attachmentKey, holdsPinned, inAnycastGroup, type ClaimOf } from '../claims/ownership.js';
 import { entryLiveness, type PodOf } from '../node/liveness.js';
+import type { ServiceAnnouncement } from './service-addresses.js';
 
 export interface AnnouncementPlan {
   /** The node's prefixes, as in its NodeConfig. */
@@ -31,6 +32,8 @@ export interface AnnouncementPlan {
   anycast: Map<string, string[]>;
   /** Host route or anycast address → its pods' own communities, both sorted. */
   communities: Map<string, string[]>;
+  /** Service (LoadBalancer) address → its Service and why this node announces it (sorted). */
+  services: Map<string, ServiceAnnouncement>;
   /** Committed allocations whose pod is live here. */
   livePods: number;
   /** Why an address was left out (outside the ranges, family mismatch); one line each. */
@@ -172,6 +175,7 @@ export function planAnnouncements(input: {
     communities: new Map(
       [...communities.keys()].sort().map((ip) => [ip, [...communities.get(ip)!].sort()]),
     ),
+    services: new Map(),
     livePods,
     warnings: warnings.sort(),
   };
@@ -191,6 +195,8 @@ export function toBirdModel(input: {
     aggregates: input.plan.aggregates,
     pinned: input.plan.hostRoutes,
     anycast: [...input.plan.anycast.keys()],
+    ...(input.plan.services.size ? { services: [...input.plan.services.keys()] } : {}),
+    ...(input.spec.clusterIPCIDRs?.length ? { serviceRanges: input.spec.clusterIPCIDRs } : {}),
     ...(input.spec.bgp.localPreference === undefined
       ? {}
       : { localPreference: input.spec.bgp.localPreference }),

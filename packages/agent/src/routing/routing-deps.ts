@@ -2,18 +2,21 @@
 import type { Logger, Pod } from '@flock/api';
 import type { BirdControl } from '@flock/bird';
 import type { AllocationStore } from '../store/index.js';
-import type { CacheView, KubeTransport } from '@flock/kube';
+import type { Cache, CacheView, KubeTransport } from '@flock/kube';
 import type { Datapath } from '../datapath/index.js';
 import type { NodeConfigTracker } from '../node/node-config.js';
 import type { AgentMetrics } from '../core/metrics.js';
 import type { ClaimOf } from '../claims/ownership.js';
 import type { SecretReader } from './peer-secrets.js';
+import type { ServiceView, SliceView } from './service-addresses.js';
 
 /** Routes in the model BIRD last accepted, by class. */
 export interface ExportedRoutes {
   aggregate: number;
   pinned: number;
   anycast: number;
+  /** Service addresses and Service CIDRs. */
+  services: number;
 }
 
 export interface RoutingSettings {
@@ -42,6 +45,8 @@ export interface RoutingDeps {
   pods: CacheView<Pod>;
   /** Who owns each floating address (the claims cache). */
   claimOf: ClaimOf;
+  /** The cluster's Services and this node's ready endpoints (absent: no Service addresses). */
+  services?: { services: Cache<ServiceView>; slices: Cache<SliceView> };
   /**
    * Resolves once this node's claims are in step (ClaimKeeper's first pass: what live pods
    * held before claims existed is claimed): nothing floating is announced before.

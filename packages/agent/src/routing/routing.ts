@@ -9,6 +9,7 @@
 // Secrets, router ID). Each job is one Loop (@flock/kube): announcements (the pass) and
 // bgp-peers (the refresh). Listeners of onChange() hear of every new state (the NodeConfig
 // status writer).
+import type { NodeConfigSpec } from '@flock/api';
 import { Loop } from '@flock/kube';
 import { settled, type Component } from '../core/lifecycle.js';
 import { livenessSignature } from '../node/liveness.js';
@@ -21,6 +22,7 @@ import { BgpPeers } from './bgp-peers.js';
 import { ExportLatency } from './export-latency.js';
 import type { ExportedRoutes, RoutingDeps } from './routing-deps.js';
 import { SessionPoll, type BgpObservation } from './session-poll.js';
+import { BY_SERVICE, planServiceAddresses } from './service-addresses.js';
 import { timedReloads } from './timed-reloads.js';
 
 export class Routing implements Component {
@@ -149,6 +151,22 @@ export class Routing implements Component {
         { replay: false },
       ),
     );
+    // Service addresses follow their Services and this node's ready endpoints; a change that
+    // keeps what the plan reads (the trimmed views are equal) is none.
+    for (const cache of [this.deps.services?.services, this.deps.services?.slices])
+      if (cache)
+        this.cleanups.push(
+          cache.addHandler(
+            {
+              onAdd: () => this.changed(),
+              onUpdate: (a: unknown, b: unknown) => {
+                if (JSON.stringify(a) !== JSON.stringify(b)) this.changed();
+              },
+              onDelete: () => this.changed(),
+            },
+            { replay: false },
+          ),
+        );
     this.sessions.start();
     await whenSynced(pods, () => this.begin(), {
       logger,
@@ -225,12 +243,15 @@ export class Routing implements Component {
     const state = this.deps.nodeConfig.current();
     if (!this.live || !state) return;
     const spec = state.nodeConfig.spec;
-    const plan = planAnnouncements({
+    const plan = this.withServices(
+      planAnnouncements({
+        spec,
+        entries: this.deps.store.entries(),
+        podOf: (namespace, name) => this.deps.pods.getObject(name, namespace),
+        claimOf: this.deps.claimOf,
+      }),
       spec,
-      entries: this.deps.store.entries(),
-      podOf: (namespace, name) => this.deps.pods.getObject(name, namespace),
-      claimOf: this.deps.claimOf,
-    });
+    );
     this.plan = plan;
     const warnings = plan.warnings.join('\n');
     if (warnings !== this.warnings && plan.warnings.length)
@@ -254,6 +275,26 @@ export class Routing implements Component {
     this.notify();
   }
 
+  /** The plan with the Service addresses this node announces (none before their caches synced). */
+  private withServices(plan: AnnouncementPlan, spec: NodeConfigSpec): AnnouncementPlan {
+    const caches = this.deps.services;
+    if (!caches?.services.hasSynced || !caches.slices.hasSynced) return plan;
+    const svc = planServiceAddresses({
+      spec,
+      services: caches.services.list(),
+      readyHere: (namespace, name) =>
+        caches.slices
+          .byIndex(BY_SERVICE, `${namespace}/${name}`)
+          .reduce((n, s) => n + s.readyHere, 0),
+      claimOf: this.deps.claimOf,
+    });
+    return {
+      ...plan,
+      services: svc.addresses,
+      warnings: [...plan.warnings, ...svc.warnings].sort(),
+    };
+  }
+
   /** BIRD runs the model of announcedPlan. */
   private applied(): void {
     const plan = this.announcedPlan;
@@ -262,6 +303,9 @@ export class Routing implements Component {
       aggregate: plan.aggregates.length,
       pinned: plan.hostRoutes.length,
       anycast: plan.anycast.size,
+      services:
+        plan.services.size +
+        (this.deps.nodeConfig.current()?.nodeConfig.spec.clusterIPCIDRs?.length ?? 0),
     };
     this.exportLatency.applied(plan, this.deps.store.entries(), this.deps.now?.() ?? Date.now());
     for (const l of this.appliedListeners) l(plan.hostRoutes);

@@ -44,7 +44,7 @@ export function formatStatus(s: AgentStatus): string {
   lines.push(
     '',
     r
-      ? `Routes exported: ${r.aggregate} aggregate, ${r.pinned} pinned, ${r.anycast} anycast`
+      ? `Routes exported: ${r.aggregate} aggregate, ${r.pinned} pinned, ${r.anycast} anycast${r.services ? `, ${r.services} service` : ''}`
       : 'Routes exported: none yet (BIRD has not accepted a config)',
   );
   lines.push(`  aggregates: ${s.announced.aggregates.join(', ') || '-'}`);
@@ -52,6 +52,8 @@ export function formatStatus(s: AgentStatus): string {
   lines.push(
     `  anycast:    ${s.announced.anycast.map((a) => `${a.address} (${a.veths.length} pod${a.veths.length === 1 ? '' : 's'})`).join(', ') || '-'}`,
   );
+  for (const a of s.announced.services ?? [])
+    lines.push(`  service:    ${a.address} (${a.service}: ${a.why})`);
   lines.push('', 'Addresses:');
   lines.push(
     ...table([

@@ -47,13 +47,17 @@ export const AgentStatus = z.object({
   bird: z.object({ state: z.string(), message: z.string().optional() }),
   peers: z.array(Peer),
   routesExported: z
-    .object({ aggregate: z.int(), pinned: z.int(), anycast: z.int() })
+    .object({ aggregate: z.int(), pinned: z.int(), anycast: z.int(), services: z.int().optional() })
     .optional()
     .describe('Routes in the config BIRD accepted; absent before it accepted one.'),
   announced: z.object({
     aggregates: z.array(z.string()),
     pinned: z.array(z.string()).describe('Host routes: pinned addresses (and foreign ones).'),
     anycast: z.array(z.object({ address: z.string(), veths: z.array(z.string()) })),
+    services: z
+      .array(z.object({ address: z.string(), service: z.string(), why: z.string() }))
+      .optional()
+      .describe('Service (LoadBalancer) addresses this node announces, and why.'),
   }),
   addresses: z.array(Family),
   allocations: z.array(Allocation),
@@ -115,6 +119,9 @@ export function agentStatus(s: StatusSources): AgentStatus {
         address,
         veths,
       })),
+      ...(plan?.services.size
+        ? { services: [...plan.services].map(([address, a]) => ({ address, ...a })) }
+        : {}),
     },
     addresses: (['ipv6', 'ipv4'] as const).flatMap((family) => {
       const c = counts?.[family];

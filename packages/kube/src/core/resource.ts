@@ -111,6 +111,20 @@ export const NAMESPACES: ResourceRef = {
   kind: 'Namespace',
   namespaced: false,
 };
+export const SERVICES: ResourceRef = {
+  group: '',
+  version: 'v1',
+  plural: 'services',
+  kind: 'Service',
+  namespaced: true,
+};
+export const ENDPOINT_SLICES: ResourceRef = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  plural: 'endpointslices',
+  kind: 'EndpointSlice',
+  namespaced: true,
+};
 export const CONFIGMAPS: ResourceRef = {
   group: '',
   version: 'v1',

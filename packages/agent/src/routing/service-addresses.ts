@@ -1,0 +1,184 @@
+// Service (LoadBalancer) addresses this node announces. The operator assigns an address: it
+// claims it (an AddressClaim of kind Service, the lock) and writes it into the Service's
+// status.loadBalancer.ingress. kube-proxy delivers its traffic on every node; the agents only
+// say which nodes the routers should send it to:
+//   - externalTrafficPolicy Cluster: every node whose NodeConfig has the address's range (the
+//     pool's nodes);
+//   - externalTrafficPolicy Local: the nodes with a ready endpoint of the Service — `ready` is
+//     false as soon as an endpoint starts terminating, so a draining node withdraws its route
+//     while the endpoint still serves what it has (no connection attempt lost in a rollout);
+//   - spec.externalIPs likewise, but only those claimed for the Service (never an arbitrary
+//     external IP: CVE-2020-8554).
+// Only addresses inside the NodeConfig's serviceCIDRs whose claim names the Service are
+// announced; the NodeConfig's clusterIPCIDRs (the Service CIDRs) are announced as they are.
+import {
+  EndpointSlice,
+  SERVICE_NAME_LABEL,
+  Service,
+  endpointReady,
+  type Logger,
+  type NodeConfigSpec,
+} from '@flock/api';
+import { canonicalAddress, cidrsContainIp } from '@flock/ipam';
+import {
+  Cache,
+  ENDPOINT_SLICES,
+  SERVICES,
+  resourceListWatch,
+  type KubeTransport,
+  type MetricsOptions,
+} from '@flock/kube';
+import type { ClaimOf } from '../claims/ownership.js';
+
+/** What the cache keeps of a Service: what the decision reads. */
+export interface ServiceView {
+  apiVersion: 'v1';
+  kind: 'Service';
+  metadata: { namespace: string; name: string; uid?: string; resourceVersion?: string };
+  localTraffic: boolean;
+  /** status.loadBalancer.ingress IPs and spec.externalIPs, canonical. */
+  addresses: string[];
+}
+
+/** What the cache keeps of an EndpointSlice: its Service and its ready endpoints on this node. */
+export interface SliceView {
+  apiVersion: 'discovery.k8s.io/v1';
+  kind: 'EndpointSlice';
+  metadata: { namespace: string; name: string; resourceVersion?: string };
+  service: string;
+  readyHere: number;
+}
+
+const canonical = (ips: readonly (string | undefined)[]) =>
+  ips.flatMap((ip) => {
+    const c = ip ? canonicalAddress(ip) : undefined;
+    return c ? [c] : [];
+  });
+
+const CachedService = Service.transform((s): ServiceView => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: {
+    namespace: s.metadata.namespace,
+    name: s.metadata.name,
+    ...(s.metadata.uid ? { uid: s.metadata.uid } : {}),
+    ...(s.metadata.resourceVersion ? { resourceVersion: s.metadata.resourceVersion } : {}),
+  },
+  localTraffic: s.spec?.['externalTrafficPolicy'] === 'Local',
+  addresses: [
+    ...new Set(
+      canonical([
+        ...(s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip),
+        ...(Array.isArray(s.spec?.['externalIPs']) ? (s.spec['externalIPs'] as string[]) : []),
+      ]),
+    ),
+  ],
+}));
+
+/** The index of slices by their Service ("namespace/name"). */
+export const BY_SERVICE = 'service';
+
+/** Every Service of the cluster, trimmed as it enters the cache. */
+export function serviceCache(
+  transport: KubeTransport,
+  logger: Logger,
+  watchdogMs?: number,
+  metrics?: MetricsOptions,
+): Cache<ServiceView> {
+  return new Cache<ServiceView>({
+    source: resourceListWatch(transport, SERVICES),
+    schema: CachedService,
+    name: 'services',
+    logger,
+    ...(metrics ? { metrics } : {}),
+    ...(watchdogMs ? { watchdogMs } : {}),
+  });
+}
+
+/** Every EndpointSlice, kept as the count of its ready endpoints on `nodeName`. */
+export function endpointSliceCache(
+  transport: KubeTransport,
+  nodeName: string,
+  logger: Logger,
+  watchdogMs?: number,
+  metrics?: MetricsOptions,
+): Cache<SliceView> {
+  const schema = EndpointSlice.transform((s): SliceView => ({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      namespace: s.metadata.namespace,
+      name: s.metadata.name,
+      ...(s.metadata.resourceVersion ? { resourceVersion: s.metadata.resourceVersion } : {}),
+    },
+    service: s.metadata.labels?.[SERVICE_NAME_LABEL] ?? '',
+    readyHere: (s.endpoints ?? []).filter((e) => e.nodeName === nodeName && endpointReady(e))
+      .length,
+  }));
+  return new Cache<SliceView>({
+    source: resourceListWatch(transport, ENDPOINT_SLICES),
+    schema,
+    name: 'endpointslices',
+    indexers: {
+      [BY_SERVICE]: (s) => (s.service ? [`${s.metadata.namespace}/${s.service}`] : []),
+    },
+    logger,
+    ...(metrics ? { metrics } : {}),
+    ...(watchdogMs ? { watchdogMs } : {}),
+  });
+}
+
+/** Why this node announces a Service address. */
+export interface ServiceAnnouncement {
+  /** "namespace/name" of the Service. */
+  service: string;
+  why: string;
+}
+
+export interface ServicePlan {
+  /** Address → the Service and why, sorted by address. */
+  addresses: Map<string, ServiceAnnouncement>;
+  warnings: string[];
+}
+
+/** The Service addresses this node announces now. */
+export function planServiceAddresses(input: {
+  spec: NodeConfigSpec;
+  services: Iterable<ServiceView>;
+  /** Ready endpoints of a Service on this node. */
+  readyHere: (namespace: string, name: string) => number;
+  claimOf: ClaimOf;
+}): ServicePlan {
+  const ranges = input.spec.serviceCIDRs ?? [];
+  const addresses = new Map<string, ServiceAnnouncement>();
+  const warnings: string[] = [];
+  if (!ranges.length) return { addresses, warnings };
+  for (const svc of input.services) {
+    const { namespace, name } = svc.metadata;
+    const mine = svc.addresses.filter((ip) => cidrsContainIp(ranges, ip));
+    if (!mine.length) continue;
+    const ready = svc.localTraffic ? input.readyHere(namespace, name) : 0;
+    if (svc.localTraffic && ready === 0) continue;
+    for (const ip of mine) {
+      const c = input.claimOf(ip);
+      if (
+        c?.spec.kind !== 'Service' ||
+        c.spec.namespace !== namespace ||
+        !c.spec.services?.includes(name)
+      ) {
+        warnings.push(`Service address ${ip} of ${namespace}/${name} is not claimed for it`);
+        continue;
+      }
+      addresses.set(ip, {
+        service: `${namespace}/${name}`,
+        why: svc.localTraffic
+          ? `externalTrafficPolicy Local: ${ready} ready endpoint${ready === 1 ? '' : 's'} here`
+          : 'externalTrafficPolicy Cluster',
+      });
+    }
+  }
+  return {
+    addresses: new Map([...addresses].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    warnings: warnings.sort(),
+  };
+}
