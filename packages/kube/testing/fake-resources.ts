@@ -14,6 +14,7 @@ import {
   NETWORK_POLICIES,
   NODES,
   PODS,
+  SERVICES,
   type ResourceRef,
 } from '../src/core/resource.js';
 import { ADDRESSCLAIMS, NODECONFIGS, POOLS } from '../src/flock/clients.js';
@@ -59,6 +60,7 @@ export const BUILTIN_RESOURCES: Array<[ResourceRef, FakeResourceOptions]> = [
   ],
   [NODES, { statusSubresource: true, selectableFields: ['spec.unschedulable'] }],
   [NAMESPACES, { statusSubresource: true, selectableFields: ['status.phase'] }],
+  [SERVICES, { statusSubresource: true }],
   [CONFIGMAPS, {}],
   [LEASES, {}],
   [

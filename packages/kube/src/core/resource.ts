@@ -111,6 +111,13 @@ export const NAMESPACES: ResourceRef = {
   kind: 'Namespace',
   namespaced: false,
 };
+export const SERVICES: ResourceRef = {
+  group: '',
+  version: 'v1',
+  plural: 'services',
+  kind: 'Service',
+  namespaced: true,
+};
 export const CONFIGMAPS: ResourceRef = {
   group: '',
   version: 'v1',
