@@ -1,6 +1,6 @@
-// AddressClaim: who owns a floating address (a pinned pod address, an anycast address). Node
-// prefixes belong to nodes; a floating address moves between nodes, so it has one owner at a
-// time, recorded here. Cluster-scoped and named after the address (claimName): creating the
+// AddressClaim: who owns a floating address (a pinned pod address, an anycast address, a
+// LoadBalancer Service's address). Node prefixes belong to nodes; a floating address moves
+// between nodes, so it has one owner at a time, recorded here. Cluster-scoped and named after the address (claimName): creating the
 // object is the lock — of two agents racing for one address the API server lets exactly one
 // create it — and every change of holder is an update at the resourceVersion that was read.
 import { z } from 'zod';
@@ -12,10 +12,17 @@ import { API_VERSION, ADDRESSCLAIM_KIND } from './names.js';
 /** The most holders an anycast claim lists (one per node with a member pod). */
 export const MAX_CLAIM_HOLDERS = 512;
 
+/** The most Services one Service claim lists (Services sharing the address, each its ports). */
+export const MAX_CLAIM_SERVICES = 128;
+
+/** RFC 3339 as the API server writes times (seconds, optional fraction, Z or an offset). */
+const RFC3339 =
+  /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$/;
+
 export const ClaimKind = z
-  .enum(['Pinned', 'Anycast'])
+  .enum(['Pinned', 'Anycast', 'Service'])
   .describe(
-    'Pinned: one pod holds the address (flock.fritzlab.net/pinned-ip); Anycast: the pods of one namespace sharing the key announce it (flock.fritzlab.net/anycast).',
+    'Pinned: one pod holds the address (flock.fritzlab.net/pinned-ip); Anycast: the pods of one namespace sharing the key announce it (flock.fritzlab.net/anycast); Service: the LoadBalancer Services listed in services use it (assigned by the operator).',
   );
 export type ClaimKind = z.infer<typeof ClaimKind>;
 
@@ -46,6 +53,8 @@ export type ClaimHolder = z.infer<typeof ClaimHolder>;
 
 /** Read side of the holders' list-map key (the API server words its own refusal). */
 export const HOLDERS_UNIQUE = 'holders must name each node once';
+/** Read side of the services' list-type set. */
+export const SERVICES_UNIQUE = 'services must name each Service once';
 
 export const AddressClaimSpec = withRules(
   z.object({
@@ -55,7 +64,7 @@ export const AddressClaimSpec = withRules(
     kind: ClaimKind,
     namespace: DnsLabel.describe('The namespace that owns the address.'),
     key: ClaimKey.describe(
-      'The owner within the namespace. Pinned: the workload (the pod annotation flock.fritzlab.net/claim-key, else its controller, e.g. Deployment/web); a replacement pod takes the address over only with the same key. Anycast: the group (flock.fritzlab.net/claim-key, else the controller); pods of the namespace with the same key share it.',
+      'The owner within the namespace. Pinned: the workload (the pod annotation flock.fritzlab.net/claim-key, else its controller, e.g. Deployment/web); a replacement pod takes the address over only with the same key. Anycast: the group (flock.fritzlab.net/claim-key, else the controller); pods of the namespace with the same key share it. Service: the sharing key (the Service annotation flock.fritzlab.net/sharing-key, else Service/<name>); Services of the namespace with the same key may share the address.',
     ),
     holders: z
       .array(ClaimHolder)
@@ -65,11 +74,29 @@ export const AddressClaimSpec = withRules(
       // (a CEL rule comparing every pair of 512 holders would exceed the per-call cost limit).
       .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['node'] })
       .describe(
-        'Pinned: the one pod that holds the address. Anycast: one entry per node with member pods.',
+        'Pinned: the one pod that holds the address. Anycast: one entry per node with member pods. Service: none.',
       )
       .refine((hs) => new Set(hs.map((h) => h.node)).size === hs.length, {
         message: HOLDERS_UNIQUE,
       }),
+    services: z
+      .array(DnsLabel)
+      .max(MAX_CLAIM_SERVICES)
+      .refine((ss) => new Set(ss).size === ss.length, { message: SERVICES_UNIQUE })
+      // A set: the API server refuses a name listed twice itself (linear, no CEL cost).
+      .meta({ 'x-kubernetes-list-type': 'set' })
+      .optional()
+      .describe(
+        'Service: the LoadBalancer Services (of spec.namespace) that use the address; several only when they share it (same sharing key, no port in common). Empty once the last one let it go.',
+      ),
+    releasedAt: z
+      .string()
+      .max(64)
+      .regex(RFC3339, 'releasedAt must be an RFC 3339 time such as 2030-01-01T00:00:00Z')
+      .optional()
+      .describe(
+        "Service: when the address's last Service let it go (RFC 3339). The claim stays as the address's quarantine and is not given to another owner before releasedAt plus the operator's --service-address-quarantine; then the operator deletes it.",
+      ),
   }),
   [
     {
@@ -86,6 +113,26 @@ export const AddressClaimSpec = withRules(
       check: (s) =>
         s.kind !== 'Anycast' ||
         s.holders.every((h) => !h.pod && !h.uid && h.withdrawn === undefined),
+    },
+    {
+      cel: "self.kind == 'Service' || (!has(self.services) && !has(self.releasedAt))",
+      message: 'only a Service claim has services or releasedAt',
+      field: 'services',
+      check: (s) => s.kind === 'Service' || (s.services === undefined && !s.releasedAt),
+    },
+    {
+      cel: "self.kind != 'Service' || size(self.holders) == 0",
+      message: 'a Service claim has no holders (its Services are listed in services)',
+      field: 'holders',
+      check: (s) => s.kind !== 'Service' || s.holders.length === 0,
+    },
+    {
+      cel: "self.kind != 'Service' || ((has(self.services) && size(self.services) > 0) != has(self.releasedAt))",
+      message:
+        'a Service claim lists its Services, or none and releasedAt (its quarantine), never both',
+      field: 'services',
+      check: (s) =>
+        s.kind !== 'Service' || (s.services?.length ?? 0) > 0 !== (s.releasedAt !== undefined),
     },
   ],
   [

@@ -56,6 +56,23 @@ export function parsePinnedIp(raw: string | undefined): Parsed<PinnedAddresses> 
   return { ok: true, value: result };
 }
 
+/**
+ * load-balancer-ips annotation (and the deprecated spec.loadBalancerIP): the addresses a
+ * LoadBalancer Service asks for, at most one per family, no duplicates.
+ */
+export function parseLoadBalancerIps(
+  raw: string | undefined,
+): Parsed<{ ip: string; family: Family }[]> | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const list = parseAddressList(raw, 'load-balancer-ips');
+  if (!list.ok) return list;
+  for (const family of [6, 4] as const) {
+    if (list.value.filter((a) => a.family === family).length > 1)
+      return { ok: false, error: `load-balancer-ips: more than one IPv${family} address` };
+  }
+  return list;
+}
+
 /** anycast annotation: comma-separated addresses, no duplicates, at most MAX_ANYCAST_PER_POD. */
 export function parseAnycast(raw: string | undefined): Parsed<string[]> | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;

@@ -1,12 +1,17 @@
-// Floating ranges: the pinned and anycast ranges of a Pool, and who may claim from them. A
-// range alone is claimable by nobody; a grant names the namespaces that may claim from it (by
-// label selector), the sub-ranges, and the BGP communities their pods may add to their own
-// announcements. `anyNamespace: true` is the insecure pre-grant behaviour, explicit.
+// Floating ranges: the pinned, anycast and Service ranges of a Pool, and who may claim from
+// them. A range alone is claimable by nobody; a grant names the namespaces that may claim from
+// it (by label selector; for Service ranges also which Services of them), the sub-ranges, and
+// the BGP communities their pods may add to their own announcements. `anyNamespace: true` is
+// the insecure pre-grant behaviour, explicit.
 import { z } from 'zod';
 import { Communities } from './communities.js';
 import { LabelSelector } from './meta.js';
 import { cidrContains, cidrString, cidrsOverlap, isCidr, splitCidr } from './net.js';
-import { withRules } from './rules.js';
+import { withRules, type Rule } from './rules.js';
+
+/** The floating lists of a Pool, in the order the rules and the operator visit them. */
+export const FLOATING_LISTS = ['pinned', 'anycast', 'services'] as const;
+export type FloatingList = (typeof FLOATING_LISTS)[number];
 
 /**
  * Ranges per floating range list, grants per list and sub-ranges per grant (bounded for CEL's
@@ -15,6 +20,8 @@ import { withRules } from './rules.js';
 export const MAX_RANGES = 64;
 export const MAX_GRANTS = 16;
 export const MAX_GRANT_CIDRS = 16;
+/** Service CIDRs (services.clusterIPs) per pool: a cluster has one or two, per family. */
+export const MAX_CLUSTER_IP_RANGES = 8;
 
 /**
  * The widest floating range, per family: pinned and anycast ranges hand out single addresses
@@ -45,6 +52,9 @@ export const FloatingGrant = withRules(
       .describe("Sub-ranges of the list's cidrs this grant covers; absent: all of them."),
     communities: Communities.optional().describe(
       'BGP communities pods of these namespaces may add to their own announcements (annotation flock.fritzlab.net/bgp-communities).',
+    ),
+    serviceSelector: LabelSelector.optional().describe(
+      'services.grants only: which LoadBalancer Services of these namespaces may get addresses, by their labels; absent: all of them.',
     ),
   }),
   [
@@ -108,48 +118,97 @@ function grantOutside(
   return true;
 }
 
+/** What the rules of a floating list read of it. */
+interface FloatingValue {
+  cidrs: readonly string[];
+  grants?: readonly { cidrs?: readonly string[] | undefined; serviceSelector?: unknown }[];
+}
+
+/** The fields every floating list has: its ranges and its grants. */
+function floatingShape(what: FloatingList) {
+  const services = what === 'services';
+  return {
+    cidrs: z
+      .array(floatingCidr(what))
+      // A Service list may have no ranges: a pool that only announces its clusterIPs.
+      .min(services ? 0 : 1)
+      .max(MAX_RANGES)
+      .describe(
+        services
+          ? 'The ranges LoadBalancer Services get addresses from (IPv6 or IPv4 CIDRs).'
+          : `The ${what} ranges (IPv6 or IPv4 CIDRs).`,
+      ),
+    grants: z
+      .array(FloatingGrant)
+      .max(MAX_GRANTS)
+      .optional()
+      .describe(
+        services
+          ? 'Which namespaces (and Services of them) may get addresses from these ranges; absent or empty: none may.'
+          : `Which namespaces may claim ${what} addresses from these ranges; absent or empty: none may.`,
+      ),
+  };
+}
+
 /**
- * A Pool's pinned or anycast ranges and their grants. Ranges of one list never overlap (a
- * second listing of an address would be a second set of grants for it); a grant's sub-ranges
- * lie inside the list. Overlaps with the other list, the node ranges and the peers are rules
- * of the PoolSpec (pool-rules.ts), which sees them all.
+ * The rules of one floating list. Ranges of one list never overlap (a second listing of an
+ * address would be a second set of grants for it); a grant's sub-ranges lie inside the list;
+ * only Service grants select Services. Overlaps with the other lists, the node ranges and the
+ * peers are rules of the PoolSpec (pool-rules.ts), which sees them all.
  */
-export const FloatingRanges = (what: string) => {
+function floatingRules(what: FloatingList): Rule<FloatingValue>[] {
   const hits = (a: string) => `self.cidrs.filter(y, isCIDR(y) && ${celOverlap(a, 'y')})`;
   const outside = `isCIDR(c) && !self.cidrs.exists(r, isCIDR(r) && cidr(r).containsCIDR(cidr(c)))`;
-  return withRules(
-    z.object({
-      cidrs: z
-        .array(floatingCidr(what))
-        .min(1)
-        .max(MAX_RANGES)
-        .describe(`The ${what} ranges (IPv6 or IPv4 CIDRs).`),
-      grants: z
-        .array(FloatingGrant)
-        .max(MAX_GRANTS)
-        .optional()
-        .describe(
-          `Which namespaces may claim ${what} addresses from these ranges; absent or empty: none may.`,
-        ),
-    }),
-    [
-      {
-        // Each range overlaps itself once; anything more is another entry (or itself again).
-        cel: `self.cidrs.all(a, !isCIDR(a) || self.cidrs.exists_one(b, isCIDR(b) && ${celOverlap('a', 'b')}))`,
-        message: `${what} ranges must not overlap one another`,
-        messageExpression: `self.cidrs.map(a, isCIDR(a) && size(${hits('a')}) > 1, '${what} range ' + a + ' overlaps ${what} range ' + (${hits('a')}[0] == a ? ${hits('a')}[1] : ${hits('a')}[0]))[0]`,
-        field: 'cidrs',
-        check: (v) => overlapWithin(what, v.cidrs),
-      },
-      {
-        cel: `!has(self.grants) || self.grants.all(g, !has(g.cidrs) || !g.cidrs.exists(c, ${outside}))`,
-        message: `${what}.grants[].cidrs must lie inside the ${what} ranges`,
-        // map(x, filter, transform), not filter().map(): a filtered list of grants (objects)
-        // costs the estimator far more than their ranges do.
-        messageExpression: `self.grants.map(g, has(g.cidrs) && g.cidrs.exists(c, ${outside}), '${what} grant range ' + g.cidrs.filter(c, ${outside})[0] + ' is not inside any ${what} range')[0]`,
-        field: 'grants',
-        check: (v) => grantOutside(what, v),
-      },
-    ],
-  );
-};
+  return [
+    {
+      // Each range overlaps itself once; anything more is another entry (or itself again).
+      cel: `self.cidrs.all(a, !isCIDR(a) || self.cidrs.exists_one(b, isCIDR(b) && ${celOverlap('a', 'b')}))`,
+      message: `${what} ranges must not overlap one another`,
+      messageExpression: `self.cidrs.map(a, isCIDR(a) && size(${hits('a')}) > 1, '${what} range ' + a + ' overlaps ${what} range ' + (${hits('a')}[0] == a ? ${hits('a')}[1] : ${hits('a')}[0]))[0]`,
+      field: 'cidrs',
+      check: (v) => overlapWithin(what, v.cidrs),
+    },
+    {
+      cel: `!has(self.grants) || self.grants.all(g, !has(g.cidrs) || !g.cidrs.exists(c, ${outside}))`,
+      message: `${what}.grants[].cidrs must lie inside the ${what} ranges`,
+      // map(x, filter, transform), not filter().map(): a filtered list of grants (objects)
+      // costs the estimator far more than their ranges do.
+      messageExpression: `self.grants.map(g, has(g.cidrs) && g.cidrs.exists(c, ${outside}), '${what} grant range ' + g.cidrs.filter(c, ${outside})[0] + ' is not inside any ${what} range')[0]`,
+      field: 'grants',
+      check: (v) => grantOutside(what, v),
+    },
+    ...(what === 'services'
+      ? []
+      : [
+          {
+            cel: '!has(self.grants) || self.grants.all(g, !has(g.serviceSelector))',
+            message: `${what}.grants[].serviceSelector: only services.grants select Services`,
+            field: 'grants',
+            check: (v: FloatingValue) =>
+              (v.grants ?? []).every((g) => g.serviceSelector === undefined),
+          },
+        ]),
+  ];
+}
+
+/** A Pool's pinned or anycast ranges and their grants. */
+export const FloatingRanges = (what: 'pinned' | 'anycast') =>
+  withRules(z.object(floatingShape(what)), floatingRules(what));
+
+/**
+ * A Pool's Service ranges (the addresses the operator gives LoadBalancer Services), their
+ * grants, and the cluster's Service CIDRs its nodes announce.
+ */
+export const ServiceRanges = withRules(
+  z.object({
+    ...floatingShape('services'),
+    clusterIPs: z
+      .array(cidrString('services.clusterIPs[]'))
+      .max(MAX_CLUSTER_IP_RANGES)
+      .optional()
+      .describe(
+        "The cluster's Service CIDRs (e.g. fd00:10:96::/112): every node of the pool announces them as they are, so that machines outside the cluster reach ClusterIPs through kube-proxy on any node.",
+      ),
+  }),
+  floatingRules('services'),
+);

@@ -12,6 +12,7 @@ export * from './nodeconfig.js';
 export * from './conditions.js';
 export * from './cni.js';
 export * from './pod.js';
+export * from './service.js';
 export * from './logger.js';
 export { allCrds } from './crd/definitions.js';
 export * from './cluster-network-policy.js';

@@ -28,6 +28,20 @@ export const BGP_COMMUNITIES_ANNOTATION = `${GROUP}/bgp-communities`;
  * namespace and key; anycast pods of one namespace and key share their addresses.
  */
 export const CLAIM_KEY_ANNOTATION = `${GROUP}/claim-key`;
+/**
+ * Service annotation: comma-separated addresses the LoadBalancer Service asks for (at most one
+ * per family), from a range a Pool's services.grants give its namespace. Wins over the
+ * deprecated spec.loadBalancerIP.
+ */
+export const LOAD_BALANCER_IPS_ANNOTATION = `${GROUP}/load-balancer-ips`;
+/**
+ * Service annotation: the sharing key. LoadBalancer Services of one namespace with the same key
+ * may share an address (when no two of them use the same protocol and port); default
+ * `Service/<name>`, i.e. no sharing.
+ */
+export const SHARING_KEY_ANNOTATION = `${GROUP}/sharing-key`;
+/** spec.loadBalancerClass of the Services flock gives addresses to (and unset ones, by default). */
+export const LOAD_BALANCER_CLASS = `${GROUP}/lb`;
 /** Field manager names used for server-side apply. */
 export const OPERATOR_FIELD_MANAGER = 'flock-operator';
 export const AGENT_FIELD_MANAGER = 'flock-agent';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { Asn, BgpRouteSettings, MAX_PEERS, NodeBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, ObjectMeta } from './meta.js';
 import { cidrString, ipString } from './net.js';
-import { FloatingGrant, MAX_GRANTS, MAX_RANGES } from './floating.js';
+import { FloatingGrant, MAX_CLUSTER_IP_RANGES, MAX_GRANTS, MAX_RANGES } from './floating.js';
 import { withRules } from './rules.js';
 import { API_VERSION, NODECONFIG_KIND } from './names.js';
 
@@ -67,6 +67,20 @@ export const NodeConfigSpec = withRules(
       .max(MAX_GRANTS)
       .optional()
       .describe("Who may claim anycast addresses (copied from the Pool's anycast.grants)."),
+    serviceCIDRs: z
+      .array(cidrString('serviceCIDRs[]'))
+      .max(MAX_RANGES)
+      .optional()
+      .describe(
+        "Ranges of LoadBalancer Service addresses (copied from the Pool's services.cidrs); the operator assigns them, the AddressClaims of kind Service say to which Services.",
+      ),
+    clusterIPCIDRs: z
+      .array(cidrString('clusterIPCIDRs[]'))
+      .max(MAX_CLUSTER_IP_RANGES)
+      .optional()
+      .describe(
+        "The cluster's Service CIDRs this node announces as they are (copied from the Pool's services.clusterIPs).",
+      ),
     bgp: NodeBgp,
   }),
   [],

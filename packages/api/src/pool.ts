@@ -1,7 +1,7 @@
 // Pool: address ranges, BGP settings and the nodes they apply to. Cluster-scoped, written by users.
 import { z } from 'zod';
 import { IpAlgo } from './annotations.js';
-import { FloatingRanges } from './floating.js';
+import { FloatingRanges, ServiceRanges } from './floating.js';
 import { Asn, BgpRouteSettings, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, LabelSelector, ObjectMeta } from './meta.js';
 import { MAX_ADDRESS_LENGTH, cidrString, splitCidr } from './net.js';
@@ -94,6 +94,9 @@ export const PoolSpec = withRules(
     anycast: FloatingRanges('anycast')
       .optional()
       .describe('The only ranges pods of this pool may announce as anycast.'),
+    services: ServiceRanges.optional().describe(
+      'Addresses of LoadBalancer Services: the operator assigns them from these ranges to the Services the grants name, and the nodes announce them; and the ClusterIP ranges the nodes announce.',
+    ),
     bgp: PoolBgp,
     ipAlgo: IpAlgo.optional().describe(
       "Default interface-ID algorithm for pod IPv6 addresses on this pool's nodes (random, sequential, stable); pods may override it by annotation.",
@@ -111,6 +114,19 @@ const PrefixCounts = z
     free: z.int().min(0).describe('Node prefixes available now.'),
   })
   .describe('Node prefix counts of one address family.');
+
+// Counts can exceed 2^53 (an IPv6 /48 of Service addresses): they are capped there.
+const ServiceAddressCounts = z
+  .object({
+    total: z.int().min(0).describe('Addresses the Service ranges hold (capped at 2^53 - 1).'),
+    assigned: z.int().min(0).describe('Addresses assigned to Services.'),
+    quarantined: z
+      .int()
+      .min(0)
+      .describe('Addresses released by their last Service, not yet reusable.'),
+    free: z.int().min(0).describe('Addresses available now (capped at 2^53 - 1).'),
+  })
+  .describe('Service address counts of one address family.');
 
 /** Most quarantine entries a Pool's status holds (a day of churn on a very large cluster). */
 export const MAX_QUARANTINE_ENTRIES = 10_000;
@@ -136,11 +152,15 @@ export const PoolStatus = z
     nodes: z.int().min(0).optional().describe('Nodes selected by this pool.'),
     ipv6: PrefixCounts.optional(),
     ipv4: PrefixCounts.optional(),
+    services: z
+      .object({ ipv6: ServiceAddressCounts.optional(), ipv4: ServiceAddressCounts.optional() })
+      .optional()
+      .describe("Addresses of the pool's Service ranges, per family."),
     conditions: z
       .array(Condition)
       .max(16)
       .optional()
-      .describe('Ready, Exhausted, Overlap, NodeConflict, PrefixMismatch.'),
+      .describe('Ready, Exhausted, Overlap, NodeConflict, PrefixMismatch, ServicesExhausted.'),
     quarantine: z
       .array(QuarantineEntry)
       .max(MAX_QUARANTINE_ENTRIES)
@@ -168,4 +188,5 @@ export const PoolConditions = {
   Overlap: 'Overlap',
   NodeConflict: 'NodeConflict',
   PrefixMismatch: 'PrefixMismatch',
+  ServicesExhausted: 'ServicesExhausted',
 } as const;

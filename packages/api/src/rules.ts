@@ -3,7 +3,7 @@
 // re-checks it). Same message in both places, so users see one wording.
 import type { z } from 'zod';
 
-interface Rule<T> {
+export interface Rule<T> {
   /** CEL expression over `self` for the CRD's x-kubernetes-validations. */
   cel: string;
   /** What the user is told; names the field and what to do. */

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { AddressClaim, claimName } from './address-claim.js';
 import { NodeConfig, NodeConfigSpec } from './nodeconfig.js';
 import { Pool, PoolSpec } from './pool.js';
-import { claimObject, validAnycastClaimSpec, validPinnedClaimSpec } from '../testing/claims.js';
+import {
+  claimObject,
+  releasedServiceClaimSpec,
+  validAnycastClaimSpec,
+  validPinnedClaimSpec,
+  validServiceClaimSpec,
+} from '../testing/claims.js';
 import {
   boundedPoolSpec,
   invalidCases,
@@ -102,8 +108,13 @@ describe('Pool and NodeConfig schemas', () => {
 });
 
 describe('AddressClaim schema', () => {
-  it('accepts a pinned and an anycast claim named after their addresses', () => {
-    for (const spec of [validPinnedClaimSpec(), validAnycastClaimSpec()]) {
+  it('accepts a pinned, an anycast and a Service claim (in use and released) named after their addresses', () => {
+    for (const spec of [
+      validPinnedClaimSpec(),
+      validAnycastClaimSpec(),
+      validServiceClaimSpec(),
+      releasedServiceClaimSpec(),
+    ]) {
       const r = AddressClaim.safeParse(claimObject(spec));
       expect(r.success, messages(r)).toBe(true);
     }

@@ -1,7 +1,7 @@
 // AddressClaim examples shared by the schema tests and the CRD tests on a real API server: a
 // valid pinned and anycast claim, and invalid ones with the message a user sees. A claim's
 // name is its address (claimName), so the cases carry their object names.
-import { claimName, HOLDERS_UNIQUE } from '../src/address-claim.js';
+import { claimName, HOLDERS_UNIQUE, SERVICES_UNIQUE } from '../src/address-claim.js';
 import { ADDRESSCLAIM_KIND, API_VERSION } from '../src/names.js';
 import type { InvalidCase } from './testdata.js';
 
@@ -22,6 +22,27 @@ export const validAnycastClaimSpec = () => ({
   namespace: 'dns',
   key: 'Deployment/resolver',
   holders: [{ node: 'node-a' }, { node: 'node-b' }],
+});
+
+export const SERVICE_ADDRESS = '2001:db8:400::1';
+
+/** Two Services sharing one address (the sharing key of the annotation). */
+export const validServiceClaimSpec = () => ({
+  address: SERVICE_ADDRESS,
+  kind: 'Service',
+  namespace: 'default',
+  key: 'web-shared',
+  services: ['web-http', 'web-dns'],
+});
+
+/** The same address after its last Service let it go: its quarantine. */
+export const releasedServiceClaimSpec = () => ({
+  address: SERVICE_ADDRESS,
+  kind: 'Service',
+  namespace: 'default',
+  key: 'web-shared',
+  services: [],
+  releasedAt: '2030-01-01T00:00:00Z',
 });
 
 /** A whole AddressClaim, named after its address unless `name` says otherwise. */
@@ -101,4 +122,44 @@ export const invalidClaimCases: InvalidCase[] = [
     'spec.key in body should match', // an OpenAPI pattern: the API server's own words
   ),
   claim('unknown kind', (s) => (s.kind = 'Shared'), 'kind'),
+  claim(
+    'Pinned claim listing Services',
+    (s) => Object.assign(s, { services: ['web'] }),
+    'only a Service claim has services or releasedAt',
+  ),
+  claim(
+    'Service claim with a holder',
+    (s) => Object.assign(s, { kind: 'Service', services: ['web'] }),
+    'a Service claim has no holders (its Services are listed in services)',
+  ),
+  claim(
+    'Service claim with Services and releasedAt',
+    (s) =>
+      Object.assign(s, {
+        ...validServiceClaimSpec(),
+        holders: [],
+        releasedAt: '2030-01-01T00:00:00Z',
+      }),
+    'a Service claim lists its Services, or none and releasedAt (its quarantine), never both',
+  ),
+  claim(
+    'Service claim with neither Services nor releasedAt',
+    (s) => Object.assign(s, { ...validServiceClaimSpec(), holders: [], services: [] }),
+    'a Service claim lists its Services, or none and releasedAt (its quarantine), never both',
+  ),
+  claim(
+    'Service claim naming a Service twice',
+    (s) => Object.assign(s, { ...validServiceClaimSpec(), holders: [], services: ['a', 'a'] }),
+    SERVICES_UNIQUE,
+    undefined,
+    'spec.services[1]: Duplicate value',
+  ),
+  claim(
+    'released at a time that is not RFC 3339',
+    (s) =>
+      Object.assign(s, { ...releasedServiceClaimSpec(), holders: [], releasedAt: 'yesterday' }),
+    'releasedAt must be an RFC 3339 time',
+    undefined,
+    'spec.releasedAt in body should match',
+  ),
 ];

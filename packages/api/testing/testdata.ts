@@ -22,6 +22,17 @@ export const validPoolSpec = () => ({
     cidrs: ['2001:db8:300::/120'],
     grants: [{ anyNamespace: true, cidrs: ['2001:db8:300::/124'] }],
   },
+  services: {
+    cidrs: ['2001:db8:400::/120', '198.51.100.64/28'],
+    grants: [
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'default' } },
+        serviceSelector: { matchLabels: { expose: 'public' } },
+      },
+      { namespaceSelector: { matchLabels: { team: 'web' } }, cidrs: ['2001:db8:400::/124'] },
+    ],
+    clusterIPs: ['fd00:10:96::/112', '10.96.0.0/12'],
+  },
   bgp: {
     asn: 64512,
     peers: [
@@ -57,6 +68,8 @@ export const validNodeConfigSpec = () => ({
   pinnedGrants: [
     { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'default' } } },
   ],
+  serviceCIDRs: ['2001:db8:400::/120', '198.51.100.64/28'],
+  clusterIPCIDRs: ['fd00:10:96::/112', '10.96.0.0/12'],
   bgp: {
     asn: 64512,
     routerID: '192.0.2.17',
@@ -68,8 +81,9 @@ export const validNodeConfigSpec = () => ({
 });
 
 /**
- * A Pool at every bound of its floating ranges (64 + 64 ranges, 16 grants of 16 ranges, 32
- * peers): what the CEL rules cost at the most, for the API server's runtime cost limit.
+ * A Pool at every bound of its floating ranges (64 ranges in each of the three lists, 16
+ * grants of 16 ranges, 8 clusterIPs ranges, 32 peers): what the CEL rules cost at the most,
+ * for the API server's runtime cost limit.
  */
 export const boundedPoolSpec = () => {
   const hex = (n: number) => n.toString(16);
@@ -85,6 +99,15 @@ export const boundedPoolSpec = () => {
       })),
     },
     anycast: { cidrs: ranges(300), grants: [{ anyNamespace: true }] },
+    services: {
+      cidrs: ranges(400),
+      grants: Array.from({ length: 16 }, (_, g) => ({
+        namespaceSelector: { matchLabels: { team: `t${g}` } },
+        serviceSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['edge'] }] },
+        cidrs: Array.from({ length: 16 }, (_, c) => `2001:db8:400::${hex(g * 1024 + c * 16)}/124`),
+      })),
+      clusterIPs: Array.from({ length: 8 }, (_, i) => `fd00:10:96:${hex(i)}::/112`),
+    },
     bgp: {
       asn: 64512,
       peers: Array.from({ length: 32 }, (_, i) => ({
@@ -335,6 +358,70 @@ export const invalidCases: InvalidCase[] = [
     (s) => s.pinned.grants.push({ cidrs: ['2001:db8:200::/120'] } as never),
     'a grant names its namespaces: either namespaceSelector or anyNamespace: true',
   ),
+  pool(
+    'grant selecting Services outside services.grants',
+    (s) =>
+      s.pinned.grants.push({
+        namespaceSelector: {},
+        serviceSelector: { matchLabels: { a: 'b' } },
+      } as never),
+    'pinned.grants[].serviceSelector: only services.grants select Services',
+  ),
+  pool(
+    'services ranges overlap each other',
+    (s) => s.services.cidrs.push('2001:db8:400::/124'),
+    'services range 2001:db8:400::/120 overlaps services range 2001:db8:400::/124',
+  ),
+  pool(
+    'pinned and services ranges overlap',
+    (s) => (s.services.cidrs = ['198.51.100.8/29']),
+    'pinned range 198.51.100.0/28 overlaps services range 198.51.100.8/29',
+  ),
+  pool(
+    'anycast and services ranges overlap',
+    (s) => (s.services.cidrs = ['2001:db8:300::/124']),
+    'anycast range 2001:db8:300::/120 overlaps services range 2001:db8:300::/124',
+  ),
+  pool(
+    "services range inside the pool's node range",
+    (s) => (s.services.cidrs = ['2001:db8:100::/120']),
+    "services range 2001:db8:100::/120 overlaps the pool's ipv6.cidr 2001:db8:100::/48",
+  ),
+  pool(
+    "services range holding a peer's address",
+    (s) => (s.services.cidrs = ['203.0.113.0/28']),
+    'services range 203.0.113.0/28 contains the BGP peer address 203.0.113.1',
+  ),
+  pool(
+    'services IPv4 range wider than /16',
+    (s) => (s.services.cidrs = ['10.0.0.0/8']),
+    'services range 10.0.0.0/8 is too wide: an IPv4 range must be /16 or longer',
+  ),
+  pool(
+    'grant range outside the services ranges',
+    (s) => (s.services.grants[1]!.cidrs = ['2001:db8:401::/124']),
+    'services grant range 2001:db8:401::/124 is not inside any services range',
+  ),
+  pool(
+    'clusterIPs range not a CIDR',
+    (s) => (s.services.clusterIPs = ['fd00:10:96::']),
+    'services.clusterIPs[] must be an IPv4 or IPv6 CIDR',
+  ),
+  pool(
+    "clusterIPs range overlapping the pool's IPv4 range",
+    (s) => (s.services.clusterIPs = ['192.0.2.128/25']),
+    "services.clusterIPs range 192.0.2.128/25 overlaps the pool's ipv4.cidr 192.0.2.0/24",
+  ),
+  pool(
+    'clusterIPs range around a services range',
+    (s) => (s.services.clusterIPs = ['2001:db8:400::/112']),
+    'services.clusterIPs range 2001:db8:400::/112 overlaps services range 2001:db8:400::/120',
+  ),
+  pool(
+    'clusterIPs range around a pinned range',
+    (s) => (s.services.clusterIPs = ['198.51.100.0/24']),
+    'services.clusterIPs range 198.51.100.0/24 overlaps pinned range 198.51.100.0/28',
+  ),
   pool('unknown ip algorithm', (s) => (s.ipAlgo = 'fastest'), 'ipAlgo'),
   pool(
     'selector In without values',
@@ -358,5 +445,10 @@ export const invalidCases: InvalidCase[] = [
     'a standard community is two 16-bit numbers A:B, each 0..65535',
   ),
   nodeConfig('cidr4 host bits', (s) => (s.cidr4 = '192.0.2.17/28'), 'cidr4 has host bits set'),
+  nodeConfig(
+    'serviceCIDRs entry not a CIDR',
+    (s) => (s.serviceCIDRs = ['2001:db8:400::1']),
+    'serviceCIDRs[] must be an IPv4 or IPv6 CIDR',
+  ),
   ...invalidClaimCases,
 ];

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { KubeApiError } from '../src/core/errors.js';
 import { FakeApiServer } from './fake-apiserver.js';
-import { CONFIGMAPS, PODS, resourcePath, objectPath } from '../src/core/resource.js';
+import { CONFIGMAPS, PODS, SERVICES, resourcePath, objectPath } from '../src/core/resource.js';
 import { NODECONFIGS } from '../src/flock/clients.js';
 import { PatchStrategy, type WatchEvent } from '../src/transport/transport.js';
 
@@ -102,6 +102,30 @@ describe('FakeApiServer', () => {
     expect(s.getObject<Obj>(NODECONFIGS, 'n1')).toMatchObject({
       spec: { pool: 'q' },
       status: { x: 1 },
+    });
+  });
+
+  it("serves Services with a status subresource (a load balancer's address is status)", async () => {
+    const s = new FakeApiServer();
+    const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'ns' } };
+    s.putObject(SERVICES, { ...svc, spec: { type: 'LoadBalancer' } });
+    const ingress = { loadBalancer: { ingress: [{ ip: '2001:db8:400::1', ipMode: 'VIP' }] } };
+    await s.request({
+      method: 'PATCH',
+      path: objectPath(SERVICES, 'web', 'ns', 'status'),
+      query: { fieldManager: 'test' },
+      contentType: PatchStrategy.MergePatch,
+      body: { status: ingress },
+    });
+    await s.request({
+      method: 'PATCH',
+      path: objectPath(SERVICES, 'web', 'ns'),
+      contentType: PatchStrategy.MergePatch,
+      body: { spec: { type: 'ClusterIP' }, status: { loadBalancer: {} } },
+    });
+    expect(s.getObject<Obj>(SERVICES, 'web', 'ns')).toMatchObject({
+      spec: { type: 'ClusterIP' },
+      status: ingress,
     });
   });
 

@@ -8,7 +8,6 @@ import {
   apiVersionOf,
   CONFIGMAPS,
   ENDPOINT_SLICES,
-  SERVICES,
   CUSTOM_RESOURCE_DEFINITIONS,
   EVENTS,
   LEASES,
@@ -16,6 +15,7 @@ import {
   NETWORK_POLICIES,
   NODES,
   PODS,
+  SERVICES,
   type ResourceRef,
 } from '../src/core/resource.js';
 import { ADDRESSCLAIMS, NODECONFIGS, POOLS } from '../src/flock/clients.js';
@@ -61,8 +61,8 @@ export const BUILTIN_RESOURCES: Array<[ResourceRef, FakeResourceOptions]> = [
   ],
   [NODES, { statusSubresource: true, selectableFields: ['spec.unschedulable'] }],
   [NAMESPACES, { statusSubresource: true, selectableFields: ['status.phase'] }],
-  [CONFIGMAPS, {}],
   [SERVICES, { statusSubresource: true }],
+  [CONFIGMAPS, {}],
   [ENDPOINT_SLICES, {}],
   [LEASES, {}],
   [

@@ -5,7 +5,13 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubectl, startControlPlane, type ControlPlane } from '@flock/testkit';
 import { ADDRESSCLAIM_PLURAL, GROUP, NODECONFIG_PLURAL, POOL_PLURAL, VERSION } from '../names.js';
-import { claimObject, validAnycastClaimSpec, validPinnedClaimSpec } from '../../testing/claims.js';
+import {
+  claimObject,
+  releasedServiceClaimSpec,
+  validAnycastClaimSpec,
+  validPinnedClaimSpec,
+  validServiceClaimSpec,
+} from '../../testing/claims.js';
 import {
   boundedPoolSpec,
   invalidCases,
@@ -80,7 +86,7 @@ describe('CRDs on the real API server', () => {
       await create(ADDRESSCLAIM_PLURAL, claimObject(spec));
     const claims = (await k('get', 'fclaim')).stdout;
     expect(claims.split('\n')[0]).toMatch(
-      /NAME\s+ADDRESS\s+KIND\s+NAMESPACE\s+KEY\s+HOLDER\s+NODE\s+AGE/,
+      /NAME\s+ADDRESS\s+KIND\s+NAMESPACE\s+KEY\s+HOLDER\s+NODE\s+SERVICE\s+AGE/,
     );
     expect(claims).toMatch(
       /2001-0db8-0200-0000-0000-0000-0000-0010\s+2001:db8:200::10\s+Pinned\s+default\s+Deployment\/web\s+web-5d9c-x7k2p\s+node-a/,
@@ -88,6 +94,20 @@ describe('CRDs on the real API server', () => {
     expect(claims).toMatch(
       /203\.0\.113\.53\s+203\.0\.113\.53\s+Anycast\s+dns\s+Deployment\/resolver\s+node-a/,
     );
+  });
+
+  it('accepts a Service claim, lets its Services go and keeps it as the quarantine', async () => {
+    const { metadata } = claimObject(validServiceClaimSpec());
+    await create(ADDRESSCLAIM_PLURAL, claimObject(validServiceClaimSpec()));
+    const claims = (await k('get', 'fclaim', '-o', 'wide')).stdout;
+    expect(claims.split('\n')[0]).toMatch(/NODE\s+SERVICE\s+RELEASED\s+AGE/);
+    expect(claims).toMatch(/2001:db8:400::1\s+Service\s+default\s+web-shared\s+web-http/);
+    const patch = (s: object) =>
+      k('patch', 'fclaim', metadata.name, '--type=merge', '-p', JSON.stringify({ spec: s }));
+    await patch({ services: ['web-http'] });
+    await patch({ services: [], releasedAt: releasedServiceClaimSpec().releasedAt });
+    await expect(patch({ services: ['web-dns'] })).rejects.toThrow(/never both/);
+    await expect(patch({ kind: 'Anycast' })).rejects.toThrow(/never change/);
   });
 
   it("keeps a claim's address, kind, namespace and key; holders change", async () => {

@@ -47,8 +47,10 @@ describe('generated CRDs', () => {
   });
 
   it("quotes in the reference only messages the Pool's rules really give", () => {
-    const quoted = [...(KIND_NOTES['Pool'] ?? '').matchAll(/`((?:pinned|anycast) [^`]+)`/g)];
-    expect(quoted.length).toBe(6);
+    const notes = KIND_NOTES['Pool'] ?? '';
+    const table = notes.slice(notes.indexOf('| rule |'), notes.indexOf('Overlaps with another'));
+    const quoted = [...table.matchAll(/\| `([^`]+)` \|$/gm)];
+    expect(quoted.length).toBe(8);
     const messages = invalidCases.map((c) => c.message);
     for (const [, text] of quoted) expect(messages).toContain(text);
   });
@@ -77,6 +79,8 @@ describe('generated CRDs', () => {
       ['Key', '.spec.key'],
       ['Holder', '.spec.holders[0].pod'],
       ['Node', '.spec.holders[0].node'],
+      ['Service', '.spec.services[0]'],
+      ['Released', '.spec.releasedAt'],
       ['Age', '.metadata.creationTimestamp'],
     ]);
     for (const plural of ['pools', 'nodeconfigs']) {
@@ -96,10 +100,14 @@ describe('generated CRDs', () => {
   it('carries a message expression where the message names the values at fault', () => {
     const spec = schemaOf('pools')['properties']['spec'];
     const messages = spec['x-kubernetes-validations'].map((v: Obj) => v['messageExpression']);
-    expect(messages).toHaveLength(5);
+    // Three pairs of lists, node ranges and peers per list, clusterIPs against four.
+    expect(messages).toHaveLength(13);
     expect(messages.every((m: unknown) => typeof m === 'string')).toBe(true);
     const within = spec['properties']['pinned']['x-kubernetes-validations'];
-    expect(within.map((v: Obj) => v['fieldPath'])).toEqual(['.cidrs', '.grants']);
+    expect(within.map((v: Obj) => v['fieldPath'])).toEqual(['.cidrs', '.grants', '.grants']);
+    // Only Service grants may select Services: no such rule on the services list.
+    const services = spec['properties']['services']['x-kubernetes-validations'];
+    expect(services.map((v: Obj) => v['fieldPath'])).toEqual(['.cidrs', '.grants']);
     // A withRules over a withRules keeps both: the grammar of a range and its width.
     const item = spec['properties']['anycast']['properties']['cidrs']['items'];
     expect(item['x-kubernetes-validations'].map((v: Obj) => v['rule'])).toEqual([

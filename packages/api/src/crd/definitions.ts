@@ -223,7 +223,7 @@ const addressClaimCrd = (): JsonSchema =>
     singular: 'addressclaim',
     shortNames: ['fclaim'],
     description:
-      'The owner of one floating address (a pinned or anycast address), named after it: creating the claim is the lock, and it is released by deleting it. Written by the agents (at CNI ADD and DEL) and the operator (releasing claims whose pods or nodes are gone).',
+      'The owner of one floating address (a pinned, anycast or LoadBalancer Service address), named after it: creating the claim is the lock, and it is released by deleting it. Written by the agents (pinned and anycast, at CNI ADD and DEL) and the operator (Service addresses; releasing claims whose pods, nodes or Services are gone).',
     spec: AddressClaimSpec,
     status: AddressClaimStatus,
     root: AddressClaim,
@@ -248,6 +248,19 @@ const addressClaimCrd = (): JsonSchema =>
         type: 'string',
         jsonPath: '.spec.holders[0].node',
         description: 'The (first) node announcing it',
+      },
+      {
+        name: 'Service',
+        type: 'string',
+        jsonPath: '.spec.services[0]',
+        description: 'Service: the (first) Service using it',
+      },
+      {
+        name: 'Released',
+        type: 'date',
+        jsonPath: '.spec.releasedAt',
+        description: 'Service: when its last Service let it go',
+        priority: 1,
       },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
     ],
