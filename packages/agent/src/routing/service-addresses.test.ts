@@ -23,7 +23,14 @@ function claims(...list: [address: string, namespace: string, services: string[]
         apiVersion: API_VERSION,
         kind: ADDRESSCLAIM_KIND,
         metadata: { name: claimName(address) },
-        spec: { address, kind: 'Service', namespace, key: `Service/${services[0]}`, holders: [], services },
+        spec: {
+          address,
+          kind: 'Service',
+          namespace,
+          key: `Service/${services[0]}`,
+          holders: [],
+          services,
+        },
       },
     ]),
   );
@@ -49,7 +56,10 @@ describe('Service addresses a node announces', () => {
     });
     expect([...plan.addresses]).toEqual([
       ['2001:db8:400::1', { service: 'shop/web', why: 'externalTrafficPolicy Cluster' }],
-      ['2001:db8:400::2', { service: 'shop/api', why: 'externalTrafficPolicy Local: 2 ready endpoints here' }],
+      [
+        '2001:db8:400::2',
+        { service: 'shop/api', why: 'externalTrafficPolicy Local: 2 ready endpoints here' },
+      ],
       ['203.0.113.65', { service: 'shop/web', why: 'externalTrafficPolicy Cluster' }],
     ]);
     expect(plan.warnings).toEqual([]);
@@ -64,7 +74,10 @@ describe('Service addresses a node announces', () => {
         service('squatter', ['2001:db8:400::1']),
       ],
       readyHere: () => 1,
-      claimOf: claims(['2001:db8:400::1', 'shop', ['web']], ['2001:db8:400::9', 'other', ['thief']]),
+      claimOf: claims(
+        ['2001:db8:400::1', 'shop', ['web']],
+        ['2001:db8:400::9', 'other', ['thief']],
+      ),
     });
     expect([...plan.addresses.keys()]).toEqual(['2001:db8:400::1']);
     expect(plan.addresses.get('2001:db8:400::1')?.service).toBe('shop/web');

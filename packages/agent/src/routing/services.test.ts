@@ -1,0 +1,138 @@
+// Service addresses inside the real agent start-up, on the in-memory API server and FakeBird:
+// announced from every node (Cluster) or from nodes with a ready endpoint (Local), withdrawn as
+// soon as the endpoint terminates, only when claimed for the Service, and the Service CIDRs.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ADDRESSCLAIM_KIND, API_VERSION, claimName } from '@flock/api';
+import { ADDRESSCLAIMS, ENDPOINT_SLICES, NODECONFIGS, SERVICES } from '@flock/kube';
+import { createMemoryLogger, type FakeApiServer } from '@flock/kube/testing';
+import { eventually } from '@flock/testkit';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startAgent, type RunningAgent } from '../agent.js';
+import { testAgentConfig } from '../../testing/agent-config.js';
+import { FakeBird } from '../../testing/fake-bird.js';
+import { FakeDatapath } from '../../testing/datapath/fake.js';
+import { routingApiServer } from '../../testing/routing-api.js';
+import { NODE_CONFIG } from '../../testing/routing-fixtures.js';
+
+const WEB = '2001:db8:400::1';
+const API = '2001:db8:400::2';
+let dir: string;
+let api: FakeApiServer;
+let bird: FakeBird;
+let agent: RunningAgent | undefined;
+
+function service(name: string, ip: string, local = false): void {
+  api.putObject(SERVICES, {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { namespace: 'shop', name },
+    spec: { type: 'LoadBalancer', externalTrafficPolicy: local ? 'Local' : 'Cluster' },
+    status: { loadBalancer: { ingress: [{ ip }] } },
+  } as never);
+}
+
+function claim(ip: string, services: string[]): void {
+  api.putObject(ADDRESSCLAIMS, {
+    apiVersion: API_VERSION,
+    kind: ADDRESSCLAIM_KIND,
+    metadata: { name: claimName(ip) },
+    spec: {
+      address: ip,
+      kind: 'Service',
+      namespace: 'shop',
+      key: `Service/${services[0]}`,
+      holders: [],
+      services,
+    },
+  } as never);
+}
+
+function endpoints(name: string, here: { ready: boolean; terminating?: boolean }[]): void {
+  api.putObject(ENDPOINT_SLICES, {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      namespace: 'shop',
+      name: `${name}-abcde`,
+      labels: { 'kubernetes.io/service-name': name },
+    },
+    endpoints: [
+      ...here.map((c, i) => ({
+        addresses: [`2001:db8:100::${i + 10}`],
+        nodeName: 'node-a',
+        conditions: c,
+      })),
+      { addresses: ['2001:db8:101::10'], nodeName: 'node-b', conditions: { ready: true } },
+    ],
+  } as never);
+}
+
+const announced = (ip: string) => bird.announced().includes(`${ip}/128`);
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'flock-services-'));
+  api = routingApiServer();
+  api.putObject(NODECONFIGS, {
+    ...NODE_CONFIG,
+    spec: {
+      ...NODE_CONFIG.spec,
+      serviceCIDRs: ['2001:db8:400::/120'],
+      clusterIPCIDRs: ['fd00:10:96::/112'],
+    },
+  });
+  bird = new FakeBird(join(dir, 'bird.conf'));
+  bird.up = true;
+  agent = await startAgent({
+    config: testAgentConfig(dir, { birdConfigPath: bird.configPath, anycastPeriodMs: '100ms' }),
+    transport: api,
+    datapath: new FakeDatapath(),
+    logger: createMemoryLogger(),
+    bird: { reload: bird, status: bird },
+  });
+});
+afterEach(async () => {
+  await agent?.stop();
+  agent = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('Service addresses in the agent', () => {
+  it('announces the Service CIDRs, and a Cluster Service address from every node', async () => {
+    await eventually('Service CIDR announced', () => bird.announced().includes('fd00:10:96::/112'));
+    service('web', WEB);
+    claim(WEB, ['web']);
+    await eventually('web announced', () => announced(WEB));
+    expect(agent!.routing.announcements?.services.get(WEB)).toEqual({
+      service: 'shop/web',
+      why: 'externalTrafficPolicy Cluster',
+    });
+  });
+
+  it('Local: announced while this node has a ready endpoint, withdrawn as soon as it terminates', async () => {
+    service('api', API, true);
+    claim(API, ['api']);
+    endpoints('api', []);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(announced(API)).toBe(false); // another node's endpoint does not count
+    endpoints('api', [{ ready: true }]);
+    await eventually('announced with a ready endpoint here', () => announced(API));
+    // A rollout: the endpoint is terminating but still serving; the node withdraws now.
+    endpoints('api', [{ ready: false, terminating: true }]);
+    await eventually('withdrawn while it drains', () => !announced(API));
+  });
+
+  it('never announces an address not claimed for the Service', async () => {
+    service('web', WEB);
+    claim(WEB, ['other']);
+    service('squat', API);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(announced(WEB)).toBe(false);
+    expect(announced(API)).toBe(false);
+    expect(agent!.routing.announcements?.warnings).toEqual([
+      `Service address ${WEB} of shop/web is not claimed for it`,
+      `Service address ${API} of shop/squat is not claimed for it`,
+    ]);
+  });
+});
