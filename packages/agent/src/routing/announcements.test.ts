@@ -212,4 +212,14 @@ describe('announcement plan', () => {
       'pinned 2001:db8:200::8 of pod default/lost is not claimed by it',
     ]);
   });
+
+  it('withdraws a pinned address whose range left the Pool (not announced as foreign)', () => {
+    const entries = [entry('web', { ip6: '2001:db8:200::7', pinned: true })];
+    const shrunk = { ...spec, pinnedCIDRs: ['198.51.100.0/24'] };
+    const plan = planFor({ spec: shrunk, entries, podOf: podsOf(pod('web')) }, claimsFor(entries));
+    expect(plan.hostRoutes).toEqual([]);
+    expect(plan.warnings).toEqual([
+      "pinned 2001:db8:200::7 of pod default/web is outside this node's pinned ranges",
+    ]);
+  });
 });

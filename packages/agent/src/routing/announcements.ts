@@ -139,6 +139,11 @@ export function planAnnouncements(input: {
         warnings.push(`pinned ${ip} of ${who} is not claimed by it`);
         continue;
       }
+      // A pinned address whose range left the Pool is withdrawn, not announced as "foreign".
+      if (kind === 'foreign' && entry.pinned) {
+        warnings.push(`pinned ${ip} of ${who} is outside this node's pinned ranges`);
+        continue;
+      }
       if (kind === 'foreign' || (kind === 'pinned' && !liveness.terminating)) {
         hostRoutes.add(ip);
         tag(ip);
