@@ -312,6 +312,24 @@ describe('Service addresses', () => {
     expect(w.events('unset')).toEqual([]);
   });
 
+  it("never takes away another controller's address: with no Service ranges it stays silent", async () => {
+    const other = { loadBalancer: { ingress: [{ ip: '198.51.100.7' }] } };
+    const w = await world({ pools: [] });
+    w.server.putObject(SERVICES, { ...serviceObject('web'), status: other } as Service);
+    await settle();
+    expect(w.svc('web')?.status).toEqual(other);
+    expect(w.events('web')).toEqual([]);
+    // Service ranges that do not cover namespace other: told, but its status is left as it is.
+    w.server.putObject(POOLS, servicePool('a') as Pool);
+    w.server.putObject(SERVICES, {
+      ...serviceObject('api', { namespace: 'other' }),
+      status: other,
+    } as Service);
+    await eventually('told', () => w.events('api', 'AddressRefused').length === 1);
+    await settle();
+    expect(w.svc('api', 'other')?.status).toEqual(other);
+  });
+
   it('clears what it wrote when a Service stops being a LoadBalancer', async () => {
     const w = await world();
     w.put('web', { families: ['IPv6'] });

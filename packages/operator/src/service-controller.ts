@@ -123,10 +123,13 @@ export class ServiceController {
     const svc = this.o.services.get(key);
     const mine = this.claimsOf(namespace, name);
     const scope = serviceScope(svc, this.o.serveUnsetClass);
-    if (scope === 'serve' && svc) return this.serve(key, svc, mine, signal);
-    // Another class's status is that controller's; a Service that is not a LoadBalancer any
-    // more loses what flock wrote (before its claims: a status address always has its claim).
-    if (scope === 'none' && svc && !svc.metadata.deletionTimestamp)
+    // No Pool has Service ranges: flock gives no addresses, and tells nobody why (another load
+    // balancer may serve these Services).
+    const enabled = this.o.pools().some((p) => p.spec.services !== undefined);
+    if (scope === 'serve' && svc && enabled) return this.serve(key, svc, mine, signal);
+    // Another class's status is that controller's; otherwise what flock wrote leaves the
+    // status (before its claims: a status address always has its claim).
+    if (scope !== 'foreign' && svc && !svc.metadata.deletionTimestamp)
       await this.writeIngress(svc, [], mine, signal);
     await this.release(mine, name, svc, signal);
     this.settle(key, undefined);
@@ -330,9 +333,9 @@ export class ServiceController {
   }
 
   /**
-   * Make status.loadBalancer.ingress list exactly `addresses` (as VIPs). Entries flock did not
-   * write (not in `mine`, not in any Pool's Service ranges) are another controller's, and kept
-   * only on a Service flock does not serve any more.
+   * Make status.loadBalancer.ingress list exactly `addresses` (as VIPs); without addresses,
+   * take out only what flock wrote (the addresses of `mine`, or in a Pool's Service ranges):
+   * a Service flock gives nothing keeps what another controller wrote there.
    */
   private async writeIngress(
     svc: Service,
@@ -345,10 +348,9 @@ export class ServiceController {
       ip !== undefined &&
       (mine.some((c) => c.claim.spec.address === canonicalAddress(ip)) ||
         this.o.pools().some((p) => inRanges(ip, p.spec.services?.cidrs ?? [])));
-    const wanted: LoadBalancerIngress[] =
-      addresses.length || serviceScope(svc, this.o.serveUnsetClass) === 'serve'
-        ? addresses.map((ip) => ({ ip, ipMode: 'VIP' }))
-        : current.filter((i) => !ours(i.ip));
+    const wanted: LoadBalancerIngress[] = addresses.length
+      ? addresses.map((ip) => ({ ip, ipMode: 'VIP' }))
+      : current.filter((i) => !ours(i.ip));
     const same =
       wanted.length === current.length &&
       wanted.every((w, i) => current[i]?.ip === w.ip && current[i]?.ipMode === w.ipMode);
