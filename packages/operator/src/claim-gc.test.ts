@@ -154,14 +154,16 @@ describe('claim GC', () => {
   it('removes the anycast holders whose node is gone, and the claim with the last of them', async () => {
     const server = new FakeApiServer();
     putNode(server, 'node-a');
-    server.putObject(ADDRESSCLAIMS, claimObject(validAnycastClaimSpec())); // node-a, node-b
+    // node-a, node-b; and a field of a newer CRD, which the update keeps.
+    server.putObject(ADDRESSCLAIMS, claimObject({ ...validAnycastClaimSpec(), later: 'kept' }));
     const lonely = { ...validAnycastClaimSpec(), address: '203.0.113.54' };
     server.putObject(ADDRESSCLAIMS, claimObject({ ...lonely, holders: [{ node: 'node-b' }] }));
     const { gc, metric } = await gcOn(server);
     await gc.sweep();
-    expect(claim(server, validAnycastClaimSpec().address)?.spec.holders).toEqual([
-      { node: 'node-a' },
-    ]);
+    expect(claim(server, validAnycastClaimSpec().address)?.spec).toMatchObject({
+      holders: [{ node: 'node-a' }],
+      later: 'kept',
+    });
     expect(claim(server, '203.0.113.54')).toBeUndefined();
     expect((await metric('claim_gc_holders_removed_total'))[0]?.value).toBe(1);
     expect(await metric('claim_gc_deletions_total')).toEqual([

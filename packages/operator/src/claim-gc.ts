@@ -14,7 +14,6 @@
 import { AddressClaim, Service, type ClaimHolder } from '@flock/api';
 import { canonicalAddress } from '@flock/ipam';
 import {
-  ADDRESSCLAIMS,
   apiErrorCode,
   errorMessage,
   isNotFound,
@@ -30,6 +29,7 @@ import {
   type LoopMetrics,
 } from '@flock/kube';
 import { z } from 'zod';
+import { deleteClaim, replaceClaim } from './claim-requests.js';
 import type { Limiter } from './limiter.js';
 import type { OperatorMetrics } from './metrics.js';
 import type { Node } from './nodes.js';
@@ -186,13 +186,7 @@ export class ClaimGc {
     }
     if (!stale.length) return;
     const spec = stale.reduce((s, name) => left(s, name, now), claim.spec);
-    const ok = await this.write('claim_update', () =>
-      this.o.transport.request({
-        method: 'PUT',
-        path: objectPath(ADDRESSCLAIMS, claim.metadata.name),
-        body: { ...r.raw, spec }, // at the resourceVersion read
-      }),
-    );
+    const ok = await this.write('claim_update', () => replaceClaim(this.o.transport, r.raw, spec));
     if (!ok) return;
     this.o.metrics.claimServicesRemoved(stale.length);
     this.o.logger.info('services removed from claim', {
@@ -253,35 +247,17 @@ export class ClaimGc {
   }
 
   private async release(r: Read, reason: GcReason): Promise<void> {
-    const { name, uid, resourceVersion } = r.claim.metadata;
+    const { name } = r.claim.metadata;
     const kind = r.claim.spec.kind;
-    const ok = await this.write('claim_delete', () =>
-      this.o.transport.request({
-        method: 'DELETE',
-        path: objectPath(ADDRESSCLAIMS, name),
-        body: {
-          apiVersion: 'v1',
-          kind: 'DeleteOptions',
-          preconditions: {
-            ...(uid ? { uid } : {}),
-            ...(resourceVersion ? { resourceVersion } : {}),
-          },
-        },
-      }),
-    );
+    const ok = await this.write('claim_delete', () => deleteClaim(this.o.transport, r.claim));
     if (!ok) return;
     this.o.metrics.claimReleased(kind, reason);
     this.o.logger.info('claim released', { claim: name, kind, reason, key: r.claim.spec.key });
   }
 
   private async dropHolders(r: Read, holders: ClaimHolder[], gone: string[]): Promise<void> {
-    const spec = (r.raw as { spec?: object }).spec;
     const ok = await this.write('claim_update', () =>
-      this.o.transport.request({
-        method: 'PUT',
-        path: objectPath(ADDRESSCLAIMS, r.claim.metadata.name),
-        body: { ...r.raw, spec: { ...spec, holders } }, // at the resourceVersion read
-      }),
+      replaceClaim(this.o.transport, r.raw, { ...r.claim.spec, holders }),
     );
     if (!ok) return;
     this.o.metrics.claimHoldersRemoved(gone.length);

@@ -19,6 +19,7 @@ import {
   type KubeObject,
   type KubeTransport,
 } from '@flock/kube';
+import { deleteClaim, replaceClaim } from './claim-requests.js';
 import type { OperatorMetrics } from './metrics.js';
 import { RecentWrites } from './recent-writes.js';
 
@@ -166,33 +167,13 @@ export class ClaimWriter {
 
   /** Write the claim with a new spec, at the resourceVersion it was read at. */
   async update(read: ClaimRead, spec: AddressClaimSpec): Promise<ClaimRead | Lost> {
-    const r = await this.write('claim_update', () =>
-      this.transport.request({
-        method: 'PUT',
-        path: objectPath(ADDRESSCLAIMS, read.claim.metadata.name),
-        body: { ...read.raw, spec },
-      }),
-    );
+    const r = await this.write('claim_update', () => replaceClaim(this.transport, read.raw, spec));
     return typeof r === 'number' ? r : this.recorded(r);
   }
 
   /** Delete the claim as it was read (an ended quarantine the GC has not removed yet). */
   async delete(read: ClaimRead): Promise<true | Lost> {
-    const { uid, resourceVersion } = read.claim.metadata;
-    const r = await this.write('claim_delete', () =>
-      this.transport.request({
-        method: 'DELETE',
-        path: objectPath(ADDRESSCLAIMS, read.claim.metadata.name),
-        body: {
-          apiVersion: 'v1',
-          kind: 'DeleteOptions',
-          preconditions: {
-            ...(uid ? { uid } : {}),
-            ...(resourceVersion ? { resourceVersion } : {}),
-          },
-        },
-      }),
-    );
+    const r = await this.write('claim_delete', () => deleteClaim(this.transport, read.claim));
     return typeof r === 'number' ? r : true;
   }
 

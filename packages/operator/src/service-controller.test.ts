@@ -315,7 +315,7 @@ describe('Service addresses', () => {
   it("never takes away another controller's address: with no Service ranges it stays silent", async () => {
     const other = { loadBalancer: { ingress: [{ ip: '198.51.100.7' }] } };
     const w = await world({ pools: [] });
-    w.server.putObject(SERVICES, { ...serviceObject('web'), status: other } as Service);
+    w.server.putObject(SERVICES, { ...serviceObject('web'), status: other });
     await settle();
     expect(w.svc('web')?.status).toEqual(other);
     expect(w.events('web')).toEqual([]);
@@ -324,7 +324,7 @@ describe('Service addresses', () => {
     w.server.putObject(SERVICES, {
       ...serviceObject('api', { namespace: 'other' }),
       status: other,
-    } as Service);
+    });
     await eventually('told', () => w.events('api', 'AddressRefused').length === 1);
     await settle();
     expect(w.svc('api', 'other')?.status).toEqual(other);
