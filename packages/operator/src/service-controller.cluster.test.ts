@@ -3,8 +3,8 @@
 // Service gets an address from the Pool's Service range — claim and status —, a Service of
 // another class is left alone, a deleted Service lets its address go into the quarantine, and
 // the claim GC deletes the quarantine once it is over.
-import { claimName, LOAD_BALANCER_CLASS, Service, type AddressClaim } from '@flock/api';
-import { ADDRESSCLAIMS, objectPath, resourcePath, SERVICES, type KubeTransport } from '@flock/kube';
+import { LOAD_BALANCER_CLASS, Service } from '@flock/api';
+import { objectPath, resourcePath, SERVICES, type KubeTransport } from '@flock/kube';
 import { createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import {
   applyPool,
   getPool,
   listEvents,
+  getClaim,
   NAMESPACE,
   startCluster,
   type Cluster,
@@ -63,17 +64,6 @@ async function getService(name: string): Promise<Service | undefined> {
   }
 }
 
-async function getClaim(address: string): Promise<AddressClaim | undefined> {
-  try {
-    return (await c.api.request({
-      method: 'GET',
-      path: objectPath(ADDRESSCLAIMS, claimName(address)),
-    })) as AddressClaim;
-  } catch {
-    return undefined;
-  }
-}
-
 describe('Service addresses on a real API server', () => {
   it('gives a LoadBalancer Service an address: its claim, then its status', async () => {
     await eventually('the operator leads', () => op.isLeader(), LONG);
@@ -88,7 +78,7 @@ describe('Service addresses on a real API server', () => {
     );
     expect(svc.spec?.ipFamilies).toEqual(['IPv4']);
     expect(svc.status?.loadBalancer?.ingress).toEqual([{ ip: '203.0.113.65', ipMode: 'VIP' }]);
-    expect((await getClaim('203.0.113.65'))?.spec).toMatchObject({
+    expect((await getClaim(c.api, '203.0.113.65'))?.spec).toMatchObject({
       kind: 'Service',
       namespace: 'shop',
       key: 'Service/web',
@@ -124,12 +114,16 @@ describe('Service addresses on a real API server', () => {
     const released = await eventually(
       'released',
       async () => {
-        const claim = await getClaim('203.0.113.65');
+        const claim = await getClaim(c.api, '203.0.113.65');
         return claim?.spec.releasedAt ? claim : undefined;
       },
       LONG,
     );
     expect(released.spec.services).toEqual([]);
-    await eventually('the quarantine is over', async () => !(await getClaim('203.0.113.65')), LONG);
+    await eventually(
+      'the quarantine is over',
+      async () => !(await getClaim(c.api, '203.0.113.65')),
+      LONG,
+    );
   });
 });
