@@ -90,6 +90,9 @@ export const ClassCommunities = z
       "Added to pods' own /128 and /32 announcements (pinned addresses, and addresses outside the node's prefixes).",
     ),
     anycast: Communities.optional().describe('Added to anycast /128 and /32 announcements.'),
+    services: Communities.optional().describe(
+      "Added to Service addresses (LoadBalancer /128 and /32) and to the pool's clusterIPs ranges.",
+    ),
   })
   .describe('BGP communities by announcement class.');
 export type ClassCommunities = z.infer<typeof ClassCommunities>;
