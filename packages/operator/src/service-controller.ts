@@ -10,7 +10,6 @@
 //  - Refusals, exhaustion and sharing conflicts are Warning Events on the Service, told once
 //    per change of what they say, and retried every RETRY_MS and on claim changes.
 import {
-  familyName,
   ipFamily,
   OPERATOR_FIELD_MANAGER,
   requestedServiceAddresses,
@@ -42,15 +41,9 @@ import {
   type ClaimView,
   type ClaimWriter,
 } from './service-claims.js';
-import {
-  grantSubject,
-  offers,
-  serviceScope,
-  wantedFamilies,
-  type Namespace,
-  type Offer,
-} from './service-scope.js';
+import { offers, serviceScope, wantedFamilies, type Namespace } from './service-scope.js';
 import { isRefusal, takeAddress, takeAny, type Refusal, type TakeContext } from './service-take.js';
+import { serviceTargets } from './service-targets.js';
 
 /** Refused and waiting Services are looked at again this often (claim changes wake them too). */
 const RETRY_MS = 60_000;
@@ -162,10 +155,7 @@ export class ServiceController {
       svc,
       (p) => usable.has(p),
     );
-    const of = (f: Family) => offered.filter((o) => o.family === f);
-    const targets = requested
-      ? this.requestedTargets(svc, requested.value, families, required, of)
-      : this.automaticTargets(svc, families, required, of);
+    const targets = serviceTargets(svc, requested?.value, { families, required }, offered);
     if (!Array.isArray(targets)) return this.refuse(key, svc, mine, targets, signal);
 
     // Keep the claims that still fit a target; let the others go.
@@ -241,50 +231,6 @@ export class ServiceController {
     const until = Math.min(...refusals.map((r) => r.until ?? Infinity));
     const retry = Number.isFinite(until) ? Math.max(1_000, until - this.now() + 1_000) : RETRY_MS;
     return { requeueAfter: Math.min(retry, RETRY_MS) };
-  }
-
-  /** Requested addresses: each of a wanted family, inside a range granted to the Service. */
-  private requestedTargets(
-    svc: Service,
-    requested: readonly { ip: string; family: Family }[],
-    families: Family[],
-    required: boolean,
-    of: (f: Family) => Offer[],
-  ): Target[] | Refusal {
-    const refused = (note: string): Refusal => ({ reason: 'AddressRefused', note });
-    for (const r of requested) {
-      if (!families.includes(r.family))
-        return refused(
-          `${r.ip} is an ${familyName(r.family)} address; the Service's families are ${families.map(familyName).join(', ')}`,
-        );
-      if (!of(r.family).some((o) => inRanges(r.ip, o.cidrs)))
-        return refused(`${r.ip} is not in a Service range granted to ${grantSubject(svc)}`);
-    }
-    const missing = families.find((f) => !requested.some((r) => r.family === f));
-    if (required && missing)
-      return refused(`RequireDualStack: ask for an ${familyName(missing)} address too`);
-    return requested.map((r) => ({
-      family: r.family,
-      address: canonicalAddress(r.ip),
-      offered: of(r.family),
-    }));
-  }
-
-  /** Automatic: every wanted family some grant gives a range of. */
-  private automaticTargets(
-    svc: Service,
-    families: Family[],
-    required: boolean,
-    of: (f: Family) => Offer[],
-  ): Target[] | Refusal {
-    const granted = families.filter((f) => of(f).length > 0);
-    const missing = families.find((f) => !granted.includes(f));
-    if (granted.length === 0 || (required && missing))
-      return {
-        reason: 'AddressRefused',
-        note: `no Pool's services.grants give ${grantSubject(svc)} an ${(required && missing ? [missing] : families).map(familyName).join(' or ')} range`,
-      };
-    return granted.map((f) => ({ family: f, offered: of(f) }));
   }
 
   /** Nothing for this Service: what it had goes, its status is cleared, it is told why. */
@@ -402,11 +348,4 @@ export class ServiceController {
     // Best effort, trailing the writes: the recorder logs a failed write and never rejects.
     void this.o.eventWrites.run(() => this.o.events.event(subject(svc), input));
   }
-}
-
-interface Target {
-  family: Family;
-  /** Requested: exactly this (canonical) address. */
-  address?: string;
-  offered: Offer[];
 }

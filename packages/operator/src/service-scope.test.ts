@@ -4,6 +4,7 @@ import { LOAD_BALANCER_CLASS, Service } from '@flock/api';
 import { describe, expect, it } from 'vitest';
 import { inRanges, lowestFree, usableCount } from './service-addresses.js';
 import { offers, serviceScope, wantedFamilies, type Namespace } from './service-scope.js';
+import { serviceTargets } from './service-targets.js';
 import { makePool } from '../testing/fixtures.js';
 import {
   grantNamespace,
@@ -94,5 +95,36 @@ describe('Service range addresses', () => {
     expect(usableCount(['203.0.113.64/30', '2001:db8:400::/126', '198.51.100.7/32'])).toBe(6n);
     expect(inRanges('2001:db8:400::3', ['203.0.113.64/30', '2001:db8:400::/126'])).toBe(true);
     expect(inRanges('2001:db8:400::4', ['2001:db8:400::/126'])).toBe(false);
+  });
+});
+
+describe('serviceTargets', () => {
+  const v6 = { pool: 'a', family: 6 as const, cidrs: ['2001:db8:400::/126'] };
+  const dual = { families: [6, 4] as (4 | 6)[], required: false };
+  const note = (t: ReturnType<typeof serviceTargets>) => ('note' in t ? t.note : undefined);
+
+  it('takes requested addresses of its families inside its grants, canonical', () => {
+    expect(serviceTargets(svc(), [{ ip: '2001:DB8:400:0::2', family: 6 }], dual, [v6])).toEqual([
+      { family: 6, address: '2001:db8:400::2', offered: [v6] },
+    ]);
+    expect(note(serviceTargets(svc(), [{ ip: '2001:db8:401::2', family: 6 }], dual, [v6]))).toBe(
+      "2001:db8:401::2 is not in a Service range granted to namespace shop (and Service web's labels)",
+    );
+    const single6 = { families: [6] as (4 | 6)[], required: false };
+    expect(note(serviceTargets(svc(), [{ ip: '192.0.2.1', family: 4 }], single6, [v6]))).toBe(
+      "192.0.2.1 is an IPv4 address; the Service's families are IPv6",
+    );
+    const require = { families: [6, 4] as (4 | 6)[], required: true };
+    expect(note(serviceTargets(svc(), [{ ip: '2001:db8:400::2', family: 6 }], require, [v6]))).toBe(
+      'RequireDualStack: ask for an IPv4 address too',
+    );
+  });
+
+  it('takes every granted family automatically; RequireDualStack needs all of them', () => {
+    expect(serviceTargets(svc(), undefined, dual, [v6])).toEqual([{ family: 6, offered: [v6] }]);
+    expect(note(serviceTargets(svc(), undefined, { ...dual, required: true }, [v6]))).toBe(
+      "no Pool's services.grants give namespace shop (and Service web's labels) an IPv4 range",
+    );
+    expect(note(serviceTargets(svc(), undefined, dual, []))).toContain('an IPv6 or IPv4 range');
   });
 });
