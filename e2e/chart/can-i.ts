@@ -47,9 +47,10 @@ export const CHECKS: Check[] = [
     subresource: 'status',
     expect: both(false, true),
   },
-  // AddressClaims: the agent claims and releases; the operator's GC only releases.
+  // AddressClaims: the agent claims pinned and anycast addresses and releases them; the
+  // operator claims Service addresses, and its GC releases.
   { verb: 'watch', resource: CLAIMS, expect: both(true, true) },
-  { verb: 'create', resource: CLAIMS, expect: both(false, true) },
+  { verb: 'create', resource: CLAIMS, expect: both(true, true) },
   { verb: 'update', resource: CLAIMS, expect: both(true, true) },
   { verb: 'delete', resource: CLAIMS, expect: both(true, true) },
   { verb: 'patch', resource: CLAIMS, expect: both(false, false) },
@@ -57,7 +58,24 @@ export const CHECKS: Check[] = [
   { verb: 'watch', resource: 'pods', namespace: '*', expect: both(false, true) },
   { verb: 'delete', resource: 'pods', namespace: '*', expect: both(false, false) },
   { verb: 'create', resource: 'pods', namespace: NS, expect: both(false, false) },
-  { verb: 'watch', resource: 'namespaces', expect: both(false, true) },
+  { verb: 'watch', resource: 'namespaces', expect: both(true, true) },
+  // Services: the operator writes LoadBalancer addresses into their status (nothing else); the
+  // agent reads them and their EndpointSlices to announce the addresses.
+  { verb: 'watch', resource: 'services', namespace: '*', expect: both(true, true) },
+  {
+    verb: 'patch',
+    resource: 'services',
+    subresource: 'status',
+    namespace: '*',
+    expect: both(true, false),
+  },
+  { verb: 'update', resource: 'services', namespace: '*', expect: both(false, false) },
+  {
+    verb: 'watch',
+    resource: 'endpointslices.discovery.k8s.io',
+    namespace: '*',
+    expect: both(false, true),
+  },
   {
     verb: 'watch',
     resource: 'networkpolicies.networking.k8s.io',

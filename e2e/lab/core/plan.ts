@@ -111,8 +111,8 @@ export const SAMPLE_GRANT = {
 };
 
 /**
- * The sample Pool: every node, a /64 and a /26 each, pinned and anycast ranges claimable from
- * namespace default, BGP to the router.
+ * The sample Pool: every node, a /64 and a /26 each, pinned, anycast and LoadBalancer Service
+ * ranges claimable from namespace default, the cluster's Service CIDRs, BGP to the router.
  */
 export function samplePool(nodePrefix4 = NODE_PREFIX4): object {
   return {
@@ -124,6 +124,13 @@ export function samplePool(nodePrefix4 = NODE_PREFIX4): object {
       ipv4: { cidr: POOL_CIDR4, nodePrefixLength: nodePrefix4 },
       pinned: { cidrs: [PINNED_CIDR6], grants: [SAMPLE_GRANT] },
       anycast: { cidrs: ANYCAST_CIDRS, grants: [SAMPLE_GRANT] },
+      // LoadBalancer Services of namespace default get addresses here; every node announces
+      // the cluster's Service CIDRs.
+      services: {
+        cidrs: ['2001:db8:400::/120', '203.0.113.64/28'],
+        grants: [SAMPLE_GRANT],
+        clusterIPs: SERVICE_CIDRS,
+      },
       bgp: {
         asn: NODE_ASN,
         peers: [

@@ -210,7 +210,7 @@ export const BgpRouteSettings = {
       "LOCAL_PREF of every route sent to an iBGP peer (a peer whose asn is the nodes' own); absent: BIRD's default 100. eBGP peers never receive LOCAL_PREF.",
     ),
   communities: ClassCommunities.optional().describe(
-    'BGP communities added to every announcement of a class (aggregates, pinned, anycast).',
+    'BGP communities added to every announcement of a class (aggregates, pinned, anycast, services).',
   ),
   allowedPodCommunities: Communities.optional().describe(
     'Communities a pod may add to its own announcements (its pinned and anycast addresses) with the annotation flock.fritzlab.net/bgp-communities; a pod asking for any other is refused at ADD (CNI error 101, Event FlockCommunityRefused).',

@@ -91,7 +91,7 @@ export const ClassCommunities = z
     ),
     anycast: Communities.optional().describe('Added to anycast /128 and /32 announcements.'),
     services: Communities.optional().describe(
-      "Added to Service address announcements (LoadBalancer /128 and /32) and to the Service CIDRs the pool's nodes announce.",
+      "Added to Service addresses (LoadBalancer /128 and /32) and to the pool's clusterIPs ranges.",
     ),
   })
   .describe('BGP communities by announcement class.');

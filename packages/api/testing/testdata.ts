@@ -53,6 +53,7 @@ export const validPoolSpec = () => ({
       aggregates: { standard: ['65000:100'], large: ['4200000000:1:2'] },
       pinned: { standard: ['65000:200', '65535:65281'] },
       anycast: { large: ['65000:3:0'] },
+      services: { standard: ['65000:400'] },
     },
     allowedPodCommunities: { standard: ['65000:666'], large: ['65000:9:9'] },
   },
@@ -277,6 +278,11 @@ export const invalidCases: InvalidCase[] = [
     'large community with a part above 32 bits',
     (s) => (s.bgp.communities.anycast.large = ['4294967296:1:2']),
     'a large community is three 32-bit numbers A:B:C',
+  ),
+  pool(
+    'a Service-class community with a half above 16 bits',
+    (s) => (s.bgp.communities.services.standard = ['65000:65536']),
+    'a standard community is two 16-bit numbers A:B, each 0..65535',
   ),
   pool(
     'a standard community among the allowed large ones',

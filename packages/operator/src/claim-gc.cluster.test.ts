@@ -1,7 +1,6 @@
 // The claim GC on a real API server (with the real CRD and its rules): a pinned claim goes with
 // its pod, an anycast claim loses the holders whose Node is deleted and goes with the last of
 // them, a live claim stays; every write passes the CRD's validation.
-import { claimName, type AddressClaim } from '@flock/api';
 import { claimObject, validAnycastClaimSpec, validPinnedClaimSpec } from '@flock/api/testing';
 import { ADDRESSCLAIMS, objectPath, PODS, resourcePath, type KubeTransport } from '@flock/kube';
 import { createMemoryLogger } from '@flock/kube/testing';
@@ -11,6 +10,7 @@ import { startOperator, type Operator } from './operator.js';
 import {
   createNode,
   deleteNode,
+  getClaim,
   NAMESPACE,
   startCluster,
   type Cluster,
@@ -68,17 +68,6 @@ const createClaim = <S extends { address: string }>(spec: S) =>
     body: claimObject(spec),
   });
 
-async function getClaim(address: string): Promise<AddressClaim | undefined> {
-  try {
-    return (await c.api.request({
-      method: 'GET',
-      path: objectPath(ADDRESSCLAIMS, claimName(address)),
-    })) as AddressClaim;
-  } catch {
-    return undefined;
-  }
-}
-
 describe('claim GC on a real cluster', () => {
   it('releases a pinned claim when its pod goes, and not before', async () => {
     const uid = await createPod(c.api, 'holder');
@@ -93,15 +82,17 @@ describe('claim GC on a real cluster', () => {
     await eventually(
       'the claims of absent pods released',
       async () => {
-        return !(await getClaim('2001:db8:200::2')) && !(await getClaim('2001:db8:200::3'));
+        return (
+          !(await getClaim(c.api, '2001:db8:200::2')) && !(await getClaim(c.api, '2001:db8:200::3'))
+        );
       },
       LONG,
     );
-    expect(await getClaim('2001:db8:200::1')).toBeDefined();
+    expect(await getClaim(c.api, '2001:db8:200::1')).toBeDefined();
     await c.api.request({ method: 'DELETE', path: objectPath(PODS, 'holder', 'default') });
     await eventually(
       'the claim released with its pod',
-      async () => !(await getClaim('2001:db8:200::1')),
+      async () => !(await getClaim(c.api, '2001:db8:200::1')),
       LONG,
     );
   });
@@ -118,14 +109,18 @@ describe('claim GC on a real cluster', () => {
     await eventually(
       'claim-b dropped',
       async () => {
-        const claim = await getClaim(spec.address);
+        const claim = await getClaim(c.api, spec.address);
         return claim?.spec.holders.length === 1 ? claim : undefined;
       },
       LONG,
     );
-    expect((await getClaim(spec.address))?.spec.holders).toEqual([{ node: 'claim-a' }]);
+    expect((await getClaim(c.api, spec.address))?.spec.holders).toEqual([{ node: 'claim-a' }]);
     await deleteNode(c.api, 'claim-a');
-    await eventually('the claim released', async () => !(await getClaim(spec.address)), LONG);
+    await eventually(
+      'the claim released',
+      async () => !(await getClaim(c.api, spec.address)),
+      LONG,
+    );
     const text = await op.registry.metrics();
     expect(text).toMatch(
       /flock_operator_claim_gc_deletions_total\{kind="Anycast",reason="nodes-gone"\} 1/,

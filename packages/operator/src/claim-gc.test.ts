@@ -1,9 +1,24 @@
 // The claim GC on the in-memory API server: which claims it releases (pinned: pod gone,
-// replaced, finished; anycast: nodes gone; either: no holder past the grace), which it keeps,
+// replaced, finished; anycast: nodes gone; either: no holder past the grace; Service: listed
+// Services gone or not showing the address, quarantines that ended), which it keeps,
 // that a concurrent change wins over its write, and that the leading operator runs it.
-import { claimName, type AddressClaim } from '@flock/api';
-import { claimObject, validAnycastClaimSpec, validPinnedClaimSpec } from '@flock/api/testing';
-import { ADDRESSCLAIMS, Cache, NODES, PODS, resourceListWatch, type KubeObject } from '@flock/kube';
+import { claimName, Service, type AddressClaim } from '@flock/api';
+import {
+  claimObject,
+  releasedServiceClaimSpec,
+  validAnycastClaimSpec,
+  validPinnedClaimSpec,
+  validServiceClaimSpec,
+} from '@flock/api/testing';
+import {
+  ADDRESSCLAIMS,
+  Cache,
+  NODES,
+  PODS,
+  resourceListWatch,
+  SERVICES,
+  type KubeObject,
+} from '@flock/kube';
 import { createMemoryLogger, FakeApiServer } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { Registry } from 'prom-client';
@@ -13,6 +28,7 @@ import { Limiter } from './limiter.js';
 import { OperatorMetrics } from './metrics.js';
 import { NodeSchema } from './nodes.js';
 import { startOperator, type Operator } from './operator.js';
+import { serviceObject } from '../testing/services.js';
 
 const stops: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -53,18 +69,23 @@ async function gcOn(server: FakeApiServer, o: { now?: () => number } = {}) {
     logger,
   });
   const nodes = new Cache({ source: resourceListWatch(server, NODES), schema: NodeSchema, logger });
-  claims.start();
-  nodes.start();
-  stops.push(
-    () => claims.stop(),
-    () => nodes.stop(),
-  );
-  await Promise.all([claims.synced, nodes.synced]);
+  const services = new Cache({
+    source: resourceListWatch(server, SERVICES),
+    schema: Service,
+    logger,
+  });
+  for (const c of [claims, nodes, services]) {
+    c.start();
+    stops.push(() => c.stop());
+  }
+  await Promise.all([claims.synced, nodes.synced, services.synced]);
   const registry = new Registry();
   const gc = new ClaimGc({
     transport: server,
     claims,
     nodes,
+    services,
+    serviceQuarantineMs: 300_000,
     limiter: new Limiter(4),
     logger,
     metrics: new OperatorMetrics(registry, { processMetrics: false }),
@@ -133,14 +154,16 @@ describe('claim GC', () => {
   it('removes the anycast holders whose node is gone, and the claim with the last of them', async () => {
     const server = new FakeApiServer();
     putNode(server, 'node-a');
-    server.putObject(ADDRESSCLAIMS, claimObject(validAnycastClaimSpec())); // node-a, node-b
+    // node-a, node-b; and a field of a newer CRD, which the update keeps.
+    server.putObject(ADDRESSCLAIMS, claimObject({ ...validAnycastClaimSpec(), later: 'kept' }));
     const lonely = { ...validAnycastClaimSpec(), address: '203.0.113.54' };
     server.putObject(ADDRESSCLAIMS, claimObject({ ...lonely, holders: [{ node: 'node-b' }] }));
     const { gc, metric } = await gcOn(server);
     await gc.sweep();
-    expect(claim(server, validAnycastClaimSpec().address)?.spec.holders).toEqual([
-      { node: 'node-a' },
-    ]);
+    expect(claim(server, validAnycastClaimSpec().address)?.spec).toMatchObject({
+      holders: [{ node: 'node-a' }],
+      later: 'kept',
+    });
     expect(claim(server, '203.0.113.54')).toBeUndefined();
     expect((await metric('claim_gc_holders_removed_total'))[0]?.value).toBe(1);
     expect(await metric('claim_gc_deletions_total')).toEqual([
@@ -162,6 +185,43 @@ describe('claim GC', () => {
     );
     expect(asked.map((r) => r.path)).toEqual(['/api/v1/nodes/node-a', '/api/v1/nodes/node-b']);
     expect(claim(server, validAnycastClaimSpec().address)?.spec.holders).toHaveLength(2);
+  });
+
+  it('drops Services that are gone or do not show the address, and ends quarantines', async () => {
+    const server = new FakeApiServer();
+    const showing = (name: string, ip: string) =>
+      server.putObject(SERVICES, {
+        ...serviceObject(name, { namespace: 'default' }),
+        status: { loadBalancer: { ingress: [{ ip, ipMode: 'VIP' }] } },
+      });
+    // web-http shows the address, web-dns is gone: the claim keeps web-http.
+    showing('web-http', '2001:db8:400::1');
+    server.putObject(ADDRESSCLAIMS, claimObject(validServiceClaimSpec()));
+    // api shows another address: dropped once the grace has passed; the last out releases.
+    showing('api', '2001:db8:400::9');
+    const api = { ...validServiceClaimSpec(), address: '2001:db8:400::2', services: ['api'] };
+    server.putObject(ADDRESSCLAIMS, claimObject(api));
+    // A quarantine that started at 2030-01-01T00:00:00Z.
+    const quarantined = { ...releasedServiceClaimSpec(), address: '2001:db8:400::3' };
+    server.putObject(ADDRESSCLAIMS, claimObject(quarantined));
+    let now = Date.parse('2030-01-01T00:04:00Z');
+    const { gc, metric } = await gcOn(server, { now: () => now });
+    await gc.sweep();
+    expect(claim(server, '2001:db8:400::1')?.spec.services).toEqual(['web-http']);
+    expect(claim(server, '2001:db8:400::2')?.spec.services).toEqual(['api']);
+    expect(claim(server, '2001:db8:400::3')).toBeDefined();
+    now += 60_000; // the grace (1 min) and the quarantine (5 min) have passed
+    await gc.sweep();
+    expect(claim(server, '2001:db8:400::2')?.spec).toMatchObject({
+      services: [],
+      releasedAt: new Date(now).toISOString(),
+    });
+    expect(claim(server, '2001:db8:400::3')).toBeUndefined();
+    expect(claim(server, '2001:db8:400::1')?.spec.holders).toEqual([]); // no holder is no reason
+    expect((await metric('claim_gc_services_removed_total'))[0]?.value).toBe(2);
+    expect(await metric('claim_gc_deletions_total')).toEqual([
+      { labels: { kind: 'Service', reason: 'quarantine-over' }, value: 1 },
+    ]);
   });
 
   it('loses to a concurrent change: a claim handed over meanwhile stays', async () => {

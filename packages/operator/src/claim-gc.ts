@@ -4,13 +4,16 @@
 //  - Pinned: the holder pod is gone (404), was replaced (another UID under its name) or has
 //    finished (Succeeded, Failed): the claim is deleted.
 //  - Anycast: holders whose Node is gone are removed; with none left the claim is deleted.
-//  - Either kind without a holder for `graceMs` (an agent between creating a claim and filling
-//    it in has had time): deleted.
+//  - Pinned or Anycast without a holder for `graceMs` (an agent between creating a claim and
+//    filling it in has had time): deleted.
+//  - Service: a listed Service that is gone, or whose status has not shown the address for
+//    `graceMs` (the controller writes the claim first, the status next), leaves the list; the
+//    last one out starts the quarantine. A quarantine past its end is deleted.
 // Every write carries the resourceVersion that was read (a delete also the uid): an agent that
 // changed the claim meanwhile (a hand-over, a new holder) wins, and the next pass looks again.
-import { AddressClaim, type ClaimHolder } from '@flock/api';
+import { AddressClaim, Service, type ClaimHolder } from '@flock/api';
+import { canonicalAddress } from '@flock/ipam';
 import {
-  ADDRESSCLAIMS,
   apiErrorCode,
   errorMessage,
   isNotFound,
@@ -18,6 +21,7 @@ import {
   NODES,
   objectPath,
   PODS,
+  SERVICES,
   type Cache,
   type KubeObject,
   type KubeTransport,
@@ -25,15 +29,24 @@ import {
   type LoopMetrics,
 } from '@flock/kube';
 import { z } from 'zod';
+import { deleteClaim, replaceClaim } from './claim-requests.js';
 import type { Limiter } from './limiter.js';
 import type { OperatorMetrics } from './metrics.js';
 import type { Node } from './nodes.js';
+import {
+  DEFAULT_SERVICE_QUARANTINE_MS,
+  isReleased,
+  left,
+  quarantineEnd,
+  servicesOf,
+} from './service-claims.js';
 
 export const DEFAULT_CLAIM_GC_PERIOD_MS = 30_000;
 export const DEFAULT_CLAIM_GRACE_MS = 60_000;
 
 /** Why a claim was released (the `reason` label of claim_gc_deletions_total). */
-export type GcReason = 'pod-gone' | 'pod-replaced' | 'pod-finished' | 'no-holder' | 'nodes-gone';
+export type GcReason =
+  'pod-gone' | 'pod-replaced' | 'pod-finished' | 'no-holder' | 'nodes-gone' | 'quarantine-over';
 
 /** The part of a Pod the GC reads. */
 const PodLiveness = z.looseObject({
@@ -47,6 +60,10 @@ export interface ClaimGcOptions {
   claims: Cache<KubeObject>;
   /** The operator's Node cache: a holder's node missing there is then asked for (GET). */
   nodes: Cache<Node>;
+  /** The operator's Service cache: a listed Service missing there is then asked for (GET). */
+  services?: Cache<Service>;
+  /** How long a released Service address is held back (default 5 min). */
+  serviceQuarantineMs?: number;
   /** Bounds the GETs and writes of one pass. */
   limiter: Limiter;
   logger: Logger;
@@ -67,6 +84,8 @@ export class ClaimGc {
   private readonly loop: Loop;
   /** Claims (by uid) seen without a holder, and since when. */
   private readonly holderless = new Map<string, number>();
+  /** Listed Services (claim uid/name) seen without the address in their status, and since when. */
+  private readonly unlisted = new Map<string, number>();
   private readonly now: () => number;
 
   constructor(private readonly o: ClaimGcOptions) {
@@ -111,6 +130,8 @@ export class ClaimGc {
     this.o.metrics.claimCounts(reads.map((r) => r.claim.spec.kind));
     const live = new Set(reads.map((r) => r.claim.metadata.uid));
     for (const uid of this.holderless.keys()) if (!live.has(uid)) this.holderless.delete(uid);
+    for (const k of this.unlisted.keys())
+      if (!live.has(k.slice(0, k.lastIndexOf('/')))) this.unlisted.delete(k);
     const errors = await this.o.limiter.each(reads, (r) => this.check(r, now));
     if (errors.length)
       throw new AggregateError(errors, `${errors.length} claim(s): ${errorMessage(errors[0])}`);
@@ -120,6 +141,7 @@ export class ClaimGc {
     const { claim } = r;
     if (claim.metadata.deletionTimestamp) return;
     const uid = claim.metadata.uid ?? claim.metadata.name;
+    if (claim.spec.kind === 'Service') return this.checkService(r, uid, now);
     const [first] = claim.spec.holders;
     if (!first) {
       const since = this.holderless.get(uid) ?? now;
@@ -139,6 +161,58 @@ export class ClaimGc {
     const remaining = claim.spec.holders.filter((h) => !gone.includes(h.node));
     if (remaining.length === 0) await this.release(r, 'nodes-gone');
     else await this.dropHolders(r, remaining, gone);
+  }
+
+  /** A Service claim: its quarantine over, or Services that are gone or show another address. */
+  private async checkService(r: Read, uid: string, now: number): Promise<void> {
+    const { claim } = r;
+    if (isReleased(claim)) {
+      const q = this.o.serviceQuarantineMs ?? DEFAULT_SERVICE_QUARANTINE_MS;
+      if (now >= quarantineEnd(claim, q)) await this.release(r, 'quarantine-over');
+      return;
+    }
+    const stale: string[] = [];
+    for (const name of servicesOf(claim)) {
+      const k = `${uid}/${name}`;
+      const shows = await this.showsAddress(claim, name);
+      if (shows === true) {
+        this.unlisted.delete(k);
+        continue;
+      }
+      const since = this.unlisted.get(k) ?? now;
+      this.unlisted.set(k, since);
+      if (shows === 'gone' || now - since >= (this.o.graceMs ?? DEFAULT_CLAIM_GRACE_MS))
+        stale.push(name);
+    }
+    if (!stale.length) return;
+    const spec = stale.reduce((s, name) => left(s, name, now), claim.spec);
+    const ok = await this.write('claim_update', () => replaceClaim(this.o.transport, r.raw, spec));
+    if (!ok) return;
+    this.o.metrics.claimServicesRemoved(stale.length);
+    this.o.logger.info('services removed from claim', {
+      claim: claim.metadata.name,
+      namespace: claim.spec.namespace,
+      services: stale,
+      released: spec.releasedAt !== undefined,
+    });
+  }
+
+  /** Does the listed Service show the claim's address in its status; 'gone' when it is gone. */
+  private async showsAddress(claim: AddressClaim, name: string): Promise<boolean | 'gone'> {
+    const { namespace, address } = claim.spec;
+    let svc = this.o.services?.getObject(name, namespace);
+    if (!svc) {
+      try {
+        const path = objectPath(SERVICES, name, namespace);
+        svc = Service.parse(await this.o.transport.request({ method: 'GET', path }));
+      } catch (err) {
+        if (isNotFound(err)) return 'gone';
+        throw err;
+      }
+    }
+    return (svc.status?.loadBalancer?.ingress ?? []).some(
+      (i) => i.ip !== undefined && canonicalAddress(i.ip) === address,
+    );
   }
 
   /** Why the pinned holder no longer holds the address, or undefined while it does. */
@@ -173,35 +247,17 @@ export class ClaimGc {
   }
 
   private async release(r: Read, reason: GcReason): Promise<void> {
-    const { name, uid, resourceVersion } = r.claim.metadata;
+    const { name } = r.claim.metadata;
     const kind = r.claim.spec.kind;
-    const ok = await this.write('claim_delete', () =>
-      this.o.transport.request({
-        method: 'DELETE',
-        path: objectPath(ADDRESSCLAIMS, name),
-        body: {
-          apiVersion: 'v1',
-          kind: 'DeleteOptions',
-          preconditions: {
-            ...(uid ? { uid } : {}),
-            ...(resourceVersion ? { resourceVersion } : {}),
-          },
-        },
-      }),
-    );
+    const ok = await this.write('claim_delete', () => deleteClaim(this.o.transport, r.claim));
     if (!ok) return;
     this.o.metrics.claimReleased(kind, reason);
     this.o.logger.info('claim released', { claim: name, kind, reason, key: r.claim.spec.key });
   }
 
   private async dropHolders(r: Read, holders: ClaimHolder[], gone: string[]): Promise<void> {
-    const spec = (r.raw as { spec?: object }).spec;
     const ok = await this.write('claim_update', () =>
-      this.o.transport.request({
-        method: 'PUT',
-        path: objectPath(ADDRESSCLAIMS, r.claim.metadata.name),
-        body: { ...r.raw, spec: { ...spec, holders } }, // at the resourceVersion read
-      }),
+      replaceClaim(this.o.transport, r.raw, { ...r.claim.spec, holders }),
     );
     if (!ok) return;
     this.o.metrics.claimHoldersRemoved(gone.length);

@@ -3,6 +3,7 @@
 import type { PrefixCounts } from '@flock/ipam';
 import { PoolConditions, setCondition, type Condition, type ConditionInput } from '@flock/api';
 import { isRefused, withdrawnLists, type Clash, type OverlapReport } from './overlaps.js';
+import type { ServiceAddressFacts } from './service-pool-status.js';
 
 export interface PoolFacts {
   generation: number | undefined;
@@ -18,6 +19,8 @@ export interface PoolFacts {
   selected: number;
   configured: number;
   ipv6: PrefixCounts | undefined;
+  /** The pool's Service addresses (absent: it has no services list). */
+  services?: ServiceAddressFacts | undefined;
 }
 
 export interface PlannedEvent {
@@ -156,11 +159,28 @@ function inputs(f: PoolFacts): ConditionInput[] {
           'AllAssignmentsFit',
           'every NodeConfig of this pool fits its ranges',
         ),
+    ...(f.services ? [servicesCondition(f.services, c)] : []),
   ];
+}
+
+function servicesCondition(s: ServiceAddressFacts, c: Make): ConditionInput {
+  const type = PoolConditions.ServicesExhausted;
+  if (s.waiting.length)
+    return c(
+      type,
+      true,
+      'NoFreeAddress',
+      `${s.waiting.length} Service(s) wait for an address: ${someOf(s.waiting)}`,
+    );
+  const free = (['ipv6', 'ipv4'] as const)
+    .flatMap((f) => (s.counts[f] ? [`${s.counts[f].free} ${f === 'ipv6' ? 'IPv6' : 'IPv4'}`] : []))
+    .join(' and ');
+  return c(type, false, 'AddressesAvailable', `${free || 'no'} Service address(es) free`);
 }
 
 const WATCHED = new Set<string>([
   PoolConditions.Exhausted,
+  PoolConditions.ServicesExhausted,
   PoolConditions.Overlap,
   PoolConditions.NodeConflict,
   PoolConditions.PrefixMismatch,

@@ -56,7 +56,11 @@ describe('needsApply', () => {
   it('copies the local preference and communities to every node, and wants them changed or gone with the pool', () => {
     const routes = {
       localPreference: 300,
-      communities: { aggregates: { standard: ['65000:100'] }, anycast: { large: ['65000:1:2'] } },
+      communities: {
+        aggregates: { standard: ['65000:100'] },
+        anycast: { large: ['65000:1:2'] },
+        services: { standard: ['65000:400'] },
+      },
       allowedPodCommunities: { standard: ['65000:666'] },
     };
     const pool = makePool('a', { ...baseSpec(), bgp: { ...baseSpec().bgp, ...routes } });

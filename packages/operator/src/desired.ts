@@ -62,19 +62,34 @@ function routeSettings(
   );
 }
 
+type FloatingFields = Pick<
+  NodeConfigSpec,
+  'pinnedCIDRs' | 'anycastCIDRs' | 'pinnedGrants' | 'anycastGrants' | 'serviceCIDRs'
+>;
+
 /**
- * A floating list of the pool as the NodeConfig carries it: its ranges and grants, unless the
- * list is withdrawn (it overlaps an older pool's: overlaps.ts).
+ * A floating list of the pool as the NodeConfig carries it: its ranges and grants (Service
+ * ranges without grants: the agents announce what the operator assigned), unless the list is
+ * withdrawn (it overlaps an older pool's: overlaps.ts).
  */
-function floating(pool: Pool, list: FloatingList, withdrawn: ReadonlySet<FloatingList>) {
+function floating(
+  pool: Pool,
+  list: FloatingList,
+  withdrawn: ReadonlySet<FloatingList>,
+): FloatingFields {
   const ranges = pool.spec[list];
   if (!ranges || withdrawn.has(list)) return {};
+  if (list === 'services') return ranges.cidrs.length ? { serviceCIDRs: [...ranges.cidrs] } : {};
   return {
     [`${list}CIDRs`]: [...ranges.cidrs],
     ...(ranges.grants ? { [`${list}Grants`]: structuredClone(ranges.grants) } : {}),
-  } as Partial<
-    Pick<NodeConfigSpec, 'pinnedCIDRs' | 'anycastCIDRs' | 'pinnedGrants' | 'anycastGrants'>
-  >;
+  };
+}
+
+/** The cluster's Service CIDRs every node of the pool announces (never withdrawn: shared). */
+function clusterIPs(pool: Pool): Pick<NodeConfigSpec, 'clusterIPCIDRs'> {
+  const cidrs = pool.spec.services?.clusterIPs;
+  return cidrs?.length ? { clusterIPCIDRs: [...cidrs] } : {};
 }
 
 export function desiredNodeConfig(
@@ -109,6 +124,8 @@ export function desiredNodeConfig(
       ...(prefixes.cidr4 ? { cidr4: prefixes.cidr4 } : {}),
       ...floating(pool, 'pinned', withdrawn),
       ...floating(pool, 'anycast', withdrawn),
+      ...floating(pool, 'services', withdrawn),
+      ...clusterIPs(pool),
       bgp: { asn: spec.bgp.asn, peers: peersFor(pool, node), ...routeSettings(pool) },
     },
   };
@@ -151,13 +168,23 @@ function differs(current: NodeConfig, path: string[], cur: unknown, want: unknow
   return cur !== undefined && appliedByOperator(current, path);
 }
 
+/** Optional spec fields the operator copies from the Pool. */
+const FLOATING_FIELDS = [
+  'pinnedCIDRs',
+  'anycastCIDRs',
+  'pinnedGrants',
+  'anycastGrants',
+  'serviceCIDRs',
+  'clusterIPCIDRs',
+] as const;
+
 /** Does the stored NodeConfig differ from what the operator would apply? */
 export function needsApply(current: NodeConfig, desired: NodeConfigApply): boolean {
   const cur = current.spec;
   const want = desired.spec;
   if (cur.pool !== want.pool || cur.cidr6 !== want.cidr6 || cur.cidr4 !== want.cidr4) return true;
   if (cur.bgp.asn !== want.bgp.asn || !deepEqual(cur.bgp.peers, want.bgp.peers)) return true;
-  for (const key of ['pinnedCIDRs', 'anycastCIDRs', 'pinnedGrants', 'anycastGrants'] as const) {
+  for (const key of FLOATING_FIELDS) {
     if (differs(current, ['spec', key], cur[key], want[key])) return true;
   }
   for (const key of ROUTE_SETTINGS) {

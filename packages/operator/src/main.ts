@@ -46,6 +46,8 @@ async function main(): Promise<void> {
     watchdogMs: options.watchdog,
     claimGcPeriodMs: options.claimGcPeriod,
     claimGraceMs: options.claimGrace,
+    serveUnsetLbClass: options.serveUnsetLbClass,
+    serviceQuarantineMs: options.serviceAddressQuarantine,
   });
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -1,9 +1,11 @@
 // The operator's own Prometheus metrics (the runtime's cache, work queue, reconcile and leader
 // metrics are registered by @flock/kube under the same prefix).
 import { collectDefaultMetrics, Counter, Gauge, type Registry } from 'prom-client';
-import type { ClaimKind, PoolStatus } from '@flock/api';
+import { ClaimKind, type PoolStatus } from '@flock/api';
 
 export const METRICS_PREFIX = 'flock_operator_';
+
+const CLAIM_KINDS = ClaimKind.options;
 
 export class OperatorMetrics {
   readonly writes: Counter;
@@ -13,6 +15,8 @@ export class OperatorMetrics {
   private readonly claims: Gauge;
   private readonly claimDeletions: Counter;
   private readonly claimHolders: Counter;
+  private readonly serviceAddresses: Gauge;
+  private readonly claimServices: Counter;
 
   constructor(registry: Registry, options: { processMetrics?: boolean } = {}) {
     const p = METRICS_PREFIX;
@@ -44,13 +48,13 @@ export class OperatorMetrics {
     });
     this.claims = new Gauge({
       name: `${p}claims`,
-      help: 'AddressClaims by kind (Pinned, Anycast), as the last claim GC pass saw them.',
+      help: 'AddressClaims by kind (Pinned, Anycast, Service), as the last claim GC pass saw them.',
       labelNames: ['kind'],
       registers,
     });
     this.claimDeletions = new Counter({
       name: `${p}claim_gc_deletions_total`,
-      help: 'AddressClaims the claim GC deleted, by kind and why (pod-gone, pod-replaced, pod-finished, nodes-gone, no-holder).',
+      help: 'AddressClaims the claim GC deleted, by kind and why (pod-gone, pod-replaced, pod-finished, nodes-gone, no-holder, quarantine-over).',
       labelNames: ['kind', 'reason'],
       registers,
     });
@@ -59,7 +63,18 @@ export class OperatorMetrics {
       help: 'Holders (nodes that are gone) the claim GC removed from Anycast claims.',
       registers,
     });
-    for (const kind of ['Pinned', 'Anycast']) this.claims.set({ kind }, 0);
+    this.claimServices = new Counter({
+      name: `${p}claim_gc_services_removed_total`,
+      help: 'Services the claim GC removed from Service claims (gone, or not showing the address).',
+      registers,
+    });
+    this.serviceAddresses = new Gauge({
+      name: `${p}service_addresses`,
+      help: "Addresses of a pool's Service ranges by family and state (total, assigned, quarantined, free; capped at 2^53 - 1).",
+      labelNames: ['pool', 'family', 'state'],
+      registers,
+    });
+    for (const kind of CLAIM_KINDS) this.claims.set({ kind }, 0);
   }
 
   /** An API write; 'conflict': the object changed or went meanwhile (another writer won). */
@@ -69,15 +84,17 @@ export class OperatorMetrics {
       | 'nodeconfig_delete'
       | 'finalizer_release'
       | 'pool_status'
+      | 'claim_create'
       | 'claim_delete'
-      | 'claim_update',
+      | 'claim_update'
+      | 'service_status',
     result: boolean | 'conflict',
   ) {
     this.writes.inc({ kind, result: result === true ? 'ok' : result || 'error' });
   }
 
   claimCounts(kinds: readonly ClaimKind[]): void {
-    for (const kind of ['Pinned', 'Anycast'] as const)
+    for (const kind of CLAIM_KINDS)
       this.claims.set({ kind }, kinds.filter((k) => k === kind).length);
   }
 
@@ -89,6 +106,10 @@ export class OperatorMetrics {
     this.claimHolders.inc(count);
   }
 
+  claimServicesRemoved(count: number): void {
+    this.claimServices.inc(count);
+  }
+
   poolStatus(pool: string, status: PoolStatus): void {
     this.nodes.set({ pool }, status.nodes ?? 0);
     for (const family of ['ipv6', 'ipv4'] as const) {
@@ -98,6 +119,11 @@ export class OperatorMetrics {
         this.prefixes.set({ pool, family, state }, value);
       }
     }
+    for (const family of ['ipv6', 'ipv4'] as const) {
+      for (const [state, value] of Object.entries(status.services?.[family] ?? {})) {
+        this.serviceAddresses.set({ pool, family, state }, value);
+      }
+    }
     for (const c of status.conditions ?? []) {
       this.conditions.set({ pool, type: c.type }, c.status === 'True' ? 1 : 0);
     }
@@ -105,7 +131,7 @@ export class OperatorMetrics {
 
   async poolGone(pool: string): Promise<void> {
     this.nodes.remove({ pool });
-    for (const g of [this.prefixes, this.conditions]) {
+    for (const g of [this.prefixes, this.conditions, this.serviceAddresses]) {
       for (const { labels } of (await g.get()).values) {
         if (labels['pool'] === pool) g.remove(labels);
       }

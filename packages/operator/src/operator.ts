@@ -1,7 +1,8 @@
 // startOperator: the caches (on leaders and standbys alike, so a new leader starts warm),
-// leader election on a Lease, and — while leading — a controller that reconciles Pools.
+// leader election on a Lease, and — while leading — a controller that reconciles Pools, the
+// claim GC and the Service address controller.
 // Health (/healthz, /readyz) and Prometheus metrics are served on one port.
-import { NodeConfig, OPERATOR_FIELD_MANAGER, Pool } from '@flock/api';
+import { NodeConfig, OPERATOR_FIELD_MANAGER, Pool, Service } from '@flock/api';
 import { DEFAULT_PREFIX_QUARANTINE_MS } from '@flock/ipam';
 import {
   ADDRESSCLAIMS,
@@ -11,10 +12,12 @@ import {
   kubeLeaseStore,
   LeaderElector,
   LoopMetrics,
+  NAMESPACES,
   NODECONFIGS,
   NODES,
   POOLS,
   resourceListWatch,
+  SERVICES,
   sleep,
   startHealthServer,
   type HealthServer,
@@ -32,6 +35,10 @@ import { METRICS_PREFIX, OperatorMetrics } from './metrics.js';
 import { DEFAULT_LEASE_NAME, DEFAULT_NAMESPACE, EVENT_CONTROLLER } from './names.js';
 import { NodeSchema } from './nodes.js';
 import { PoolReconciler } from './reconciler.js';
+import { ClaimView, DEFAULT_SERVICE_QUARANTINE_MS } from './service-claims.js';
+import { BY_NAMESPACE } from './service-handlers.js';
+import { NamespaceSchema } from './service-scope.js';
+import { startServiceSession, type ServiceSession } from './service-session.js';
 import { ClusterView } from './view.js';
 
 export interface OperatorOptions {
@@ -62,6 +69,10 @@ export interface OperatorOptions {
   claimGcPeriodMs?: number;
   /** How long a claim may have no holder before the claim GC deletes it (default 60 s). */
   claimGraceMs?: number;
+  /** Give addresses to LoadBalancer Services without a class too (default true). */
+  serveUnsetLbClass?: boolean;
+  /** How long a Service address let go is held back from other owners (default 5 min). */
+  serviceQuarantineMs?: number;
   registry?: Registry;
   /** Process metrics (CPU, memory, event loop) in the registry (default true). */
   processMetrics?: boolean;
@@ -82,6 +93,7 @@ export interface Operator {
 interface Session {
   controller: Controller;
   claimGc: ClaimGc;
+  services: ServiceSession;
   off: () => void;
 }
 
@@ -113,21 +125,42 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     name: 'addressclaims',
     ...cacheOptions,
   });
+  const claimView = new ClaimView(claims);
+  // What the Service address controller reads besides pools and claims.
+  const services = new Cache<Service>({
+    source: resourceListWatch(transport, SERVICES),
+    schema: Service,
+    indexers: { [BY_NAMESPACE]: (s) => [s.metadata.namespace] },
+    ...cacheOptions,
+  });
+  const namespaces = new Cache({
+    source: resourceListWatch(transport, NAMESPACES),
+    schema: NamespaceSchema,
+    ...cacheOptions,
+  });
+  const serviceQuarantineMs = options.serviceQuarantineMs ?? DEFAULT_SERVICE_QUARANTINE_MS;
   const loopMetrics = new LoopMetrics(metricsOptions);
+  const events = new EventRecorder({
+    transport,
+    reportingController: EVENT_CONTROLLER,
+    reportingInstance: options.identity.slice(0, 128),
+    logger: log,
+  });
+  const eventWrites = new Limiter(4);
+  let session: Session | undefined;
   const reconciler = new PoolReconciler({
     transport,
     view,
     writes: new Limiter(options.concurrency ?? 16),
-    eventWrites: new Limiter(4),
-    events: new EventRecorder({
-      transport,
-      reportingController: EVENT_CONTROLLER,
-      reportingInstance: options.identity.slice(0, 128),
-      logger: log,
-    }),
+    eventWrites,
+    events,
     logger: log,
     metrics,
     quarantineMs: options.quarantineMs ?? DEFAULT_PREFIX_QUARANTINE_MS,
+    serviceAddresses: {
+      claims: () => claimView.all().map((r) => r.claim),
+      waiting: (pool) => session?.services.waiting(pool) ?? [],
+    },
   });
 
   // The Enforceable condition on ClusterNetworkPolicies (when their CRD is installed).
@@ -139,7 +172,6 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     ...(options.watchdogMs ? { watchdogMs: options.watchdogMs } : {}),
   });
 
-  let session: Session | undefined;
   let stopping = false;
   const startSession = () => {
     const controller = new Controller({
@@ -155,6 +187,8 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       transport,
       claims,
       nodes: view.nodes,
+      services,
+      serviceQuarantineMs,
       limiter: new Limiter(options.concurrency ?? 16),
       logger: log,
       metrics,
@@ -163,7 +197,25 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       ...(options.claimGraceMs !== undefined ? { graceMs: options.claimGraceMs } : {}),
     });
     claimGc.start();
-    session = { controller, claimGc, off };
+    const serviceSession = startServiceSession({
+      transport,
+      services,
+      namespaces,
+      poolCache: view.pools,
+      pools: () => view.allPools(),
+      claims,
+      view: claimView,
+      poolsController: controller,
+      events,
+      eventWrites,
+      logger: log,
+      metrics,
+      metricsOptions,
+      workers: options.workers ?? 2,
+      serveUnsetClass: options.serveUnsetLbClass ?? true,
+      quarantineMs: serviceQuarantineMs,
+    });
+    session = { controller, claimGc, services: serviceSession, off };
     void clusterPolicies.setLeading(true);
   };
   const stopSession = async () => {
@@ -171,13 +223,24 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     session = undefined;
     if (!s) return;
     s.off();
-    await Promise.all([s.controller.stop(), s.claimGc.stop(), clusterPolicies.setLeading(false)]);
+    await Promise.all([
+      s.controller.stop(),
+      s.claimGc.stop(),
+      s.services.stop(),
+      clusterPolicies.setLeading(false),
+    ]);
   };
 
-  // On becoming leader: caches synced, then a fresh list (the last leader's writes may not
-  // have reached our watches yet), then reconcile.
+  // On becoming leader: caches synced (a Service address controller reading an empty claim or
+  // namespace cache would take addresses twice or release granted ones), then a fresh list
+  // (the last leader's writes may not have reached our watches yet), then reconcile.
   const lead = async (signal: AbortSignal) => {
-    await Promise.race([view.synced, new Promise((r) => signal.addEventListener('abort', r))]);
+    // A cache stopped before it synced rejects: the operator is stopping, nothing to lead.
+    const synced = Promise.all([view.synced, claims.synced, services.synced, namespaces.synced]);
+    await Promise.race([
+      synced.catch(() => undefined),
+      new Promise((r) => signal.addEventListener('abort', r)),
+    ]);
     for (let attempt = 0; !signal.aborted; attempt++) {
       try {
         await view.refresh(transport, log, signal);
@@ -228,6 +291,9 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
         'pools-synced': () => view.pools.hasSynced,
         'nodes-synced': () => view.nodes.hasSynced,
         'nodeconfigs-synced': () => view.configs.hasSynced,
+        'addressclaims-synced': () => claims.hasSynced,
+        'services-synced': () => services.hasSynced,
+        'namespaces-synced': () => namespaces.hasSynced,
         // Leading or standing by are both healthy; shutting down is not.
         'leader-election': () => !stopping,
       },
@@ -238,6 +304,8 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   view.nodes.start();
   view.configs.start();
   claims.start();
+  services.start();
+  namespaces.start();
   clusterPolicies.start();
   if (elector) elector.start();
   else void lead(new AbortController().signal);
@@ -251,7 +319,8 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     registry,
     healthPort: health?.port,
     isLeader: () => session !== undefined,
-    isReady: () => view.hasSynced && !stopping,
+    isReady: () =>
+      view.hasSynced && claims.hasSynced && services.hasSynced && namespaces.hasSynced && !stopping,
     async stop() {
       if (stopping) return;
       stopping = true;
@@ -263,9 +332,12 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
         view.nodes.stop(),
         view.configs.stop(),
         claims.stop(),
+        services.stop(),
+        namespaces.stop(),
         clusterPolicies.stop(),
       ]);
       view.close();
+      claimView.close();
       clearInterval(ticker);
       await health?.close();
       log.info('operator stopped');

@@ -4,7 +4,7 @@
 // service account.
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { DnsLabel, DnsSubdomain } from '@flock/api';
+import { DnsLabel, DnsSubdomain, LOAD_BALANCER_CLASS } from '@flock/api';
 import { DEFAULT_PREFIX_QUARANTINE_MS } from '@flock/ipam';
 import {
   FlagSet,
@@ -19,6 +19,7 @@ import {
 } from '@flock/kube';
 import { z } from 'zod';
 import { DEFAULT_CLAIM_GC_PERIOD_MS, DEFAULT_CLAIM_GRACE_MS } from './claim-gc.js';
+import { DEFAULT_SERVICE_QUARANTINE_MS } from './service-claims.js';
 import { DEFAULT_LEASE_NAME, DEFAULT_NAMESPACE } from './names.js';
 
 const FLAGS = {
@@ -104,6 +105,18 @@ const FLAGS = {
     arg: 'DURATION',
     schema: durationFlag(1_000),
     default: formatDuration(DEFAULT_CLAIM_GRACE_MS),
+  },
+  serveUnsetLbClass: {
+    help: `give addresses to LoadBalancer Services without a loadBalancerClass too (not only to ${LOAD_BALANCER_CLASS})`,
+    schema: boolFlag(),
+    default: 'true',
+    switch: true,
+  },
+  serviceAddressQuarantine: {
+    help: 'how long a Service address let go is held back from other owners',
+    arg: 'DURATION',
+    schema: durationFlag(),
+    default: formatDuration(DEFAULT_SERVICE_QUARANTINE_MS),
   },
 } as const;
 

@@ -3,17 +3,17 @@
 //  - A node range (ipv6.cidr, ipv4.cidr) overlapping any range of the other pool, or a
 //    floating range overlapping the other's node range: prefixes are carved from node ranges,
 //    so the newer pool is refused as a whole (nothing is created, changed or deleted for it).
-//  - A floating range (pinned, anycast) overlapping the other's floating range: the newer pool
+//  - A floating range (pinned, anycast, services) overlapping the other's floating range: the newer pool
 //    keeps working, but the clashing list is withdrawn from its NodeConfigs (no ranges, no
 //    grants) until the overlap is gone: fail closed, since one address would otherwise be
 //    claimable under two pools' grants. The same range, in the same kind of list, with the
 //    same grants in both pools is no clash but a share (one anycast range announced from two
 //    sites' pools).
-import type { Pool } from '@flock/api';
+import { FLOATING_LISTS, type FloatingList, type Pool } from '@flock/api';
 import { parsePrefix, prefixesOverlap, type Prefix } from '@flock/ipam';
 import { deepEqual } from './equal.js';
 
-export type FloatingList = 'pinned' | 'anycast';
+export type { FloatingList };
 
 export interface Clash {
   pool: string;
@@ -57,7 +57,7 @@ const nodeRanges = (pool: Pool): Range[] => [
 ];
 
 const floatingRanges = (pool: Pool): FloatingRange[] =>
-  (['pinned', 'anycast'] as const).flatMap((list) =>
+  FLOATING_LISTS.flatMap((list) =>
     (pool.spec[list]?.cidrs ?? []).flatMap((cidr) => parse(cidr).map((r) => ({ ...r, list }))),
   );
 

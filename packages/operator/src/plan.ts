@@ -2,7 +2,14 @@
 // Pools, Nodes and NodeConfigs. The NodeConfigs are the record of assignments (never moved);
 // new nodes get the lowest free prefix that is neither assigned nor quarantined; NodeConfigs
 // being deleted have their prefixes quarantined before their finalizer is released.
-import { splitCidr, type Condition, type NodeConfig, type Pool, type PoolStatus } from '@flock/api';
+import {
+  splitCidr,
+  type AddressClaim,
+  type Condition,
+  type NodeConfig,
+  type Pool,
+  type PoolStatus,
+} from '@flock/api';
 import {
   parsePrefix,
   PrefixCarver,
@@ -24,6 +31,7 @@ import { QUARANTINE_FINALIZER } from './names.js';
 import type { Node } from './nodes.js';
 import { isTerminating, Ownership } from './ownership.js';
 import { createdMs, isRefused, overlapReports, withdrawnLists } from './overlaps.js';
+import { serviceAddressFacts } from './service-pool-status.js';
 import {
   addToQuarantine,
   nextExpiry,
@@ -42,6 +50,10 @@ export interface PlanInput {
   nodeConfigs: readonly NodeConfig[];
   now: number;
   quarantineMs: number;
+  /** Service address claims (their counts go into the status of the pool whose ranges hold them). */
+  serviceClaims?: readonly AddressClaim[];
+  /** Services waiting for an address this pool has none of free (namespace/name). */
+  waitingServices?: readonly string[];
 }
 
 export interface ApplyStep {
@@ -303,9 +315,11 @@ export function planPool(input: PlanInput): PoolPlan {
     selected,
     configured,
     ipv6: counts6,
+    services: serviceAddressFacts(pool, input.serviceClaims ?? [], input.waitingServices ?? []),
   };
   const { conditions, events } = poolConditions(pool.status?.conditions, facts, new Date(now));
   const status = poolStatus(pool, selected, counts6, counts4, conditions, quarantine);
+  if (facts.services) status.services = facts.services.counts;
   const expiry = nextExpiry(quarantine, now);
   return {
     apply,

@@ -2,7 +2,7 @@
 // before any finalizer is released, then releases, deletions and applies with bounded
 // concurrency, then the status if it changed, then Events. Every write checks the signal
 // first: it aborts the moment leadership is lost.
-import type { NodeConfig } from '@flock/api';
+import type { AddressClaim, NodeConfig } from '@flock/api';
 import {
   NODECONFIG_KIND,
   OPERATOR_FIELD_MANAGER,
@@ -49,7 +49,14 @@ interface ReconcilerOptions {
   logger: Logger;
   metrics: OperatorMetrics;
   quarantineMs: number;
+  /** Service addresses for the pools' status (the claims, the Services waiting per pool). */
+  serviceAddresses?: ServiceAddressSource;
   now?: () => number;
+}
+
+export interface ServiceAddressSource {
+  claims(): AddressClaim[];
+  waiting(pool: string): string[];
 }
 
 /** The Pool was deleted after the view last saw it: its delete event reconciles the rest. */
@@ -98,6 +105,12 @@ export class PoolReconciler {
       nodeConfigs: view.allConfigs(),
       now: this.now(),
       quarantineMs: this.o.quarantineMs,
+      ...(this.o.serviceAddresses
+        ? {
+            serviceClaims: this.o.serviceAddresses.claims(),
+            waitingServices: this.o.serviceAddresses.waiting(name),
+          }
+        : {}),
     });
     this.o.logger.debug('pool planned', {
       pool: name,

@@ -2,8 +2,17 @@
 // kubectl, the operator's namespace, and small helpers to write Nodes and Pools and read
 // NodeConfigs, Pools and Events back (all parsed with the same schemas the operator uses).
 import { join } from 'node:path';
-import { API_VERSION, GROUP, NodeConfig, Pool, POOL_KIND } from '@flock/api';
 import {
+  AddressClaim,
+  API_VERSION,
+  claimName,
+  GROUP,
+  NodeConfig,
+  Pool,
+  POOL_KIND,
+} from '@flock/api';
+import {
+  ADDRESSCLAIMS,
   HttpTransport,
   mergePatch,
   NODECONFIGS,
@@ -127,3 +136,19 @@ export async function listEvents(api: KubeTransport): Promise<EventView[]> {
 
 export const condition = (pool: Pool | undefined, type: string) =>
   pool?.status?.conditions?.find((c) => c.type === type);
+
+/** The AddressClaim of an address, if there is one. */
+export async function getClaim(
+  api: KubeTransport,
+  address: string,
+): Promise<AddressClaim | undefined> {
+  try {
+    const raw = await api.request({
+      method: 'GET',
+      path: objectPath(ADDRESSCLAIMS, claimName(address)),
+    });
+    return AddressClaim.parse(raw);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,7 +1,8 @@
 // fast-check generator of Pool specs for the bad-input suites: a valid spec, then up to three
 // fields replaced by values that are good, odd or wrong (wrong family, host bits, leading
 // zeros, zone IDs, reserved ASNs, out-of-range timers, duplicate peers, overlapping or too
-// wide floating ranges, grants outside their ranges, junk types). Values the API server and
+// wide floating ranges, grants outside their ranges or selecting Services outside
+// services.grants, clusterIPs over other ranges, junk types). Values the API server and
 // zod cannot compare (null, which the API server prunes) are left out.
 import fc from 'fast-check';
 
@@ -149,6 +150,8 @@ const grant = fc.record(
     cidrs: fc.array(fc.constantFrom(...anyCidr, '2001:db8:100::/120', '10.0.0.0/24'), {
       maxLength: 2,
     }),
+    // Meaningful only in services.grants: the API server refuses it in the others.
+    serviceSelector: selector,
   },
   { requiredKeys: [] },
 );
@@ -158,6 +161,19 @@ const floatingList = fc.record({
   }),
   grants: fc.array(grant, { maxLength: 2 }),
 });
+
+const serviceList = fc.record(
+  {
+    cidrs: fc.array(fc.constantFrom(...anyCidr, '2001:db8:100::/120', '10.0.0.0/24'), {
+      maxLength: 3,
+    }),
+    grants: fc.array(grant, { maxLength: 2 }),
+    clusterIPs: fc.array(fc.constantFrom(...anyCidr, 'fd00:10:96::/112', '10.96.0.0/12'), {
+      maxLength: 2,
+    }),
+  },
+  { requiredKeys: ['cidrs'] },
+);
 
 const mutation = fc.oneof(
   at(['ipv6', 'cidr'], fc.constantFrom(...cidr6)),
@@ -174,6 +190,8 @@ const mutation = fc.oneof(
   at(['anycast'], cidrList),
   at(['pinned'], floatingList), // grants: inside their list or not, naming namespaces or not
   at(['anycast'], floatingList),
+  at(['services'], serviceList),
+  at(['services'], serviceList),
   at(['bgp', 'asn'], fc.constantFrom(...asn)),
   at(['bgp', 'peers'], fc.array(peer, { maxLength: 3 })),
   at(
