@@ -33,6 +33,8 @@ export const PINNED_CIDR6 = '2001:db8:200::/120';
 export const ANYCAST_CIDRS = ['2001:db8:300::/120', '203.0.113.0/28'];
 /** The sample anycast service's address, and the sample pinned pod's. */
 export const SAMPLE_ANYCAST6 = '2001:db8:300::53';
+/** The sample Pool's LoadBalancer Service ranges (IPv6, IPv4). */
+export const SERVICE_LB_CIDRS = ['2001:db8:400::/120', '203.0.113.64/28'];
 export const SAMPLE_PINNED6 = '2001:db8:200::10';
 export const POOL_NAME = 'lab';
 /**
@@ -127,7 +129,7 @@ export function samplePool(nodePrefix4 = NODE_PREFIX4): object {
       // LoadBalancer Services of namespace default get addresses here; every node announces
       // the cluster's Service CIDRs.
       services: {
-        cidrs: ['2001:db8:400::/120', '203.0.113.64/28'],
+        cidrs: SERVICE_LB_CIDRS,
         grants: [SAMPLE_GRANT],
         clusterIPs: SERVICE_CIDRS,
       },

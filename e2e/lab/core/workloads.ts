@@ -16,13 +16,7 @@ import { PodList, isPodReady, type LabPod } from './pod-list.js';
 
 export type { LabPod } from './pod-list.js';
 
-export const SERVICES: ResourceRef = {
-  group: '',
-  version: 'v1',
-  plural: 'services',
-  kind: 'Service',
-  namespaced: true,
-};
+export { SERVICES } from '@flock/kube';
 
 /** A ClusterIP Service on the workload's HTTP port, for the pods labelled app=APP. */
 export function labService(name: string, app: string, namespace = 'default'): object {
