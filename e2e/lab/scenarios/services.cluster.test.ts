@@ -56,6 +56,8 @@ function lbService(
     namespace?: string;
     local?: boolean;
     dualStack?: boolean;
+    /** One family only. */
+    family?: 'IPv4' | 'IPv6';
     port?: number;
     annotations?: Record<string, string>;
     loadBalancerClass?: string;
@@ -74,6 +76,7 @@ function lbService(
       selector: { app },
       externalTrafficPolicy: o.local ? 'Local' : 'Cluster',
       ...(o.dualStack ? { ipFamilyPolicy: 'RequireDualStack' } : {}),
+      ...(o.family ? { ipFamilyPolicy: 'SingleStack', ipFamilies: [o.family] } : {}),
       ...(o.loadBalancerClass ? { loadBalancerClass: o.loadBalancerClass } : {}),
       ports: [
         { name: 'http', port: o.port ?? WORKLOAD_PORT, targetPort: WORKLOAD_PORT, protocol: 'TCP' },
@@ -342,15 +345,7 @@ describe('LoadBalancer Services on real nodes', () => {
   it('exhaustion of a family: a Warning Event on the Service, nothing assigned', async () => {
     // The sample's IPv4 Service range is a /28: 14 addresses to give (not the network or broadcast).
     const names = Array.from({ length: 15 }, (_, i) => `v4-${i}`);
-    for (const name of names)
-      await lab.apply(SERVICES, {
-        ...(lbService(name, 'web') as object),
-        spec: {
-          ...(lbService(name, 'web') as { spec: object }).spec,
-          ipFamilies: ['IPv4'],
-          ipFamilyPolicy: 'SingleStack',
-        },
-      });
+    for (const name of names) await lab.apply(SERVICES, lbService(name, 'web', { family: 'IPv4' }));
     const exhausted = await eventually(
       'one Service is told the pool is exhausted',
       async () => {
