@@ -37,6 +37,7 @@ import {
 } from './policy/index.js';
 import { Blackholes } from './routing/blackholes.js';
 import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
+import type { HealthCheck } from './routing/kube-proxy-health.js';
 import { endpointSliceCache, serviceCache } from './routing/service-addresses.js';
 import { agentView } from './status/metrics-view.js';
 import { agentStatus } from './status/snapshot.js';
@@ -71,6 +72,8 @@ interface AgentDeps {
   bird?: { reload: BirdControl; status: BirdControl };
   /** The BFD speaker's control socket (default: a BirdClient on --bfd-socket, when set). */
   bfd?: BirdControl;
+  /** kube-proxy's health check of a Local Service (default: HTTP to the node's addresses). */
+  kubeProxyHealth?: HealthCheck;
 }
 
 export interface RunningAgent {
@@ -209,6 +212,7 @@ function buildAgent(deps: AgentDeps) {
     claimOf,
     claimsReady: () => keeper.firstPass(),
     services: serviceCaches,
+    ...(deps.kubeProxyHealth ? { kubeProxyHealth: deps.kubeProxyHealth } : {}),
     nodeConfig,
     datapath,
     bird: deps.bird ?? birdControls(config.birdSocketPath),

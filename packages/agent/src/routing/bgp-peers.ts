@@ -63,6 +63,11 @@ export class BgpPeers {
     return this.resolved;
   }
 
+  /** The Node's addresses as last read (InternalIPs: kube-proxy's health checks listen there). */
+  get addresses(): readonly NodeAddress[] {
+    return this.nodeAddresses;
+  }
+
   /** The router ID chosen at the last refresh. */
   get routerId(): RouterIdChoice | undefined {
     return this.choice;
@@ -72,7 +77,11 @@ export class BgpPeers {
   async refresh(spec: NodeConfigSpec): Promise<void> {
     const { logger, nodeName, routerIdOverride } = this.deps;
     const before = this.resolved;
-    if ((!routerIdOverride && !spec.bgp.routerID) || spec.bgp.peers.some(needsBfdSource)) {
+    const needed =
+      (!routerIdOverride && !spec.bgp.routerID) ||
+      spec.bgp.peers.some(needsBfdSource) ||
+      (spec.serviceCIDRs?.length ?? 0) > 0;
+    if (needed) {
       try {
         this.nodeAddresses = await readNodeAddresses(this.deps.transport, nodeName);
       } catch (error) {

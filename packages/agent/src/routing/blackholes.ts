@@ -1,6 +1,8 @@
 // The node's summary routes: `blackhole <cidr6>` and `<cidr4>` (protocol 241), so traffic to an
 // address of the node's prefixes that no pod holds is dropped here instead of looping back to
-// the router that sent it. Installed at start-up and again every --resync (someone may delete
+// the router that sent it; the same for the Service ranges (an address kube-proxy does not
+// deliver yet, or any more: kube-proxy's DNAT comes before routing, so a delivered one never
+// meets the blackhole). Installed at start-up and again every --resync (someone may delete
 // them); a NodeConfig with new prefixes is picked up by the next run.
 import type { Logger } from '@flock/api';
 import { Loop, type LoopMetrics } from '@flock/kube';
@@ -32,6 +34,7 @@ export class Blackholes implements Component {
           await options.datapath.ensureBlackholes([
             nc.spec.cidr6,
             ...(nc.spec.cidr4 ? [nc.spec.cidr4] : []),
+            ...(nc.spec.serviceCIDRs ?? []),
           ]);
       },
       onError: (error) =>

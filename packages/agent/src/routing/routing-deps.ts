@@ -8,6 +8,7 @@ import type { NodeConfigTracker } from '../node/node-config.js';
 import type { AgentMetrics } from '../core/metrics.js';
 import type { ClaimOf } from '../claims/ownership.js';
 import type { SecretReader } from './peer-secrets.js';
+import type { HealthCheck } from './kube-proxy-health.js';
 import type { ServiceView, SliceView } from './service-addresses.js';
 
 /** Routes in the model BIRD last accepted, by class. */
@@ -47,6 +48,8 @@ export interface RoutingDeps {
   claimOf: ClaimOf;
   /** The cluster's Services and this node's ready endpoints (absent: no Service addresses). */
   services?: { services: Cache<ServiceView>; slices: Cache<SliceView> };
+  /** kube-proxy's health check of a Local Service on this node (default: HTTP to it). */
+  kubeProxyHealth?: HealthCheck;
   /**
    * Resolves once this node's claims are in step (ClaimKeeper's first pass: what live pods
    * held before claims existed is claimed): nothing floating is announced before.

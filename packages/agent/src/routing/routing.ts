@@ -22,6 +22,7 @@ import { BgpPeers } from './bgp-peers.js';
 import { ExportLatency } from './export-latency.js';
 import type { ExportedRoutes, RoutingDeps } from './routing-deps.js';
 import { SessionPoll, type BgpObservation } from './session-poll.js';
+import { LocalTrafficGate, kubeProxyHealthCheck } from './kube-proxy-health.js';
 import { BY_SERVICE, planServiceAddresses } from './service-addresses.js';
 import { timedReloads } from './timed-reloads.js';
 
@@ -32,6 +33,7 @@ export class Routing implements Component {
   private readonly anycast: AnycastReconciler;
   private readonly bgp: BgpPeers;
   private readonly sessions: SessionPoll;
+  private readonly localTraffic: LocalTrafficGate;
   private readonly passLoop: Loop;
   private readonly refreshLoop: Loop;
   private plan: AnnouncementPlan | undefined;
@@ -89,6 +91,13 @@ export class Routing implements Component {
       readSecret: deps.readSecret,
       warn: deps.warn,
     });
+    this.localTraffic = new LocalTrafficGate(
+      deps.kubeProxyHealth ?? kubeProxyHealthCheck,
+      () => this.bgp.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address),
+      (delayMs) => {
+        if (this.live) this.passLoop.trigger(delayMs);
+      },
+    );
     this.sessions = new SessionPoll(deps.bird.status, settings.bgpStatusPeriodMs, () =>
       this.notify(),
     );
@@ -287,7 +296,10 @@ export class Routing implements Component {
           .byIndex(BY_SERVICE, `${namespace}/${name}`)
           .reduce((n, s) => n + s.readyHere, 0),
       claimOf: this.deps.claimOf,
+      kubeProxyReady: (port) => this.localTraffic.open(port),
     });
+    const ports = caches.services.list().flatMap((s) => s.healthCheckNodePort ?? []);
+    this.localTraffic.keep(new Set(ports));
     return {
       ...plan,
       services: svc.addresses,

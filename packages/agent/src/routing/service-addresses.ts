@@ -36,6 +36,8 @@ export interface ServiceView {
   kind: 'Service';
   metadata: { namespace: string; name: string; uid?: string; resourceVersion?: string };
   localTraffic: boolean;
+  /** kube-proxy's health check of the Service (externalTrafficPolicy Local). */
+  healthCheckNodePort?: number;
   /** status.loadBalancer.ingress IPs and spec.externalIPs, canonical. */
   addresses: string[];
 }
@@ -65,6 +67,9 @@ const CachedService = Service.transform((s): ServiceView => ({
     ...(s.metadata.resourceVersion ? { resourceVersion: s.metadata.resourceVersion } : {}),
   },
   localTraffic: s.spec?.['externalTrafficPolicy'] === 'Local',
+  ...(typeof s.spec?.['healthCheckNodePort'] === 'number'
+    ? { healthCheckNodePort: s.spec['healthCheckNodePort'] }
+    : {}),
   addresses: [
     ...new Set(
       canonical([
@@ -147,6 +152,8 @@ export function planServiceAddresses(input: {
   services: Iterable<ServiceView>;
   /** Ready endpoints of a Service on this node. */
   readyHere: (namespace: string, name: string) => number;
+  /** Does kube-proxy here deliver to them yet (its health check on this port)? Default: yes. */
+  kubeProxyReady?: (healthCheckNodePort: number) => boolean;
   claimOf: ClaimOf;
 }): ServicePlan {
   const ranges = input.spec.serviceCIDRs ?? [];
@@ -159,6 +166,9 @@ export function planServiceAddresses(input: {
     if (!mine.length) continue;
     const ready = svc.localTraffic ? input.readyHere(namespace, name) : 0;
     if (svc.localTraffic && ready === 0) continue;
+    const port = svc.healthCheckNodePort;
+    // Announced once kube-proxy delivers here (the gate asks it again meanwhile).
+    if (svc.localTraffic && port !== undefined && input.kubeProxyReady?.(port) === false) continue;
     for (const ip of mine) {
       const c = input.claimOf(ip);
       if (

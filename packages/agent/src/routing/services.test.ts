@@ -22,13 +22,20 @@ let dir: string;
 let api: FakeApiServer;
 let bird: FakeBird;
 let agent: RunningAgent | undefined;
+/** kube-proxy's answer per health check port (what the agent asks before a Local address). */
+let kubeProxy: Map<number, boolean>;
+let asked: string[];
 
-function service(name: string, ip: string, local = false): void {
+function service(name: string, ip: string, local = false, healthCheckNodePort?: number): void {
   api.putObject(SERVICES, {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { namespace: 'shop', name },
-    spec: { type: 'LoadBalancer', externalTrafficPolicy: local ? 'Local' : 'Cluster' },
+    spec: {
+      type: 'LoadBalancer',
+      externalTrafficPolicy: local ? 'Local' : 'Cluster',
+      ...(healthCheckNodePort ? { healthCheckNodePort } : {}),
+    },
     status: { loadBalancer: { ingress: [{ ip }] } },
   } as never);
 }
@@ -84,12 +91,18 @@ beforeEach(async () => {
   });
   bird = new FakeBird(join(dir, 'bird.conf'));
   bird.up = true;
+  kubeProxy = new Map();
+  asked = [];
   agent = await startAgent({
     config: testAgentConfig(dir, { birdConfigPath: bird.configPath, anycastPeriodMs: '100ms' }),
     transport: api,
     datapath: new FakeDatapath(),
     logger: createMemoryLogger(),
     bird: { reload: bird, status: bird },
+    kubeProxyHealth: async (address, port) => {
+      asked.push(`${address}:${port}`);
+      return kubeProxy.get(port) ?? false;
+    },
   });
 });
 afterEach(async () => {
@@ -134,5 +147,18 @@ describe('Service addresses in the agent', () => {
       `Service address ${WEB} of shop/web is not claimed for it`,
       `Service address ${API} of shop/squat is not claimed for it`,
     ]);
+  });
+
+  it("Local: waits for kube-proxy's health check of the Service on this node before announcing", async () => {
+    service('api', API, true, 30551);
+    claim(API, ['api']);
+    endpoints('api', [{ ready: true }]);
+    await eventually('kube-proxy asked on the node address', () =>
+      asked.includes('10.0.0.10:30551'),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(announced(API)).toBe(false); // ready in the EndpointSlice, not yet in kube-proxy
+    kubeProxy.set(30551, true);
+    await eventually('announced once kube-proxy delivers here', () => announced(API));
   });
 });
