@@ -1,7 +1,7 @@
 // Workloads in the lab: the Deployment resource and waiting for pods to run with addresses.
 import { setTimeout as delay } from 'node:timers/promises';
 import { run, type RunOptions } from '@flock/exec';
-import { NAMESPACES, NETWORK_POLICIES, type ResourceRef } from '@flock/kube';
+import { NAMESPACES, NETWORK_POLICIES, SERVICES, type ResourceRef } from '@flock/kube';
 import type { Lab } from './lab.js';
 import {
   sampleAnycast,
@@ -25,6 +25,21 @@ export function labService(name: string, app: string, namespace = 'default'): ob
     kind: 'Service',
     metadata: { name, namespace },
     spec: { selector: { app }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+  };
+}
+
+/** The sample LoadBalancer Service: the `web` pods on the workload port, an address from flock. */
+export const SAMPLE_LB = 'web-lb';
+export function sampleLoadBalancer(): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: SAMPLE_LB, namespace: 'default' },
+    spec: {
+      type: 'LoadBalancer',
+      selector: { app: 'web' },
+      ports: [{ name: 'http', port: 8080, targetPort: 8080, protocol: 'TCP' }],
+    },
   };
 }
 
@@ -131,9 +146,10 @@ export function sampleSelectors(
 }
 
 /**
- * Apply every sample (docs/lab.md): Deployment `web` (one pod per node), the anycast service
- * (two nodes), the pinned pod, and the `shop` NetworkPolicies with a client pod in `frontend`
- * (allowed) and one in `outsider` (denied); then wait until all of them run.
+ * Apply every sample (docs/lab.md): Deployment `web` (one pod per node) behind the LoadBalancer
+ * Service `web-lb`, the anycast service (two nodes), the pinned pod, and the `shop`
+ * NetworkPolicies with a client pod in `frontend` (allowed) and one in `outsider` (denied); then
+ * wait until all of them run.
  */
 export async function applySamples(lab: Lab, nodes: number): Promise<void> {
   for (const ns of SHOP_NAMESPACES) await lab.apply(NAMESPACES, ns);
@@ -142,6 +158,7 @@ export async function applySamples(lab: Lab, nodes: number): Promise<void> {
   await lab.apply(DEPLOYMENTS, sampleAnycast(Math.min(2, nodes)));
   await lab.apply(DEPLOYMENTS, samplePinned());
   for (const d of sampleShopDeployments()) await lab.apply(DEPLOYMENTS, d);
+  await lab.apply(SERVICES, sampleLoadBalancer());
   for (const s of sampleSelectors(nodes)) await waitForPods(lab, s.namespace, s.selector, s.count);
 }
 

@@ -1,5 +1,6 @@
 // `lab status`: what the lab looks like right now, from its state file — nodes, NodeConfigs and
 // pods (kubectl), the routes the router learned, and a TCP check from the router to every pod.
+import { z } from 'zod';
 import { run } from '@flock/exec';
 import { PodList } from '../core/pod-list.js';
 import { labScript } from '../core/plan.js';
@@ -79,5 +80,48 @@ export async function statusReport(state: LabState): Promise<string> {
     }
   }
   section('router -> pod reachability (TCP)', checks.join('\n') || '(no pods)');
+  section(
+    'LoadBalancer Services: address, and reachability from the router',
+    await loadBalancers(state),
+  );
   return out.join('\n');
+}
+
+const ServiceList = z.object({
+  items: z.array(
+    z.looseObject({
+      metadata: z.looseObject({ name: z.string(), namespace: z.string() }),
+      spec: z.looseObject({
+        type: z.string().optional(),
+        ports: z.array(z.looseObject({ port: z.number() })).optional(),
+      }),
+      status: z
+        .looseObject({
+          loadBalancer: z
+            .looseObject({
+              ingress: z.array(z.looseObject({ ip: z.string().optional() })).optional(),
+            })
+            .optional(),
+        })
+        .optional(),
+    }),
+  ),
+});
+
+/** Every LoadBalancer Service with its addresses, each asked from the router on its first port. */
+async function loadBalancers(state: LabState): Promise<string> {
+  const { stdout } = await kubectl(state, ['get', 'services', '-A', '-o', 'json']);
+  const lines: string[] = [];
+  for (const svc of ServiceList.parse(JSON.parse(stdout)).items) {
+    if (svc.spec.type !== 'LoadBalancer') continue;
+    const who = `${svc.metadata.namespace}/${svc.metadata.name}`;
+    const ips = (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []));
+    if (!ips.length) lines.push(`pending ${who} (no address yet)`);
+    const port = svc.spec.ports?.[0]?.port ?? WORKLOAD_PORT;
+    for (const ip of ips) {
+      const r = await probeFromRouter(state, ip, port);
+      lines.push(`${r.ok ? 'ok  ' : 'FAIL'} ${who} [${ip}]:${port} -> ${r.reply}`);
+    }
+  }
+  return lines.join('\n') || '(none)';
 }
