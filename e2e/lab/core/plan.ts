@@ -155,8 +155,10 @@ export function samplePool(nodePrefix4 = NODE_PREFIX4): object {
   };
 }
 
+/** The workload's HTTP port (agnhost netexec): what probes and Services target. */
+export const WORKLOAD_PORT = 8080;
 const WORKLOAD_PORTS = [
-  { name: 'http', containerPort: 8080, protocol: 'TCP' },
+  { name: 'http', containerPort: WORKLOAD_PORT, protocol: 'TCP' },
   { name: 'udp', containerPort: 5353, protocol: 'UDP' },
 ];
 /** The file whose presence fails a workload's readiness probe (setReady in workloads.ts). */

@@ -13,6 +13,7 @@ import {
   UNREADY_FILE,
 } from './plan.js';
 import { PodList, isPodReady, type LabPod } from './pod-list.js';
+import { lbService } from './services.js';
 
 export type { LabPod } from './pod-list.js';
 
@@ -30,18 +31,7 @@ export function labService(name: string, app: string, namespace = 'default'): ob
 
 /** The sample LoadBalancer Service: the `web` pods on the workload port, an address from flock. */
 export const SAMPLE_LB = 'web-lb';
-export function sampleLoadBalancer(): object {
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: SAMPLE_LB, namespace: 'default' },
-    spec: {
-      type: 'LoadBalancer',
-      selector: { app: 'web' },
-      ports: [{ name: 'http', port: 8080, targetPort: 8080, protocol: 'TCP' }],
-    },
-  };
-}
+export const sampleLoadBalancer = () => lbService(SAMPLE_LB, 'web');
 
 /** The Service's ClusterIP once it has endpoints ready. */
 export async function serviceIp(lab: Lab, name: string, namespace = 'default'): Promise<string> {

@@ -3,12 +3,12 @@
 import { z } from 'zod';
 import { run } from '@flock/exec';
 import { PodList } from '../core/pod-list.js';
-import { labScript } from '../core/plan.js';
+import { labScript, WORKLOAD_PORT } from '../core/plan.js';
 import type { LabState } from '../core/state.js';
 import { inNetns, type NetnsRef } from '../core/workloads.js';
 
 const PROBE = labScript('probe');
-export const WORKLOAD_PORT = 8080;
+export { WORKLOAD_PORT } from '../core/plan.js';
 
 export function kubectl(state: LabState, args: string[]) {
   return run('kubectl', ['--kubeconfig', state.kubeconfig, ...args], {

@@ -19,6 +19,15 @@ import {
   setReady,
   waitForReadyPods,
 } from '../core/workloads.js';
+import {
+  deleteService as deleteLabService,
+  getService as getLabService,
+  ingressIps,
+  lbService,
+  routerHops,
+  serviceEvents as labServiceEvents,
+  waitForIngress,
+} from '../core/services.js';
 import { RouterWatch } from '../probes/router-watch.js';
 import { probeFromRouter, WORKLOAD_PORT } from '../probes/status.js';
 import { run } from '@flock/exec';
@@ -39,97 +48,16 @@ const { lab, dir } = startLab({
 
 const nodeAddress = (nodeName: string | undefined) =>
   lab.plans.find((p) => p.name === nodeName)!.node6;
-const hops = (ip: string) => lab.router!.nextHops(`${ip}/${ip.includes(':') ? 128 : 32}`);
+const hops = (ip: string) => routerHops(lab, ip);
 const sameSet = (a: readonly string[], b: readonly string[]) =>
   JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
-
-interface LbService {
-  metadata: { name: string; namespace: string; annotations?: Record<string, string> };
-  spec?: { clusterIP?: string };
-  status?: { loadBalancer?: { ingress?: { ip?: string }[] } };
-}
-
-function lbService(
-  name: string,
-  app: string,
-  o: {
-    namespace?: string;
-    local?: boolean;
-    dualStack?: boolean;
-    /** One family only. */
-    family?: 'IPv4' | 'IPv6';
-    port?: number;
-    annotations?: Record<string, string>;
-    loadBalancerClass?: string;
-  } = {},
-): object {
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: {
-      name,
-      namespace: o.namespace ?? 'default',
-      ...(o.annotations ? { annotations: o.annotations } : {}),
-    },
-    spec: {
-      type: 'LoadBalancer',
-      selector: { app },
-      externalTrafficPolicy: o.local ? 'Local' : 'Cluster',
-      ...(o.dualStack ? { ipFamilyPolicy: 'RequireDualStack' } : {}),
-      ...(o.family ? { ipFamilyPolicy: 'SingleStack', ipFamilies: [o.family] } : {}),
-      ...(o.loadBalancerClass ? { loadBalancerClass: o.loadBalancerClass } : {}),
-      ports: [
-        { name: 'http', port: o.port ?? WORKLOAD_PORT, targetPort: WORKLOAD_PORT, protocol: 'TCP' },
-      ],
-    },
-  };
-}
-
-const getService = async (name: string, namespace = 'default') =>
-  (await lab.api!.request({
-    method: 'GET',
-    path: objectPath(SERVICES, name, namespace),
-  })) as LbService;
-const ingress = (s: LbService) =>
-  (s.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []));
-
-async function assigned(name: string, namespace = 'default', count = 1): Promise<string[]> {
-  return eventually(
-    `Service ${namespace}/${name} assigned`,
-    async () => {
-      const ips = ingress(await getService(name, namespace));
-      return ips.length >= count ? ips : undefined;
-    },
-    { timeoutMs: 30_000, intervalMs: 50 },
-  );
-}
-
-async function serviceEvents(namespace: string, name: string, reason: string): Promise<string[]> {
-  const list = (await lab.api!.request({
-    method: 'GET',
-    path: `/api/v1/namespaces/${namespace}/events`,
-  })) as {
-    items: {
-      reason?: string;
-      message?: string;
-      involvedObject?: { name?: string; kind?: string };
-    }[];
-  };
-  return list.items
-    .filter(
-      (e) =>
-        e.reason === reason &&
-        e.involvedObject?.kind === 'Service' &&
-        e.involvedObject.name === name,
-    )
-    .map((e) => e.message ?? '');
-}
-
-async function deleteService(name: string, namespace = 'default') {
-  await lab
-    .api!.request({ method: 'DELETE', path: objectPath(SERVICES, name, namespace) })
-    .catch(() => undefined);
-}
+const getService = (name: string, namespace = 'default') => getLabService(lab, name, namespace);
+const assigned = (name: string, namespace = 'default', count = 1) =>
+  waitForIngress(lab, name, namespace, count);
+const serviceEvents = (namespace: string, name: string, reason: string) =>
+  labServiceEvents(lab, namespace, name, reason);
+const deleteService = (name: string, namespace = 'default') =>
+  deleteLabService(lab, name, namespace);
 
 describe('LoadBalancer Services on real nodes', () => {
   it('Local, pods on 2 of 3 nodes: assigned within a second, those 2 next hops, answers from the router; a node without a ready endpoint drops within 1 s; Cluster: every node', async () => {
@@ -323,7 +251,7 @@ describe('LoadBalancer Services on real nodes', () => {
       async () => (await serviceEvents('nogrant', 'refused', 'AddressRefused'))[0],
     );
     expect(refused).toBeTruthy();
-    expect(ingress(await getService('refused', 'nogrant'))).toEqual([]);
+    expect(ingressIps(await getService('refused', 'nogrant'))).toEqual([]);
 
     // Another class: left alone, status untouched.
     await lab.apply(
@@ -331,7 +259,7 @@ describe('LoadBalancer Services on real nodes', () => {
       lbService('other-class', 'web', { loadBalancerClass: 'example.com/other' }),
     );
     await delay(3_000);
-    expect(ingress(await getService('other-class'))).toEqual([]);
+    expect(ingressIps(await getService('other-class'))).toEqual([]);
 
     // Deletion releases: the routes go, the claim turns into the address's quarantine.
     await deleteService('dual');
@@ -350,6 +278,47 @@ describe('LoadBalancer Services on real nodes', () => {
     await deleteService('refused', 'nogrant');
   });
 
+  it('external IPs: only inside a Service range granted to the namespace, claimed for the Service, announced and answering', async () => {
+    const granted = '2001:db8:400::f0';
+    const ungranted = '2001:db8:400::f1';
+    const foreign = '2001:db8:dead::1';
+    const ext = (namespace: string, externalIPs: string[]) =>
+      lbService('ext-ip', 'web', { namespace, type: 'ClusterIP', family: 'IPv6', externalIPs });
+    await lab.apply(SERVICES, ext('default', [granted, foreign]));
+    await lab.apply(SERVICES, ext('nogrant', [ungranted]));
+    const all = lab.plans.map((p) => p.node6);
+    await eventually(
+      'every node announces the granted one',
+      async () => sameSet(await hops(granted), all),
+      {
+        intervalMs: 100,
+      },
+    );
+    const state = (await readState(dir))!;
+    await eventually(
+      `${granted} answers from the router`,
+      async () => (await probeFromRouter(state, granted)).ok,
+      { timeoutMs: 10_000 },
+    );
+    const claim = (await lab.api!.request({
+      method: 'GET',
+      path: objectPath(ADDRESSCLAIMS, claimName(granted)),
+    })) as { spec: { namespace: string; services?: string[] } };
+    expect(claim.spec).toMatchObject({ namespace: 'default', services: ['ext-ip'] });
+    // A namespace may not name an address of a range it has no grant for: refused, not routed.
+    const refused = await eventually(
+      'refused with an Event',
+      async () => (await serviceEvents('nogrant', 'ext-ip', 'AddressRefused'))[0],
+    );
+    expect(refused).toContain(ungranted);
+    // Outside every flock range: not flock's to announce.
+    expect(await hops(ungranted)).toEqual([]);
+    expect(await hops(foreign)).toEqual([]);
+    await deleteService('ext-ip');
+    await deleteService('ext-ip', 'nogrant');
+    await eventually(`${granted} withdrawn`, async () => (await hops(granted)).length === 0);
+  });
+
   it('exhaustion of a family: a Warning Event on the Service, nothing assigned', async () => {
     // The sample's IPv4 Service range is a /28: 14 addresses to give (not the network or broadcast).
     const names = Array.from({ length: 15 }, (_, i) => `v4-${i}`);
@@ -365,7 +334,7 @@ describe('LoadBalancer Services on real nodes', () => {
       },
       { timeoutMs: 60_000 },
     );
-    expect(ingress(await getService(exhausted))).toEqual([]);
+    expect(ingressIps(await getService(exhausted))).toEqual([]);
     for (const name of names) await deleteService(name);
   });
 

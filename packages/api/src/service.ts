@@ -35,6 +35,7 @@ export const Service = z.looseObject({
       ipFamilies: z.array(z.enum(['IPv4', 'IPv6'])).optional(),
       ipFamilyPolicy: z.string().optional(),
       ports: z.array(ServicePort).optional(),
+      externalIPs: z.array(z.string()).optional(),
     })
     .optional(),
   status: z

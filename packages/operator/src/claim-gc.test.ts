@@ -187,7 +187,7 @@ describe('claim GC', () => {
     expect(claim(server, validAnycastClaimSpec().address)?.spec.holders).toHaveLength(2);
   });
 
-  it('drops Services that are gone or do not show the address, and ends quarantines', async () => {
+  it('drops Services that are gone or do not show the address (status or external IPs), and ends quarantines', async () => {
     const server = new FakeApiServer();
     const showing = (name: string, ip: string) =>
       server.putObject(SERVICES, {
@@ -201,6 +201,11 @@ describe('claim GC', () => {
     showing('api', '2001:db8:400::9');
     const api = { ...validServiceClaimSpec(), address: '2001:db8:400::2', services: ['api'] };
     server.putObject(ADDRESSCLAIMS, claimObject(api));
+    // ext names the address among its external IPs (no status): kept.
+    const ext = serviceObject('ext', { namespace: 'default', type: 'ClusterIP' });
+    server.putObject(SERVICES, { ...ext, spec: { ...ext.spec, externalIPs: ['2001:db8:400::4'] } });
+    const external = { ...validServiceClaimSpec(), address: '2001:db8:400::4', services: ['ext'] };
+    server.putObject(ADDRESSCLAIMS, claimObject(external));
     // A quarantine that started at 2030-01-01T00:00:00Z.
     const quarantined = { ...releasedServiceClaimSpec(), address: '2001:db8:400::3' };
     server.putObject(ADDRESSCLAIMS, claimObject(quarantined));
@@ -217,6 +222,7 @@ describe('claim GC', () => {
       releasedAt: new Date(now).toISOString(),
     });
     expect(claim(server, '2001:db8:400::3')).toBeUndefined();
+    expect(claim(server, '2001:db8:400::4')?.spec.services).toEqual(['ext']);
     expect(claim(server, '2001:db8:400::1')?.spec.holders).toEqual([]); // no holder is no reason
     expect((await metric('claim_gc_services_removed_total'))[0]?.value).toBe(2);
     expect(await metric('claim_gc_deletions_total')).toEqual([

@@ -6,9 +6,10 @@
 //  - Anycast: holders whose Node is gone are removed; with none left the claim is deleted.
 //  - Pinned or Anycast without a holder for `graceMs` (an agent between creating a claim and
 //    filling it in has had time): deleted.
-//  - Service: a listed Service that is gone, or whose status has not shown the address for
-//    `graceMs` (the controller writes the claim first, the status next), leaves the list; the
-//    last one out starts the quarantine. A quarantine past its end is deleted.
+//  - Service: a listed Service that is gone, or that has not shown the address (in its status
+//    or spec.externalIPs) for `graceMs` (the controller writes the claim first, the status
+//    next), leaves the list; the last one out starts the quarantine. A quarantine past its end
+//    is deleted.
 // Every write carries the resourceVersion that was read (a delete also the uid): an agent that
 // changed the claim meanwhile (a hand-over, a new holder) wins, and the next pass looks again.
 import { AddressClaim, Service, type ClaimHolder } from '@flock/api';
@@ -197,7 +198,7 @@ export class ClaimGc {
     });
   }
 
-  /** Does the listed Service show the claim's address in its status; 'gone' when it is gone. */
+  /** Does the listed Service show the claim's address (status, external IPs); 'gone': gone. */
   private async showsAddress(claim: AddressClaim, name: string): Promise<boolean | 'gone'> {
     const { namespace, address } = claim.spec;
     let svc = this.o.services?.getObject(name, namespace);
@@ -210,9 +211,11 @@ export class ClaimGc {
         throw err;
       }
     }
-    return (svc.status?.loadBalancer?.ingress ?? []).some(
-      (i) => i.ip !== undefined && canonicalAddress(i.ip) === address,
-    );
+    const shown = [
+      ...(svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip),
+      ...(svc.spec?.externalIPs ?? []),
+    ];
+    return shown.some((ip) => ip !== undefined && canonicalAddress(ip) === address);
   }
 
   /** Why the pinned holder no longer holds the address, or undefined while it does. */

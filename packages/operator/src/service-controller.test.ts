@@ -2,26 +2,18 @@
 // in a cluster: which Services get addresses (class, type, grants), of which families, which
 // addresses (requested, lowest free, shared), what is refused and told, and how addresses are
 // let go and quarantined.
-import {
-  claimName,
-  LOAD_BALANCER_CLASS,
-  type AddressClaim,
-  type Pool,
-  type Service,
-} from '@flock/api';
-import { ADDRESSCLAIMS, EVENTS, NAMESPACES, POOLS, SERVICES } from '@flock/kube';
-import { createMemoryLogger, FakeApiServer } from '@flock/kube/testing';
+import { claimName, LOAD_BALANCER_CLASS, type Pool } from '@flock/api';
+import { ADDRESSCLAIMS, NAMESPACES, POOLS, SERVICES } from '@flock/kube';
+import { createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startOperator, type Operator, type OperatorOptions } from './operator.js';
+import { startOperator, type Operator } from './operator.js';
+import { serviceWorld, type ServiceWorldOptions } from '../testing/service-world.js';
 import {
-  claimSummary,
   grantNamespace,
-  ingressOf,
   namespaceObject,
   serviceObject,
   servicePool,
-  type ServiceInput,
 } from '../testing/services.js';
 
 const running: Operator[] = [];
@@ -29,43 +21,11 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((o) => o.stop()));
 });
 
-interface Event {
-  reason: string;
-  type: string;
-  note: string;
-  regarding: { name: string; namespace?: string };
-}
-
-async function world(o: Partial<OperatorOptions> & { pools?: object[] } = {}) {
-  const server = new FakeApiServer();
-  for (const p of o.pools ?? [servicePool('a')]) server.putObject(POOLS, p as Pool);
-  for (const ns of ['shop', 'other']) server.putObject(NAMESPACES, namespaceObject(ns));
-  const op = await startOperator({
-    transport: server,
-    logger: createMemoryLogger(),
-    identity: 'op',
-    leaderElect: false,
-    processMetrics: false,
-    ...o,
-  });
-  running.push(op);
-  const svc = (name: string, ns = 'shop') => server.getObject<Service>(SERVICES, name, ns);
-  return {
-    server,
-    op,
-    put: (name: string, i: ServiceInput = {}) => server.putObject(SERVICES, serviceObject(name, i)),
-    svc,
-    ingress: (name: string, ns = 'shop') => ingressOf(svc(name, ns)),
-    claim: (address: string) =>
-      claimSummary(server.getObject<AddressClaim>(ADDRESSCLAIMS, claimName(address))),
-    claims: () => server.listObjects<AddressClaim>(ADDRESSCLAIMS),
-    events: (name: string, reason?: string) =>
-      server
-        .listObjects<Event>(EVENTS)
-        .filter((e) => e.regarding.name === name && (!reason || e.reason === reason)),
-    pool: (name = 'a') => server.getObject<Pool>(POOLS, name),
-  };
-}
+const world = async (o: ServiceWorldOptions = {}) => {
+  const w = await serviceWorld(o);
+  running.push(w.op);
+  return w;
+};
 
 const settle = () => new Promise((r) => setTimeout(r, 150));
 

@@ -1,5 +1,7 @@
 // The Service address controller (leader only): gives LoadBalancer Services addresses from the
-// Pools' Service ranges and writes them into status.loadBalancer.ingress. Level-triggered:
+// Pools' Service ranges and writes them into status.loadBalancer.ingress, and claims the
+// spec.externalIPs of any Service that lie in a range granted to it (service-external.ts).
+// Level-triggered:
 // the work-queue key is a Service's namespace/name, and a reconcile compares what the Service
 // should have (scope, families, requested or granted ranges) with the claims that list it.
 //  - Claim first, status second: an address in a Service's status always has its claim.
@@ -43,6 +45,7 @@ import {
 } from './service-claims.js';
 import { offers, serviceScope, wantedFamilies, type Namespace } from './service-scope.js';
 import { isRefusal, takeAddress, takeAny, type Refusal, type TakeContext } from './service-take.js';
+import { externalTargets, NO_EXTERNAL } from './service-external.js';
 import { serviceTargets } from './service-targets.js';
 
 /** Refused and waiting Services are looked at again this often (claim changes wake them too). */
@@ -114,27 +117,75 @@ export class ServiceController {
   async reconcile(key: string, { signal }: ReconcileContext): Promise<ReconcileResult | void> {
     const { namespace, name } = splitKey(key);
     const svc = this.o.services.get(key);
-    const mine = this.claimsOf(namespace, name);
-    const scope = serviceScope(svc, this.o.serveUnsetClass);
+    const live = svc && !svc.metadata.deletionTimestamp ? svc : undefined;
     // No Pool has Service ranges: flock gives no addresses, and tells nobody why (another load
     // balancer may serve these Services).
     const enabled = this.o.pools().some((p) => p.spec.services !== undefined);
-    if (scope === 'serve' && svc && enabled) return this.serve(key, svc, mine, signal);
-    // Another class's status is that controller's; otherwise what flock wrote leaves the
-    // status (before its claims: a status address always has its claim).
-    if (scope !== 'foreign' && svc && !svc.metadata.deletionTimestamp)
-      await this.writeIngress(svc, [], mine, signal);
-    await this.release(mine, name, svc, signal);
-    this.settle(key, undefined);
-    if (!svc) this.told.delete(key);
+    const external =
+      live && enabled ? externalTargets(live, this.o.pools(), this.offered(live)) : NO_EXTERNAL;
+    // The claims of external IPs it keeps are not the load balancer's to let go.
+    const mine = this.claimsOf(namespace, name).filter(
+      (c) => !external.take.includes(c.claim.spec.address),
+    );
+    const scope = serviceScope(svc, this.o.serveUnsetClass);
+    const refusals: Refusal[] = [];
+    if (scope === 'serve' && live && enabled)
+      refusals.push(...(await this.serve(key, live, mine, signal)));
+    else {
+      // Another class's status is that controller's; otherwise what flock wrote leaves the
+      // status (before its claims: a status address always has its claim).
+      if (scope !== 'foreign' && live) await this.writeIngress(live, [], mine, signal);
+      await this.release(mine, name, svc, signal);
+      this.settle(key, undefined);
+    }
+    if (!live) {
+      this.told.delete(key);
+      return;
+    }
+    refusals.push(...external.refused);
+    for (const ip of external.take) {
+      const r = await takeAddress(this.context(live, signal), ip);
+      if (isRefusal(r)) refusals.push(r);
+      else if (r.fresh)
+        this.tell(live, {
+          reason: 'AddressAssigned',
+          note: `claimed externalIP ${ip}`,
+          normal: true,
+        });
+    }
+    return this.conclude(key, live, refusals);
   }
 
+  /** What the Pools' grants offer the Service. */
+  private offered(svc: Service) {
+    const usable = this.o.usablePools();
+    return offers(this.o.pools(), this.o.namespaces.getObject(svc.metadata.namespace), svc, (p) =>
+      usable.has(p),
+    );
+  }
+
+  private context(svc: Service, signal: AbortSignal): TakeContext {
+    const sharing = serviceSharingKey(svc);
+    if (!sharing.ok) throw new Error(sharing.error); // callers looked at it first
+    return {
+      svc,
+      key: sharing.value,
+      view: this.o.claims,
+      writer: this.o.writer,
+      service: (n) => this.o.services.getObject(n, svc.metadata.namespace),
+      now: this.now(),
+      quarantineMs: this.o.quarantineMs,
+      signal,
+    };
+  }
+
+  /** The load balancer's addresses; what it could not have, and why. */
   private async serve(
     key: string,
     svc: Service,
     mine: ClaimRead[],
     signal: AbortSignal,
-  ): Promise<ReconcileResult | void> {
+  ): Promise<Refusal[]> {
     const sharing = serviceSharingKey(svc);
     const requested = requestedServiceAddresses(svc);
     if (!sharing.ok)
@@ -148,14 +199,12 @@ export class ServiceController {
         signal,
       );
     const { families, required } = wantedFamilies(svc);
-    const usable = this.o.usablePools();
-    const offered = offers(
-      this.o.pools(),
-      this.o.namespaces.getObject(svc.metadata.namespace),
+    const targets = serviceTargets(
       svc,
-      (p) => usable.has(p),
+      requested?.value,
+      { families, required },
+      this.offered(svc),
     );
-    const targets = serviceTargets(svc, requested?.value, { families, required }, offered);
     if (!Array.isArray(targets)) return this.refuse(key, svc, mine, targets, signal);
 
     // Keep the claims that still fit a target; let the others go.
@@ -178,16 +227,7 @@ export class ServiceController {
       else gone.push(c);
     }
 
-    const ctx: TakeContext = {
-      svc,
-      key: sharing.value,
-      view: this.o.claims,
-      writer: this.o.writer,
-      service: (n) => this.o.services.getObject(n, svc.metadata.namespace),
-      now: this.now(),
-      quarantineMs: this.o.quarantineMs,
-      signal,
-    };
+    const ctx = this.context(svc, signal);
     const refusals: Refusal[] = [];
     const got = new Map(kept);
     for (const t of targets) {
@@ -223,6 +263,29 @@ export class ServiceController {
     await this.release(gone, svc.metadata.name, svc, signal);
     const exhausted = refusals.flatMap((r) => r.pools ?? []);
     this.settle(key, exhausted.length ? [...new Set(exhausted)] : undefined);
+    return refusals;
+  }
+
+  /** Nothing for this Service: what it had goes, its status is cleared. */
+  private async refuse(
+    key: string,
+    svc: Service,
+    mine: ClaimRead[],
+    r: Refusal,
+    signal: AbortSignal,
+  ): Promise<Refusal[]> {
+    await this.writeIngress(svc, [], mine, signal);
+    await this.release(mine, svc.metadata.name, svc, signal);
+    this.settle(key, undefined);
+    return [r];
+  }
+
+  /** Tell the refusals (once), and look again when one may have ended. */
+  private conclude(
+    key: string,
+    svc: Service,
+    refusals: readonly Refusal[],
+  ): ReconcileResult | void {
     if (!refusals.length) {
       this.told.delete(key);
       return;
@@ -231,21 +294,6 @@ export class ServiceController {
     const until = Math.min(...refusals.map((r) => r.until ?? Infinity));
     const retry = Number.isFinite(until) ? Math.max(1_000, until - this.now() + 1_000) : RETRY_MS;
     return { requeueAfter: Math.min(retry, RETRY_MS) };
-  }
-
-  /** Nothing for this Service: what it had goes, its status is cleared, it is told why. */
-  private async refuse(
-    key: string,
-    svc: Service,
-    mine: ClaimRead[],
-    r: Refusal,
-    signal: AbortSignal,
-  ): Promise<ReconcileResult> {
-    await this.writeIngress(svc, [], mine, signal);
-    await this.release(mine, svc.metadata.name, svc, signal);
-    this.settle(key, undefined);
-    this.warn(key, svc, [r]);
-    return { requeueAfter: RETRY_MS };
   }
 
   /** The Service leaves each claim; the last one out starts the quarantine. */
@@ -331,10 +379,11 @@ export class ServiceController {
 
   /** Warnings, told once for as long as they say the same. */
   private warn(key: string, svc: Service, refusals: readonly Refusal[]): void {
-    const note = refusals.map((r) => r.note).join('; ');
+    const unique = refusals.filter((r, i) => refusals.findIndex((x) => x.note === r.note) === i);
+    const note = unique.map((r) => r.note).join('; ');
     if (this.told.get(key) === note) return;
     this.told.set(key, note);
-    for (const r of refusals) this.tell(svc, r);
+    for (const r of unique) this.tell(svc, r);
     this.o.logger.info('service address refused', { service: key, why: note });
   }
 

@@ -1,6 +1,6 @@
 // Which Services to reconcile when something changes (keys are namespace/name; the reconcile
 // is level-triggered, so over-enqueueing only costs a look): a LoadBalancer Service itself (and
-// one that shows an ingress: it may have stopped being one); a Namespace's LoadBalancers when
+// one that shows an ingress: it may have stopped being one), a Service with external IPs; a Namespace's LoadBalancers when
 // its labels change (grants select by them); every LoadBalancer when a Pool changes; and the
 // Services a claim lists — with every waiting Service when an address is let go or freed.
 import type { Pool, Service } from '@flock/api';
@@ -25,7 +25,9 @@ export const BY_NAMESPACE = 'namespace';
 
 const isLoadBalancer = (svc: Service) => svc.spec?.type === 'LoadBalancer';
 const mayHaveAddress = (svc: Service) =>
-  isLoadBalancer(svc) || (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0;
+  isLoadBalancer(svc) ||
+  (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0 ||
+  (svc.spec?.externalIPs?.length ?? 0) > 0;
 
 /** The Services (keys) a raw claim lists: Service claims only, read without trusting it. */
 function listed(obj: KubeObject): string[] {

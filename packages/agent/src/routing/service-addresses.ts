@@ -74,7 +74,7 @@ const CachedService = Service.transform((s): ServiceView => ({
     ...new Set(
       canonical([
         ...(s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip),
-        ...(Array.isArray(s.spec?.['externalIPs']) ? (s.spec['externalIPs'] as string[]) : []),
+        ...(s.spec?.externalIPs ?? []),
       ]),
     ),
   ],
