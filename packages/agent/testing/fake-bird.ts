@@ -17,6 +17,8 @@ export class FakeBird implements BirdControl {
   up = false;
   /** Accepted reloads. */
   configures = 0;
+  /** What each accepted reload announced (announced() after it), in order. */
+  readonly history: string[][] = [];
   /** Every call: configure, show. */
   readonly calls: string[] = [];
   /** The config BIRD runs (read from the file at start() and at each configure). */
@@ -51,6 +53,7 @@ export class FakeBird implements BirdControl {
     if (this.failConfigure) throw this.failConfigure;
     this.running = await readFile(this.configPath, 'utf8');
     this.configures++;
+    this.history.push(this.announced());
     return { code: 3, message: 'Reconfigured' };
   }
 

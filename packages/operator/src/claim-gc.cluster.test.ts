@@ -121,9 +121,16 @@ describe('claim GC on a real cluster', () => {
       async () => !(await getClaim(c.api, spec.address)),
       LONG,
     );
-    const text = await op.registry.metrics();
-    expect(text).toMatch(
-      /flock_operator_claim_gc_deletions_total\{kind="Anycast",reason="nodes-gone"\} 1/,
+    // The counters move after the API server answered the delete: wait for them too.
+    const deleted =
+      /flock_operator_claim_gc_deletions_total\{kind="Anycast",reason="nodes-gone"\} 1/;
+    const text = await eventually(
+      'the deletion counted',
+      async () => {
+        const t = await op.registry.metrics();
+        return deleted.test(t) ? t : undefined;
+      },
+      LONG,
     );
     expect(text).toMatch(/flock_operator_claim_gc_holders_removed_total 1/);
   });

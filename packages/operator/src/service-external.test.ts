@@ -70,7 +70,7 @@ describe('Service external IPs', () => {
     await eventually('re-keyed', () => w.claim(w.ingress('lb')[0] as string)?.key === 'front');
     const [shared] = w.ingress('lb');
     w.putExternal('peer', [shared as string], { sharingKey: 'front', ports: [{ port: 443 }] });
-    await eventually('shared', () => w.claim(shared as string)?.services.length === 2);
+    await eventually('shared', () => w.claim(shared as string)?.services?.length === 2);
     expect(w.claim(shared as string)?.services).toEqual(['lb', 'peer']);
   });
 

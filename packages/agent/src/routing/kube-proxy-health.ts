@@ -48,8 +48,13 @@ export class LocalTrafficGate {
 
   /** kube-proxy's last answer for this health check port (false until it said yes); asks again. */
   open(port: number): boolean {
-    void this.ask(port);
+    void this.askOne(port);
     return this.known.get(port) ?? false;
+  }
+
+  /** Ask about these ports now; resolves once every answer is in. */
+  async ask(ports: readonly number[]): Promise<void> {
+    await Promise.all(ports.map((port) => this.askOne(port)));
   }
 
   /** Forget the ports no Service uses any more. */
@@ -57,7 +62,7 @@ export class LocalTrafficGate {
     for (const port of this.known.keys()) if (!ports.has(port)) this.known.delete(port);
   }
 
-  private async ask(port: number): Promise<void> {
+  private async askOne(port: number): Promise<void> {
     if (this.asking.has(port)) return;
     this.asking.add(port);
     let open = false;

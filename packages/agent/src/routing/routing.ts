@@ -26,6 +26,9 @@ import { LocalTrafficGate, kubeProxyHealthCheck } from './kube-proxy-health.js';
 import { BY_SERVICE, planServiceAddresses } from './service-addresses.js';
 import { timedReloads } from './timed-reloads.js';
 
+/** How long the first pass waits for the Service caches. */
+const SERVICE_SYNC_WAIT_MS = 10_000;
+
 export class Routing implements Component {
   readonly name = 'announcements and anycast routes';
   private readonly announcer: BirdAnnouncer;
@@ -235,9 +238,42 @@ export class Routing implements Component {
     await this.deps.claimsReady();
     if (this.stopped) return;
     await settled(this.refreshLoop.run());
+    await this.servicesReady();
+    if (this.stopped) return;
     this.live = true;
     await this.reconcileNow();
     for (const l of [this.passLoop, this.refreshLoop]) l.start();
+  }
+
+  /**
+   * Before the first pass after a start: the Service caches synced and kube-proxy asked about
+   * every Local Service, so a restarted agent renders the Service addresses it announced before
+   * instead of withdrawing them for a moment (a flap on the router). Bounded: Service caches
+   * that cannot sync (RBAC of an older chart) must not hold back the pods' routes.
+   */
+  private async servicesReady(): Promise<void> {
+    const caches = this.deps.services;
+    if (!caches) return;
+    let timer: NodeJS.Timeout | undefined;
+    const synced = await Promise.race([
+      Promise.all([caches.services.synced, caches.slices.synced]).then(
+        () => true,
+        () => false,
+      ),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), SERVICE_SYNC_WAIT_MS).unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!synced) {
+      if (!this.stopped)
+        this.deps.logger.warn('Service caches not synced: announcing without Service addresses', {
+          waitedMs: SERVICE_SYNC_WAIT_MS,
+        });
+      return;
+    }
+    const ports = caches.services.list().flatMap((s) => s.healthCheckNodePort ?? []);
+    await this.localTraffic.ask(ports);
   }
 
   /** Re-read the peers' Secrets and the router ID, then re-plan. */

@@ -25,6 +25,8 @@ let agent: RunningAgent | undefined;
 /** kube-proxy's answer per health check port (what the agent asks before a Local address). */
 let kubeProxy: Map<number, boolean>;
 let asked: string[];
+/** How long kube-proxy takes to answer. */
+let kubeProxyDelayMs: number;
 
 function service(name: string, ip: string, local = false, healthCheckNodePort?: number): void {
   api.putObject(SERVICES, {
@@ -78,6 +80,20 @@ function endpoints(name: string, here: { ready: boolean; terminating?: boolean }
 
 const announced = (ip: string) => bird.announced().includes(`${ip}/128`);
 
+const start = async () =>
+  (agent = await startAgent({
+    config: testAgentConfig(dir, { birdConfigPath: bird.configPath, anycastPeriodMs: '100ms' }),
+    transport: api,
+    datapath: new FakeDatapath(),
+    logger: createMemoryLogger(),
+    bird: { reload: bird, status: bird },
+    kubeProxyHealth: async (address, port) => {
+      asked.push(`${address}:${port}`);
+      await new Promise((r) => setTimeout(r, kubeProxyDelayMs));
+      return kubeProxy.get(port) ?? false;
+    },
+  }));
+
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'flock-services-'));
   api = routingApiServer();
@@ -93,17 +109,8 @@ beforeEach(async () => {
   bird.up = true;
   kubeProxy = new Map();
   asked = [];
-  agent = await startAgent({
-    config: testAgentConfig(dir, { birdConfigPath: bird.configPath, anycastPeriodMs: '100ms' }),
-    transport: api,
-    datapath: new FakeDatapath(),
-    logger: createMemoryLogger(),
-    bird: { reload: bird, status: bird },
-    kubeProxyHealth: async (address, port) => {
-      asked.push(`${address}:${port}`);
-      return kubeProxy.get(port) ?? false;
-    },
-  });
+  kubeProxyDelayMs = 0;
+  await start();
 });
 afterEach(async () => {
   await agent?.stop();
@@ -160,5 +167,25 @@ describe('Service addresses in the agent', () => {
     expect(announced(API)).toBe(false); // ready in the EndpointSlice, not yet in kube-proxy
     kubeProxy.set(30551, true);
     await eventually('announced once kube-proxy delivers here', () => announced(API));
+  });
+
+  it('a restarted agent never renders a model without the Service addresses it announced', async () => {
+    service('web', WEB);
+    claim(WEB, ['web']);
+    service('api', API, true, 30551);
+    claim(API, ['api']);
+    endpoints('api', [{ ready: true }]);
+    kubeProxy.set(30551, true);
+    await eventually('both announced', () => announced(WEB) && announced(API));
+    await agent!.stop();
+    const before = bird.history.length;
+    kubeProxyDelayMs = 300; // a real HTTP round trip is not instant either
+    await start();
+    await eventually('the restarted agent rendered', () => bird.history.length > before);
+    await new Promise((r) => setTimeout(r, 500));
+    for (const model of bird.history.slice(before)) {
+      expect(model).toContain(`${WEB}/128`);
+      expect(model).toContain(`${API}/128`);
+    }
   });
 });
