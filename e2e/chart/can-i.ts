@@ -59,8 +59,9 @@ export const CHECKS: Check[] = [
   { verb: 'delete', resource: 'pods', namespace: '*', expect: both(false, false) },
   { verb: 'create', resource: 'pods', namespace: NS, expect: both(false, false) },
   { verb: 'watch', resource: 'namespaces', expect: both(true, true) },
-  // Services: the operator writes LoadBalancer addresses into their status (nothing else); the
-  // agent reads them and their EndpointSlices to announce the addresses.
+  // Services: the operator writes LoadBalancer addresses into their status and patches its
+  // load-balancer-cleanup finalizer onto them (never update); the agent reads them and their
+  // EndpointSlices to announce the addresses.
   { verb: 'watch', resource: 'services', namespace: '*', expect: both(true, true) },
   {
     verb: 'patch',
@@ -69,6 +70,7 @@ export const CHECKS: Check[] = [
     namespace: '*',
     expect: both(true, false),
   },
+  { verb: 'patch', resource: 'services', namespace: '*', expect: both(true, false) },
   { verb: 'update', resource: 'services', namespace: '*', expect: both(false, false) },
   {
     verb: 'watch',

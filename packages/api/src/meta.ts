@@ -92,6 +92,7 @@ export const ObjectMeta = z.looseObject({
   creationTimestamp: z.union([z.string(), z.date()]).optional(),
   deletionTimestamp: z.union([z.string(), z.date()]).optional(),
   ownerReferences: z.array(z.looseObject({})).optional(),
+  finalizers: z.array(z.string()).optional(),
 });
 export type ObjectMeta = z.infer<typeof ObjectMeta>;
 

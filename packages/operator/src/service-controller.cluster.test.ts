@@ -8,6 +8,7 @@ import { objectPath, resourcePath, SERVICES, type KubeTransport } from '@flock/k
 import { createMemoryLogger } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LB_CLEANUP_FINALIZER } from './service-finalizer.js';
 import { startOperator, type Operator } from './operator.js';
 import {
   applyPool,
@@ -77,6 +78,7 @@ describe('Service addresses on a real API server', () => {
       LONG,
     );
     expect(svc.spec?.ipFamilies).toEqual(['IPv4']);
+    expect(svc.metadata.finalizers).toEqual([LB_CLEANUP_FINALIZER]);
     expect(svc.status?.loadBalancer?.ingress).toEqual([{ ip: '203.0.113.65', ipMode: 'VIP' }]);
     expect((await getClaim(c.api, '203.0.113.65'))?.spec).toMatchObject({
       kind: 'Service',
@@ -107,6 +109,7 @@ describe('Service addresses on a real API server', () => {
     await eventually('ours', async () => ingressOf(await getService('ours')).length === 1, LONG);
     expect(ingressOf(await getService('ours'))).toEqual(['203.0.113.66']);
     expect((await getService('theirs'))?.status?.loadBalancer?.ingress).toBeUndefined();
+    expect((await getService('theirs'))?.metadata.finalizers).toBeUndefined();
   });
 
   it('lets a deleted Service address go into the quarantine, and deletes it when that is over', async () => {
@@ -120,6 +123,8 @@ describe('Service addresses on a real API server', () => {
       LONG,
     );
     expect(released.spec.services).toEqual([]);
+    // The finalizer held the Service until then; now the API server has let it go.
+    await eventually('the Service deleted', async () => !(await getService('web')), LONG);
     await eventually(
       'the quarantine is over',
       async () => !(await getClaim(c.api, '203.0.113.65')),

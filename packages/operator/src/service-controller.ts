@@ -9,6 +9,8 @@
 //    for other addresses) is let go: the Service leaves the claim's list, and the last one out
 //    starts the address's quarantine (releasedAt); the status ingress flock wrote is cleared,
 //    except on a Service of another class (another controller's status).
+//  - A served Service carries the load-balancer-cleanup finalizer until its addresses are let go
+//    (service-finalizer.ts).
 //  - Refusals, exhaustion and sharing conflicts are Warning Events on the Service, told once
 //    per change of what they say, and retried every RETRY_MS and on claim changes.
 import {
@@ -43,7 +45,14 @@ import {
   type ClaimView,
   type ClaimWriter,
 } from './service-claims.js';
-import { offers, serviceScope, wantedFamilies, type Namespace } from './service-scope.js';
+import { setCleanupFinalizer } from './service-finalizer.js';
+import {
+  offers,
+  servedClass,
+  serviceScope,
+  wantedFamilies,
+  type Namespace,
+} from './service-scope.js';
 import { isRefusal, takeAddress, takeAny, type Refusal, type TakeContext } from './service-take.js';
 import { externalTargets, NO_EXTERNAL } from './service-external.js';
 import { serviceTargets } from './service-targets.js';
@@ -84,11 +93,7 @@ const splitKey = (key: string) => {
 const subject = (svc: Service): EventSubject => ({
   apiVersion: 'v1',
   kind: 'Service',
-  metadata: {
-    name: svc.metadata.name,
-    namespace: svc.metadata.namespace,
-    ...(svc.metadata.uid ? { uid: svc.metadata.uid } : {}),
-  },
+  metadata: svc.metadata,
 });
 
 export class ServiceController {
@@ -129,14 +134,18 @@ export class ServiceController {
     );
     const scope = serviceScope(svc, this.o.serveUnsetClass);
     const refusals: Refusal[] = [];
-    if (scope === 'serve' && live && enabled)
+    if (scope === 'serve' && live && enabled) {
+      await setCleanupFinalizer(this.o.transport, live, true, signal);
       refusals.push(...(await this.serve(key, live, mine, signal)));
-    else {
+    } else {
       // Another class's status is that controller's; otherwise what flock wrote leaves the
       // status (before its claims: a status address always has its claim).
       if (scope !== 'foreign' && live) await this.writeIngress(live, [], mine, signal);
       await this.release(mine, name, svc, signal);
       this.settle(key, undefined);
+      // Let go of everything: the Service may go (or stay, without a load balancer).
+      if (svc && servedClass(svc, this.o.serveUnsetClass))
+        await setCleanupFinalizer(this.o.transport, svc, false, signal);
     }
     if (!live) {
       this.told.delete(key);

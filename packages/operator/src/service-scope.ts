@@ -41,9 +41,13 @@ export type Scope = 'serve' | 'foreign' | 'none';
 export function serviceScope(svc: Service | undefined, serveUnsetClass: boolean): Scope {
   if (!svc || svc.metadata.deletionTimestamp) return 'none';
   if (svc.spec?.type !== 'LoadBalancer') return 'none';
-  const cls = svc.spec.loadBalancerClass;
-  if (cls === LOAD_BALANCER_CLASS) return 'serve';
-  return cls === undefined && serveUnsetClass ? 'serve' : 'foreign';
+  return servedClass(svc, serveUnsetClass) ? 'serve' : 'foreign';
+}
+
+/** Is the Service's load balancer class flock's (whatever its type and state)? */
+export function servedClass(svc: Service, serveUnsetClass: boolean): boolean {
+  const cls = svc.spec?.loadBalancerClass;
+  return cls === LOAD_BALANCER_CLASS || (cls === undefined && serveUnsetClass);
 }
 
 export interface Families {
