@@ -2,22 +2,22 @@
 // `npm run test:conformance [-- OPTIONS]`: Kubernetes' own sig-network e2e specs, unmodified,
 // against a lab of real nodes (docs/conformance.md). Brings up a lab, loads SCTP if the kernel
 // has it, runs every suite of suites.ts with ginkgo's parallel processes, writes the JUnit reports
-// into --report-dir and the results section of docs/conformance.md; exits non-zero if any spec
-// failed.
-//   --suite NAME      only this suite (netpol, cni, netpol-subset); repeatable
+// into --report-dir and the results sections of docs/conformance.md (the loadbalancer suite's a
+// section of its own); exits non-zero if any spec failed.
+//   --suite NAME      only this suite (netpol, cni, netpol-subset, loadbalancer); repeatable
 //   --procs N         ginkgo processes (default 3)
 //   --nodes N         lab nodes (default 3)
 //   --report-dir DIR  default .cache/conformance-report
 //   --no-docs         do not rewrite docs/conformance.md
 import { option } from './options.js';
-import { ran, writeResults, type SuiteReport } from './report.js';
+import { ran, SECTIONS, writeResults, type SuiteReport } from './report.js';
 import { conformanceLab, runSuite, versions } from './run.js';
 import { conformanceMain, type SuiteContext } from './runner.js';
-import { ALL_SUITES, SUBSET } from './suites.js';
+import { ALL_SUITES, LOADBALANCER, SUBSET } from './suites.js';
 
 function selected(args: string[]) {
   const names = option(args, '--suite');
-  const known = [...ALL_SUITES, SUBSET];
+  const known = [...ALL_SUITES, SUBSET, LOADBALANCER];
   if (!names.length) return ALL_SUITES;
   return names.map((n) => {
     const s = known.find((k) => k.name === n);
@@ -29,6 +29,7 @@ function selected(args: string[]) {
 async function suites({ args, lab, nodes, reportDir, sctp, started, docs, say }: SuiteContext) {
   const procs = Number(option(args, '--procs')[0] ?? 3);
   const reports: SuiteReport[] = [];
+  const bySection = new Map<keyof typeof SECTIONS, SuiteReport[]>();
   const v = await versions(lab);
   for (const suite of selected(args)) {
     say(`running ${suite.name} (${procs} ginkgo processes): ${suite.about}`);
@@ -47,15 +48,22 @@ async function suites({ args, lab, nodes, reportDir, sctp, started, docs, say }:
         failed.map((f) => `\n  FAILED ${f.name}: ${f.message ?? f.status}`).join(''),
     );
     reports.push(r);
+    const section = suite.section ?? 'main';
+    bySection.set(section, [...(bySection.get(section) ?? []), r]);
   }
   if (docs)
-    await writeResults(docs, {
-      date: started,
-      versions: v,
-      nodes,
-      sctpEvidence: sctp.evidence,
-      suites: reports,
-    });
+    for (const [section, list] of bySection)
+      await writeResults(
+        docs,
+        {
+          date: started,
+          versions: v,
+          nodes,
+          ...(section === 'main' ? { sctpEvidence: sctp.evidence } : {}),
+          suites: list,
+        },
+        SECTIONS[section],
+      );
   return reports.flatMap((r) => ran(r.specs)).filter((s) => s.status !== 'passed').length;
 }
 

@@ -28,6 +28,11 @@ export interface GinkgoRun {
   timeout?: string;
   /** Each line of ginkgo's output as it comes (default: only into the log file). */
   onLine?: (line: string) => void;
+  /**
+   * Run ginkgo (and so every spec process) inside this network namespace (`ip netns exec`):
+   * the specs' own connections then start there, e.g. at the lab's router, outside the cluster.
+   */
+  netns?: string;
 }
 
 export interface GinkgoResult {
@@ -73,8 +78,10 @@ export async function runGinkgo(o: GinkgoRun): Promise<GinkgoResult> {
   ];
   const started = Date.now();
   const out = createWriteStream(log);
-  out.write(`$ KUBE_TEST_REPO_LIST=${repoListFile} ${GINKGO} ${args.join(' ')}\n`);
-  const child = spawn(which(GINKGO)!, args, {
+  const file = o.netns ? 'ip' : which(GINKGO)!;
+  const argv = o.netns ? ['netns', 'exec', o.netns, which(GINKGO)!, ...args] : args;
+  out.write(`$ KUBE_TEST_REPO_LIST=${repoListFile} ${[file, ...argv].join(' ')}\n`);
+  const child = spawn(file, argv, {
     env: { ...process.env, KUBE_TEST_REPO_LIST: repoListFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -8,6 +8,22 @@ import { tally } from './junit.js';
 export const BEGIN = '<!-- BEGIN conformance results (npm run test:conformance writes this) -->';
 export const END = '<!-- END conformance results -->';
 
+/** The markers of a results section. */
+export interface Section {
+  begin: string;
+  end: string;
+}
+
+export const SECTIONS = {
+  main: { begin: BEGIN, end: END },
+  /** A suite run alone (suites.ts `section`) keeps the main section's results as they are. */
+  loadbalancer: {
+    begin:
+      '<!-- BEGIN loadbalancer results (npm run test:conformance -- --suite loadbalancer writes this) -->',
+    end: '<!-- END loadbalancer results -->',
+  },
+} satisfies Record<string, Section>;
+
 export interface SuiteReport {
   name: string;
   about: string;
@@ -22,7 +38,8 @@ export interface RunReport {
   date: Date;
   versions: Record<string, string>;
   nodes: number;
-  sctpEvidence: string;
+  /** How the kernel's SCTP support was found (loadSctp), for suites with SCTP specs. */
+  sctpEvidence?: string;
   suites: SuiteReport[];
 }
 
@@ -43,8 +60,8 @@ export function ran(specs: readonly SpecResult[]): SpecResult[] {
   );
 }
 
-export function renderResults(r: RunReport): string {
-  const out: string[] = [BEGIN, ''];
+export function renderResults(r: RunReport, section: Section = SECTIONS.main): string {
+  const out: string[] = [section.begin, ''];
   out.push(
     `Run of ${r.date.toISOString().replace(/\.\d+Z$/, 'Z')} on a lab of ${r.nodes} real nodes.`,
     '',
@@ -65,8 +82,15 @@ export function renderResults(r: RunReport): string {
       `| ${s.name} | ${ran(s.specs).length} | ${t['passed'] ?? 0} | ${failed} | ${cell(notRun)} | ${secs(s.seconds)} | ${s.procs} |`,
     );
   }
-  out.push('', 'SCTP on this kernel (commands run by the runner, and their output):', '', '```');
-  out.push(r.sctpEvidence, '```');
+  if (r.sctpEvidence !== undefined)
+    out.push(
+      '',
+      'SCTP on this kernel (commands run by the runner, and their output):',
+      '',
+      '```',
+      r.sctpEvidence,
+      '```',
+    );
   for (const s of r.suites) {
     out.push(
       '',
@@ -80,7 +104,7 @@ export function renderResults(r: RunReport): string {
         `| ${cell(spec.name)} | ${spec.status === 'skipped' ? cell(spec.message ?? 'skipped') : spec.status} | ${spec.seconds.toFixed(1)} s |`,
       );
   }
-  out.push('', END);
+  out.push('', section.end);
   return out.join('\n');
 }
 
@@ -101,7 +125,11 @@ export async function writeSection(
   await writeFile(file, next);
 }
 
-/** Replace the results section of the file (or append one). */
-export async function writeResults(file: string, r: RunReport): Promise<void> {
-  await writeSection(file, BEGIN, END, renderResults(r));
+/** Replace a results section of the file (or append one). */
+export async function writeResults(
+  file: string,
+  r: RunReport,
+  section: Section = SECTIONS.main,
+): Promise<void> {
+  await writeSection(file, section.begin, section.end, renderResults(r, section));
 }

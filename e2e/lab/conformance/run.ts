@@ -7,6 +7,7 @@ import { Lab } from '../core/lab.js';
 import { E2E_BINARY, GINKGO, runGinkgo } from './ginkgo.js';
 import { preloadE2eImages, type SctpSupport } from './prepare.js';
 import type { SuiteReport } from './report.js';
+import { routerClient } from './router-client.js';
 import { SCTP_SPECS, type Suite } from './suites.js';
 
 export interface ConformanceLabOptions {
@@ -76,8 +77,10 @@ export async function runSuite(lab: Lab, suite: Suite, o: SuiteRunOptions): Prom
       ? []
       : [{ pattern: SCTP_SPECS, reason: 'this kernel has no SCTP (see the evidence below)' }]),
   ];
+  const client = suite.fromRouter ? await routerClient(lab, suite.fromRouter) : undefined;
   const result = await runGinkgo({
-    kubeconfig: lab.cp!.kubeconfigPath,
+    kubeconfig: client?.kubeconfig ?? lab.cp!.kubeconfigPath,
+    ...(client ? { netns: client.netns } : {}),
     focus: suite.focus,
     skip: skipped.map((s) => s.pattern),
     procs: o.procs,

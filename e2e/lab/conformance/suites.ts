@@ -8,6 +8,14 @@ export interface Suite {
   focus: string[];
   /** Specs the focus matches that are not run, each with why (docs/conformance.md shows it). */
   skip: { pattern: string; reason: string }[];
+  /**
+   * The specs reach Service addresses as a client outside the cluster: ginkgo runs in the lab
+   * router's namespace, and the namespaces the e2e framework creates under these base names
+   * (its `e2e-framework` label) are granted the sample Pool's Service ranges.
+   */
+  fromRouter?: { frameworks: string[] };
+  /** Its results go to a section of docs/conformance.md of its own (default: the main one). */
+  section?: 'loadbalancer';
 }
 
 /** Specs that need the kernel's SCTP: skipped only when the kernel has none (loadSctp). */
@@ -58,6 +66,24 @@ export const CNI: Suite = {
 };
 
 export const ALL_SUITES: readonly Suite[] = [NETPOL, CNI];
+
+/**
+ * Kubernetes' own LoadBalancer specs (test/e2e/network/loadbalancer.go), [Slow] ones included:
+ * flock's operator gives the Services their addresses, the agents announce them to the router,
+ * kube-proxy delivers them; the specs connect from the router, where clients outside the
+ * cluster come from. Not in the default run (it needs a router client, and takes long).
+ */
+export const LOADBALANCER: Suite = {
+  name: 'loadbalancer',
+  about:
+    "Kubernetes' own `[Feature:LoadBalancer]` specs (test/e2e/network/loadbalancer.go), `[Slow]` included, connecting from the router",
+  focus: [String.raw`\[Feature:LoadBalancer\]`],
+  skip: [],
+  // The framework names of loadbalancer.go's two Describes ("LoadBalancers" and
+  // "LoadBalancers ExternalTrafficPolicy: Local").
+  fromRouter: { frameworks: ['loadbalancers', 'esipp'] },
+  section: 'loadbalancer',
+};
 
 /**
  * `./dev test`'s focused subset (e2e/lab/scenarios/conformance.cluster.test.ts): one upstream
