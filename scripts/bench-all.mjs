@@ -34,6 +34,8 @@ const benches = [
     ['node', ['packages/agent/dist/bench/policy/pass-bench.js']],
   ],
   ['agent: announcement plan', buildAgent, ['node', ['packages/agent/dist/bench/routing/plan.js']]],
+  // One Service change at 100 / 1,000 LoadBalancer Services: plan, render, reload of a real BIRD (root).
+  ['agent: one Service change, BIRD reload (root)', npmBench('@flock/agent', 'bench:services')],
   [
     'agent: allocation store commit',
     buildAgent,
