@@ -11,9 +11,16 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CHART, TESTDATA, find, render } from './support.js';
-import { Dashboard, dashboardQueries } from '../shared/dashboard.js';
+import { agentMetrics, operatorMetrics } from './registered-metrics.js';
+import {
+  Dashboard,
+  dashboardQueries,
+  queryMetrics,
+  unregisteredMetrics,
+} from '../shared/dashboard.js';
 
 const RULES = join(CHART, 'files', 'alerts.yaml');
+const DASHBOARD = join(CHART, 'files', 'dashboard.json');
 const MONITORING_KINDS = ['PodMonitor', 'ServiceMonitor', 'PrometheusRule'];
 
 const Labelled = z.looseObject({
@@ -33,15 +40,80 @@ describe('the Grafana dashboard', () => {
     expect(cm.metadata.namespace).toBe('flock-system');
     const dashboard = Dashboard.parse(JSON.parse(cm.data!['flock.json']!));
     expect(dashboard.uid).toBe('flock-overview');
-    const file = Dashboard.parse(
-      JSON.parse(readFileSync(join(CHART, 'files', 'dashboard.json'), 'utf8')),
-    );
+    const file = Dashboard.parse(JSON.parse(readFileSync(DASHBOARD, 'utf8')));
     expect(dashboard).toEqual(file);
+    expect(dashboard.panels.filter((p) => p.type === 'row').map((p) => p.title)).toEqual([
+      'BGP',
+      'BIRD',
+      'CNI',
+      'NetworkPolicy',
+      'Addresses',
+      'Loops and caches',
+      'Operator',
+      'Service addresses',
+    ]);
+    expect(new Set(dashboard.panels.map((p) => p.id)).size).toBe(dashboard.panels.length);
     const queries = dashboardQueries(dashboard);
-    expect(queries.length).toBeGreaterThanOrEqual(25);
+    expect(queries.length).toBeGreaterThanOrEqual(40);
     expect(new Set(queries.map((q) => q.panel)).size).toBe(queries.length);
     // Nothing Prometheus-operator-shaped unless asked for.
     expect(objects.filter((o) => MONITORING_KINDS.includes(o.kind))).toEqual([]);
+  });
+
+  it('every metric a panel reads is one the agent or the operator registers', async () => {
+    const dashboard = Dashboard.parse(JSON.parse(readFileSync(DASHBOARD, 'utf8')));
+    const registered = [...(await agentMetrics()), ...(await operatorMetrics())];
+    expect(unregisteredMetrics(dashboard, registered)).toEqual([]);
+    // The Service addresses row reads the agent's and the operator's Service metrics.
+    const row = dashboard.panels.findIndex((p) => p.title === 'Service addresses');
+    const serviceMetrics = new Set(
+      dashboardQueries({ ...dashboard, panels: dashboard.panels.slice(row + 1) }).flatMap((q) =>
+        queryMetrics(q.expr),
+      ),
+    );
+    expect([...serviceMetrics].sort()).toEqual([
+      'flock_agent_routes_exported',
+      'flock_operator_claim_gc_deletions_total',
+      'flock_operator_claim_gc_services_removed_total',
+      'flock_operator_claims',
+      'flock_operator_pool_condition',
+      'flock_operator_reconcile_total',
+      'flock_operator_service_addresses',
+      'flock_operator_writes_total',
+    ]);
+    // The check itself: a query naming a metric nobody registers, or reading none, is reported;
+    // a histogram's _bucket series is its histogram's, a gauge's is not.
+    const made = {
+      ...dashboard,
+      panels: [
+        {
+          id: 1000,
+          type: 'timeseries',
+          title: 'Made up',
+          targets: [
+            { refId: 'A', expr: 'sum(flock_operator_service_addresses_free)' },
+            { refId: 'B', expr: 'vector(1)' },
+            {
+              refId: 'C',
+              expr: 'histogram_quantile(0.9, sum by (le) (rate(flock_agent_add_to_export_seconds_bucket[5m]))) or flock_operator_claims_bucket',
+            },
+          ],
+        },
+      ],
+    };
+    expect(unregisteredMetrics(made, registered)).toEqual([
+      'Made up/A: flock_operator_service_addresses_free',
+      'Made up/B: no metric in vector(1)',
+      'Made up/C: flock_operator_claims_bucket',
+    ]);
+  });
+
+  it('reads the metric names out of PromQL: not functions, label names, strings, ranges or keywords', () => {
+    expect(
+      queryMetrics(
+        'sum by (pool) (a{state="b(c)"}) / ignoring(state) group_left b_total offset 5m or vector(1e3) > bool rate(c:d_bucket[5m]) unless on (le) a',
+      ),
+    ).toEqual(['a', 'b_total', 'c:d_bucket']);
   });
 
   it('can go to another namespace with other labels, or be left out', async () => {
