@@ -45,6 +45,11 @@ const benches = [
   // CNI ADD/DEL end to end vs ptp+host-local and the ip -batch floor; agent RSS (root, cluster).
   ['cni: ADD/DEL end to end, agent footprint', npmBench('@flock/e2e', 'bench:cni')],
   ['operator: 1,000 / 5,000 nodes, RSS (cluster)', npmBench('@flock/operator')],
+  // 100 / 1,000 LoadBalancer Services against the real API server: burst, one more, restart.
+  [
+    'operator: Service addresses at 100 / 1,000 Services (cluster)',
+    npmBench('@flock/operator', 'bench:services'),
+  ],
   // A 3-node lab: ADD -> pinned/anycast /128 on the router, deletion without DEL -> withdrawn.
   [
     'lab: announcement and withdrawal latency (root, cluster)',

@@ -14,6 +14,7 @@ import {
   kubectl,
   requireKernelTier,
   startControlPlane,
+  waitForCrds,
   type ControlPlane,
 } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,14 +92,11 @@ describe('the flock chart on a real API server', () => {
       ],
       { timeoutMs: 120_000 },
     );
-    await kubectl(cp.kubeconfigPath, [
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/pools.flock.fritzlab.net',
-      'crd/nodeconfigs.flock.fritzlab.net',
-      'crd/addressclaims.flock.fritzlab.net',
-      'crd/clusternetworkpolicies.policy.networking.k8s.io',
+    await waitForCrds(cp.kubeconfigPath, [
+      'pools.flock.fritzlab.net',
+      'nodeconfigs.flock.fritzlab.net',
+      'addressclaims.flock.fritzlab.net',
+      'clusternetworkpolicies.policy.networking.k8s.io',
     ]);
     const objects = await manifest();
     // The 15 default objects (the BFD speaker's DaemonSet and the dashboard ConfigMap among them),

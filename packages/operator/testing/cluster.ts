@@ -26,6 +26,7 @@ import {
   kubectl,
   repoRoot,
   startControlPlane,
+  waitForCrds,
   type Component,
   type ControlPlane,
 } from '@flock/testkit';
@@ -45,15 +46,11 @@ export async function startCluster(components?: Component[]): Promise<Cluster> {
   try {
     const k = async (...args: string[]) => (await kubectl(cp.kubeconfigPath, args)).stdout;
     await k('apply', '--server-side', '-f', CRDS);
-    await k(
-      'wait',
-      '--for',
-      'condition=established',
-      '--timeout=60s',
-      `crd/pools.${GROUP}`,
-      `crd/nodeconfigs.${GROUP}`,
-      `crd/addressclaims.${GROUP}`,
-    );
+    await waitForCrds(cp.kubeconfigPath, [
+      `pools.${GROUP}`,
+      `nodeconfigs.${GROUP}`,
+      `addressclaims.${GROUP}`,
+    ]);
     await k('create', 'namespace', NAMESPACE);
     return { cp, api: new HttpTransport(cp.kubeConfig), kubectl: k };
   } catch (err) {

@@ -3,6 +3,7 @@
 // ClusterNetworkPolicies.
 import { join } from 'node:path';
 import type { ControlPlane } from './controlplane.js';
+import { eventually } from './eventually.js';
 import { kubectl } from './kubectl.js';
 import { repoRoot } from './repo.js';
 
@@ -25,10 +26,38 @@ export async function installCnpCrd(
   channel: 'standard' | 'experimental' = 'experimental',
 ): Promise<void> {
   await kubectl(cp.kubeconfigPath, ['apply', '--server-side', '-f', cnpCrdFile(channel)]);
-  await kubectl(cp.kubeconfigPath, [
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    `crd/${CNP_CRD_NAME}`,
-  ]);
+  await waitForCrds(cp.kubeconfigPath, [CNP_CRD_NAME]);
+}
+
+interface CrdList {
+  items: {
+    metadata: { name: string };
+    status?: { conditions?: { type: string; status: string }[] };
+  }[];
+}
+
+/**
+ * Wait until every named CRD (plural.group) is Established. Polled rather than `kubectl wait`,
+ * which fails at once on a CRD whose status has no conditions yet (just created).
+ */
+export async function waitForCrds(
+  kubeconfig: string,
+  names: readonly string[],
+  timeoutMs = 60_000,
+): Promise<void> {
+  await eventually(
+    `CRDs established: ${names.join(', ')}`,
+    async () => {
+      const r = await kubectl(kubeconfig, ['get', 'crd', ...names, '-o', 'json']).catch(
+        () => undefined,
+      );
+      if (!r) return false;
+      const list = JSON.parse(r.stdout) as CrdList | CrdList['items'][number];
+      const items = 'items' in list ? list.items : [list];
+      const established = (c: CrdList['items'][number]) =>
+        c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+      return items.length === names.length && items.every(established);
+    },
+    { timeoutMs, intervalMs: 200 },
+  );
 }

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubectl, startControlPlane, type ControlPlane } from '@flock/testkit';
+import { kubectl, startControlPlane, waitForCrds, type ControlPlane } from '@flock/testkit';
 import { ADDRESSCLAIM_PLURAL, GROUP, NODECONFIG_PLURAL, POOL_PLURAL, VERSION } from '../names.js';
 import {
   claimObject,
@@ -33,15 +33,11 @@ describe('CRDs on the real API server', () => {
     cp = await startControlPlane();
     api = cp.clientNodeConfig.makeApiClient(CustomObjectsApi);
     await k('apply', '-f', crdDir);
-    await k(
-      'wait',
-      '--for',
-      'condition=established',
-      '--timeout=60s',
-      `crd/${POOL_PLURAL}.${GROUP}`,
-      `crd/${NODECONFIG_PLURAL}.${GROUP}`,
-      `crd/${ADDRESSCLAIM_PLURAL}.${GROUP}`,
-    );
+    await waitForCrds(cp.kubeconfigPath, [
+      `${POOL_PLURAL}.${GROUP}`,
+      `${NODECONFIG_PLURAL}.${GROUP}`,
+      `${ADDRESSCLAIM_PLURAL}.${GROUP}`,
+    ]);
   });
   afterAll(async () => cp?.stop());
 
