@@ -2,8 +2,8 @@
 // built: the pause sandbox and agnhost (the workloads; also what Kubernetes' e2e suites run,
 // under the same reference). agnhost gets a shell (the host's dash as /bin/sh, and bash) and
 // busybox's core tools, as the upstream image has a shell and bash, for `kubectl exec` and exec
-// probes, and the host's curl and OpenBSD netcat, all with their shared libraries, as the
-// upstream image has them (Alpine's curl and netcat-openbsd): Kubernetes'
+// probes, and the host's curl, OpenBSD netcat and wget, all with their shared libraries, as the
+// upstream image has them (Alpine's curl and netcat-openbsd, busybox's wget): Kubernetes'
 // networking e2e specs probe with `curl -g -q -s http://POD:9080/dial?...` and `nc -u -w 5 -p
 // PORT HOST PORT` (busybox's nc has no UDP). Archives are cached by content hash.
 import { createHash } from 'node:crypto';
@@ -32,7 +32,6 @@ const APPLETS = [
   'test',
   'sleep',
   'ps',
-  'wget',
   // What the e2e specs' shell loops use (conntrack.go: date, seq, nc -u -w -p).
   'date',
   'seq',
@@ -56,6 +55,9 @@ const HOST_TOOLS = [
   { tool: 'bash', at: '/bin/bash', pkg: 'bash' },
   { tool: 'curl', at: '/usr/bin/curl', pkg: 'curl' },
   { tool: 'nc.openbsd', at: '/usr/bin/nc', pkg: 'netcat-openbsd' },
+  // Not busybox's: Debian's static busybox 1.35 wget segfaults on `-T` (a timeout), which the
+  // e2e specs pass (`wget -T 5 -qO- TARGET`, checkReachabilityFromPod).
+  { tool: 'wget', at: '/usr/bin/wget', pkg: 'wget' },
 ] as const;
 
 /** A dynamically linked binary's shared libraries and loader, as ldd resolves them. */
