@@ -68,6 +68,13 @@ const benches = [
     ['npx', ['nx', 'run', 'e2e:build', '--outputStyle=static']],
     ['node', ['e2e/dist/lab/bench/pod-startup.js']],
   ],
+  // A 3-node lab: LoadBalancer Service created -> routable and answering at the router, Cluster
+  // vs Local; a Local endpoint Ready again on a node -> its next hop at the router.
+  [
+    'lab: LoadBalancer services, Cluster vs Local, endpoint Ready -> next hop (root, cluster)',
+    ['npx', ['nx', 'run', 'e2e:build', '--outputStyle=static']],
+    ['node', ['e2e/dist/lab/bench/services.js']],
+  ],
 ].filter(([name]) => only.length === 0 || only.some((o) => name.includes(o)));
 
 const results = [];

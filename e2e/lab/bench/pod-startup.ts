@@ -12,20 +12,17 @@
 // gets static routes to each node's host-local ranges (flock's come over BGP). Last: agent
 // container start → Ready, for an agent pod deleted and re-created by the DaemonSet on each node.
 //   node e2e/dist/lab/bench/pod-startup.js [--pods 60] [--repeat 1]
-import { spawn } from 'node:child_process';
 import { copyFile, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createInterface } from 'node:readline';
-import { z } from 'zod';
 import { createLogger } from '@flock/kube';
 import { eventually, summarize, table } from '@flock/testkit';
 import { FLOCK_NAMESPACE } from '../core/helm.js';
 import { Lab } from '../core/lab.js';
 import { isPodReady, PodList, type LabPod } from '../core/pod-list.js';
-import { labDeployment, labScript } from '../core/plan.js';
-import { WORKLOAD_PORT } from '../probes/status.js';
+import { labDeployment } from '../core/plan.js';
+import { startReach } from '../probes/reach-watch.js';
 import { DEPLOYMENTS } from '../core/workloads.js';
 import { cpuUsed, readCpu, type CpuUse } from './cpu-use.js';
 import { describeNotes, podEvents, watchTurn } from './turn-notes.js';
@@ -56,30 +53,6 @@ async function pods(lab: Lab, namespace: string, selector: string): Promise<LabP
     query: { labelSelector: selector },
   });
   return PodList.parse(raw).items;
-}
-
-/** The router's reach prober: addresses in, {ip, at} out. */
-function startReach(lab: Lab) {
-  const child = spawn(
-    'ip',
-    [
-      ...['netns', 'exec', lab.router!.ns.name, process.execPath, labScript('reach')],
-      ...[String(WORKLOAD_PORT), '50'],
-    ],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  const reached = new Map<string, number>();
-  void (async () => {
-    for await (const line of createInterface({ input: child.stdout })) {
-      const { ip, at } = z.object({ ip: z.string(), at: z.number() }).parse(JSON.parse(line));
-      reached.set(ip, at);
-    }
-  })();
-  return {
-    reached,
-    add: (ip: string) => child.stdin.write(`${ip}\n`),
-    stop: () => child.kill('SIGKILL'),
-  };
 }
 
 /** The nodes' CNI: flock's conflist, or ptp's sorted before it. */
