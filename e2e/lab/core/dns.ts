@@ -15,13 +15,13 @@
 //   NET_BIND_SERVICE (upstream's distroless image runs as 65532 with a file capability, which
 //   the lab's image writer does not set).
 import { z } from 'zod';
-import { CONFIGMAPS, ENDPOINT_SLICES, SERVICES, type ResourceRef } from '@flock/kube';
+import { CONFIGMAPS, ENDPOINT_SLICES, resourcePath, SERVICES, type ResourceRef } from '@flock/kube';
 import { eventually } from '@flock/testkit';
 import { corednsImage } from '../node/images.js';
 import type { Lab } from './lab.js';
 import { CLUSTER_DNS_IPS, CLUSTER_DOMAIN } from './plan.js';
-import { PodList, isPodReady } from './pod-list.js';
-import { DEPLOYMENTS, labKubectl } from './workloads.js';
+import { isPodReady } from './pod-list.js';
+import { DEPLOYMENTS, labKubectl, listPods } from './workloads.js';
 
 export const DNS_NAMESPACE = 'kube-system';
 export const DNS_SERVICE = 'kube-dns';
@@ -239,7 +239,7 @@ const EndpointSliceList = z.object({
 async function readyEndpoints(lab: Lab): Promise<{ IPv6: string[]; IPv4: string[] }> {
   const raw = await lab.api!.request({
     method: 'GET',
-    path: `/apis/discovery.k8s.io/v1/namespaces/${DNS_NAMESPACE}/${ENDPOINT_SLICES.plural}`,
+    path: resourcePath(ENDPOINT_SLICES, { namespace: DNS_NAMESPACE }),
     query: { labelSelector: `kubernetes.io/service-name=${DNS_SERVICE}` },
   });
   const out = { IPv6: [] as string[], IPv4: [] as string[] };
@@ -251,15 +251,12 @@ async function readyEndpoints(lab: Lab): Promise<{ IPv6: string[]; IPv4: string[
   return out;
 }
 
+/** The CoreDNS pods. */
+export const dnsPods = (lab: Lab) => listPods(lab, DNS_NAMESPACE, `k8s-app=${DNS_APP}`);
+
 /** What the CoreDNS pods say: phase, readiness, and the last lines of each one's log. */
 async function diagnose(lab: Lab): Promise<string> {
-  const pods = PodList.parse(
-    await lab.api!.request({
-      method: 'GET',
-      path: `/api/v1/namespaces/${DNS_NAMESPACE}/pods`,
-      query: { labelSelector: `k8s-app=${DNS_APP}` },
-    }),
-  ).items;
+  const pods = await dnsPods(lab);
   if (!pods.length) return 'no CoreDNS pod exists (see the Deployment and its ReplicaSet)';
   const lines: string[] = [];
   for (const p of pods) {
@@ -282,14 +279,7 @@ export async function waitForClusterDns(lab: Lab, timeoutMs = 120_000): Promise<
     await eventually(
       `the cluster DNS (${DNS_NAMESPACE}/${NAME}, ${DNS_REPLICAS} replicas Ready; Service ${DNS_SERVICE} with ready endpoints in both families)`,
       async () => {
-        const pods = PodList.parse(
-          await lab.api!.request({
-            method: 'GET',
-            path: `/api/v1/namespaces/${DNS_NAMESPACE}/pods`,
-            query: { labelSelector: `k8s-app=${DNS_APP}` },
-          }),
-        ).items;
-        const ready = pods.filter(isPodReady).length;
+        const ready = (await dnsPods(lab)).filter(isPodReady).length;
         if (ready < DNS_REPLICAS) throw new Error(`${ready} of ${DNS_REPLICAS} replicas Ready`);
         const eps = await readyEndpoints(lab);
         if (eps.IPv6.length < DNS_REPLICAS || eps.IPv4.length < DNS_REPLICAS)
