@@ -91,11 +91,7 @@ export interface LabOptions {
    * kubelet can miss 10 s of status updates).
    */
   nodeFailureDetection?: 'fast' | 'default';
-  /**
-   * CoreDNS in kube-system behind `kube-dns` (core/dns.ts), as every cluster runs it (default
-   * true). The kubelets name it either way; a test that counts every allocation of a node
-   * leaves it out.
-   */
+  /** CoreDNS behind kube-dns (core/dns.ts; default true). The kubelets name it either way. */
   clusterDns?: boolean;
 }
 
@@ -240,9 +236,7 @@ export class Lab {
     await this.waitForNodesReady(helm ? 300_000 : 120_000);
     await this.waitForRoutes(this.plans.length, helm ? 180_000 : 60_000);
     if (dns) {
-      this.step(
-        'waiting for CoreDNS to be Ready (synced with the API server through `kubernetes`)',
-      );
+      this.step('waiting for CoreDNS to be Ready (synced with the API server)');
       await waitForClusterDns(this, helm ? 180_000 : 120_000);
     }
   }
