@@ -52,9 +52,9 @@ fi
 # --- kubectl and helm ------------------------------------------------------------------------
 node scripts/install-k8s-tools.mjs
 
-# --- Go builds: control plane, node binaries, cnitool, e2e specs, CNP conformance (cached by hash) -
+# --- Go builds: control plane, node binaries, CoreDNS, cnitool, e2e specs, CNP conformance (hashed)
 command -v go >/dev/null 2>&1 || { echo "setup: Go >= 1.26 is needed to build the test control plane (install golang)" >&2; exit 1; }
-for script in scripts/build-controlplane.sh scripts/build-node.sh scripts/build-cnitool.sh scripts/build-conformance.sh scripts/build-cnp-conformance.sh; do
+for script in scripts/build-controlplane.sh scripts/build-node.sh scripts/build-coredns.sh scripts/build-cnitool.sh scripts/build-conformance.sh scripts/build-cnp-conformance.sh; do
   [ -x "$script" ] && "$script"
 done
 

@@ -1,7 +1,7 @@
 // The lab: a whole flock cluster on one machine. A router namespace running BIRD; the real
 // control plane in a namespace of its own behind the router (short node-monitor and toleration
 // settings); the real operator; N real nodes, each with containerd, runc, the kubelet,
-// kube-proxy, flock's agent and BIRD (node/lab-node.ts); and the sample Pool.
+// kube-proxy, flock's agent and BIRD (node/lab-node.ts); the sample Pool; the cluster DNS.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -25,6 +25,7 @@ import {
 } from '@flock/testkit';
 import { cnpCrd } from '../../shared/cnp-crd.js';
 import { startDaemon, stopDaemon, type Daemon } from '../../shared/daemon.js';
+import { applyClusterDns, waitForClusterDns } from './dns.js';
 import { flockImages, helmInstall } from './helm.js';
 import { NodeCgroup } from '../node/cgroup.js';
 import { labImages } from '../node/images.js';
@@ -90,6 +91,8 @@ export interface LabOptions {
    * kubelet can miss 10 s of status updates).
    */
   nodeFailureDetection?: 'fast' | 'default';
+  /** CoreDNS behind kube-dns (core/dns.ts; default true). The kubelets name it either way. */
+  clusterDns?: boolean;
 }
 
 export class Lab {
@@ -213,6 +216,11 @@ export class Lab {
     }
     this.step('sample Pool');
     await this.apply(POOLS, samplePool(this.nodePrefix4));
+    const dns = this.options.clusterDns ?? true;
+    if (dns) {
+      this.step('cluster DNS (CoreDNS in kube-system, Service kube-dns)');
+      await applyClusterDns(this);
+    }
     if (!helm) {
       this.step('agents (each waits for its NodeConfig), their BIRDs and BFD speakers');
       await Promise.all(
@@ -227,6 +235,10 @@ export class Lab {
     this.step('waiting for the nodes to be Ready and the router to learn every node prefix');
     await this.waitForNodesReady(helm ? 300_000 : 120_000);
     await this.waitForRoutes(this.plans.length, helm ? 180_000 : 60_000);
+    if (dns) {
+      this.step('waiting for CoreDNS to be Ready (synced with the API server)');
+      await waitForClusterDns(this, helm ? 180_000 : 120_000);
+    }
   }
 
   /** CRDs, the operator process and the CNI plugin bundle (install: processes). */

@@ -55,6 +55,13 @@ export const NODE_API_SERVER = `https://[${CP_ADDR6}]:${APISERVER_PORT}`;
 export const SERVICE_CIDRS = ['fd00:10:96::/112', '10.96.0.0/16'];
 /** The `kubernetes` Service's addresses (the first of each service range). */
 export const KUBERNETES_SERVICE_IPS = ['fd00:10:96::1', '10.96.0.1'];
+/** The cluster's DNS domain (the kubelet's clusterDomain, CoreDNS's zone). */
+export const CLUSTER_DOMAIN = 'cluster.local';
+/**
+ * The cluster DNS Service `kube-system/kube-dns` (CoreDNS, core/dns.ts): fixed ClusterIPs, one
+ * per family (the tenth of each range, as kubeadm picks), the kubelets' clusterDNS.
+ */
+export const CLUSTER_DNS_IPS = ['fd00:10:96::a', '10.96.0.10'];
 export const MAX_NODES = 9;
 /** The node uplinks (router side .1 / ::1 of each): the router's source addresses. */
 export const ROUTER_UPLINKS6 = '2001:db8:ff::/48';

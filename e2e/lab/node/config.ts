@@ -52,6 +52,9 @@ export interface KubeletOptions {
   cgroupRoot: string;
   clientCaFile: string;
   maxPods: number;
+  clusterDomain: string;
+  /** The cluster DNS Service's addresses (one per family), written into pods' resolv.conf. */
+  clusterDns: string[];
 }
 
 /** KubeletConfiguration (kubelet.config.k8s.io/v1beta1). */
@@ -79,8 +82,13 @@ export function kubeletConfig(o: KubeletOptions): string {
       x509: { clientCAFile: o.clientCaFile },
     },
     authorization: { mode: 'Webhook' },
-    clusterDomain: 'cluster.local',
-    // Pods get the host's resolver settings (there is no cluster DNS in the lab).
+    // Pods (dnsPolicy ClusterFirst) get the cluster DNS, CoreDNS, with the search domains of
+    // their namespace (NS.svc.DOMAIN svc.DOMAIN DOMAIN) and ndots 5, as on any cluster.
+    clusterDomain: o.clusterDomain,
+    clusterDNS: o.clusterDns,
+    // Nothing from the host's resolv.conf: the lab is offline, no upstream resolver is reachable
+    // from a node, so no nameserver or search domain of the machine goes into pods (nor into
+    // pods with dnsPolicy Default, such as CoreDNS itself, whose Corefile forwards nowhere).
     resolvConf: '',
     podLogsDir: '/var/log/pods',
     maxPods: o.maxPods,

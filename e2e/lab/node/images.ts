@@ -5,7 +5,9 @@
 // probes, and the host's curl, OpenBSD netcat and wget, all with their shared libraries, as the
 // upstream image has them (Alpine's curl and netcat-openbsd, busybox's wget): Kubernetes'
 // networking e2e specs probe with `curl -g -q -s http://POD:9080/dial?...` and `nc -u -w 5 -p
-// PORT HOST PORT` (busybox's nc has no UDP). Archives are cached by content hash.
+// PORT HOST PORT` (busybox's nc has no UDP). And CoreDNS, the cluster DNS (core/dns.ts): the
+// static binary scripts/build-coredns.sh built, alone, as upstream's image (distroless) has
+// nothing else. Archives are cached by content hash.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
@@ -32,6 +34,9 @@ const APPLETS = [
   'test',
   'sleep',
   'ps',
+  // DNS lookups against a chosen server (scenarios/dns.cluster.test.ts), as upstream's image
+  // (Alpine's busybox) has it.
+  'nslookup',
   // What the e2e specs' shell loops use (conntrack.go: date, seq, nc -u -w -p).
   'date',
   'seq',
@@ -72,8 +77,8 @@ export async function sharedLibraries(binary: string): Promise<string[]> {
   return [...libs].sort();
 }
 
-/** The version scripts/build-node.sh wrote beside a binary it built (NAME.version). */
-function version(name: 'pause' | 'agnhost'): string {
+/** The version the build script wrote beside a binary it built (NAME.version). */
+function version(name: 'pause' | 'agnhost' | 'coredns'): string {
   requireTools(name);
   const built = dirname(realpathSync(which(name)!));
   return readFileSync(join(built, `${name}.version`), 'utf8').trim();
@@ -87,6 +92,11 @@ export function agnhostImage(): string {
   return `registry.k8s.io/e2e-test-images/agnhost:${version('agnhost')}`;
 }
 
+/** Under the reference kubeadm deploys it (its Deployment names it: core/dns.ts). */
+export function corednsImage(): string {
+  return `registry.k8s.io/coredns/coredns:v${version('coredns')}`;
+}
+
 function hashOf(files: string[], extra: string): string {
   const h = createHash('sha256').update(extra);
   for (const f of files) h.update(readFileSync(f));
@@ -95,7 +105,7 @@ function hashOf(files: string[], extra: string): string {
 
 /** Build (or reuse) the lab's image archives. */
 export async function labImages(): Promise<LabImage[]> {
-  requireTools('pause', 'agnhost', 'tar', 'ldd');
+  requireTools('pause', 'agnhost', 'coredns', 'tar', 'ldd');
   const tools = HOST_TOOLS.map((t) => {
     const path = which(t.tool);
     if (!path) throw new Error(`${t.tool} is missing: apt-get install ${t.pkg} (./dev setup does)`);
@@ -106,6 +116,7 @@ export async function labImages(): Promise<LabImage[]> {
     throw new Error(`${BUSYBOX} is missing: apt-get install busybox-static (./dev setup does)`);
   const pause = which('pause')!;
   const agnhost = which('agnhost')!;
+  const coredns = which('coredns')!;
   // Beside the binaries' own cache: .cache/node/<hash>/ → .cache/images/.
   const cache = join(dirname(dirname(dirname(realpathSync(agnhost)))), 'images');
   const images: ImageRecipe[] = [
@@ -138,6 +149,15 @@ export async function labImages(): Promise<LabImage[]> {
         await writeFile(join(root, 'etc', 'group'), 'root:x:0:\n');
         // The upstream image's entry point: `agnhost SUBCOMMAND ...` from the pod's args.
         return { name: agnhostImage(), layers: [root], entrypoint: ['/agnhost'], cmd: ['pause'] };
+      },
+    },
+    {
+      name: corednsImage(),
+      inputs: [coredns],
+      spec: async (root) => {
+        await copyFile(coredns, join(root, 'coredns'));
+        // Upstream's entry point; the Deployment's args name the Corefile.
+        return { name: corednsImage(), layers: [root], entrypoint: ['/coredns'] };
       },
     },
   ];

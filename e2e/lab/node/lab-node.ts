@@ -10,7 +10,15 @@ import { flockConflist } from '@flock/api';
 import { BirdProcess, type BirdPaths } from '@flock/bird/testing';
 import { NODE_BINARIES, requireTools, which } from '@flock/testkit';
 import { running, stopDaemon, waitForLog, watchDaemon, type Daemon } from '../../shared/daemon.js';
-import { MAX_PODS, NODE_NS_PREFIX, POOL_CIDR4, POOL_CIDR6, type NodePlan } from '../core/plan.js';
+import {
+  CLUSTER_DNS_IPS,
+  CLUSTER_DOMAIN,
+  MAX_PODS,
+  NODE_NS_PREFIX,
+  POOL_CIDR4,
+  POOL_CIDR6,
+  type NodePlan,
+} from '../core/plan.js';
 import { configureUplink } from '../core/router.js';
 import { NodeCgroup } from './cgroup.js';
 import { containerdConfig, kubeletConfig, kubeProxyConfig } from './config.js';
@@ -92,6 +100,8 @@ export class LabNode {
           cgroupRoot: node.cgroup.path,
           clientCaFile: creds.clientCaFile,
           maxPods: MAX_PODS,
+          clusterDomain: CLUSTER_DOMAIN,
+          clusterDns: CLUSTER_DNS_IPS,
         }),
       );
       await writeFile(

@@ -31,6 +31,7 @@ const PACKAGE_OF: Record<string, string> = {
   'flock-controlplane':
     'the test control plane (./dev setup builds it: scripts/build-controlplane.sh)',
   cnitool: 'cnitool (./dev setup builds it: scripts/build-cnitool.sh)',
+  coredns: "CoreDNS, the lab's cluster DNS (./dev setup builds it: scripts/build-coredns.sh)",
   unshare: 'util-linux',
   tar: 'tar',
   runc: 'runc',
