@@ -72,11 +72,6 @@ export class LabRouter extends TestRouter {
     try {
       await ns.exec('sysctl', ['-qw', 'net.ipv6.conf.all.forwarding=1']);
       await ns.exec('sysctl', ['-qw', 'net.ipv4.ip_forward=1']);
-      // ECMP over the nodes by flow (addresses and ports), as datacenter routers hash: Linux's
-      // default hashes addresses only, which sends every connection of one client to an
-      // anycast or Service address to the same node.
-      await ns.exec('sysctl', ['-qw', 'net.ipv4.fib_multipath_hash_policy=1']);
-      await ns.exec('sysctl', ['-qw', 'net.ipv6.fib_multipath_hash_policy=1']);
       await ns.exec('ip', ['-6', 'addr', 'add', `${ROUTER_ID6}/128`, 'dev', 'lo']);
       await ns.exec('ip', ['addr', 'add', `${ROUTER_ID4}/32`, 'dev', 'lo']);
     } catch (e) {
