@@ -31,6 +31,21 @@ export async function routerClient(
   const pool = samplePool(lab.nodePrefix4) as { spec: { services: { grants: object[] } } };
   pool.spec.services.grants.push(e2eServiceGrant(o.frameworks));
   await lab.apply(POOLS, pool);
+  // A client outside the cluster has an address outside every node's subnet (the ESIPP specs
+  // check the source a pod sees against the node's /64): the router's link addresses share the
+  // nodes' /64s, so they are deprecated for source selection (RFC 6724 rule 3) and the router's
+  // own connections leave from its loopback address. BGP and the nodes' routes are unaffected.
+  for (const plan of lab.plans)
+    await lab.router!.ns.exec('ip', [
+      '-6',
+      'addr',
+      'change',
+      `${plan.router6}/64`,
+      'dev',
+      plan.routerIf,
+      'preferred_lft',
+      '0',
+    ]);
   const kubeconfig = join(lab.options.dir, 'router.kubeconfig');
   await writeFile(kubeconfig, lab.cp!.kubeconfigYamlVia(NODE_API_SERVER), { mode: 0o600 });
   return { netns: lab.router!.ns.name, kubeconfig };
