@@ -8,7 +8,7 @@ import { mergePatch, SERVICES, type KubeTransport } from '@flock/kube';
 
 export const LB_CLEANUP_FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
 
-export const hasCleanupFinalizer = (svc: Service | undefined) =>
+const hasCleanupFinalizer = (svc: Service | undefined) =>
   svc?.metadata.finalizers?.includes(LB_CLEANUP_FINALIZER) ?? false;
 
 /**
