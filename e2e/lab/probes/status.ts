@@ -33,11 +33,19 @@ export async function probeFrom(ref: NetnsRef, ip: string, port = WORKLOAD_PORT)
     : { ok: false, reply: r.stderr.trim() || 'no reply' };
 }
 
-/** Running pods on flock's network (not hostNetwork) and their addresses. */
+/**
+ * The workloads' running pods on flock's network and their addresses: not hostNetwork, and not
+ * the cluster's own (kube-system: CoreDNS), which serve no workload port.
+ */
 export async function podAddresses(state: LabState): Promise<{ pod: string; ips: string[] }[]> {
   const { stdout } = await kubectl(state, ['get', 'pods', '-A', '-o', 'json']);
   return PodList.parse(JSON.parse(stdout))
-    .items.filter((p) => !p.spec.hostNetwork && p.status?.phase === 'Running')
+    .items.filter(
+      (p) =>
+        !p.spec.hostNetwork &&
+        p.metadata.namespace !== 'kube-system' &&
+        p.status?.phase === 'Running',
+    )
     .map((p) => ({
       pod: `${p.metadata.namespace}/${p.metadata.name}`,
       ips: (p.status?.podIPs ?? []).map((i) => i.ip),

@@ -63,6 +63,10 @@ function nodeTarget(pod: LabPod, port: number): string {
   return `[${plan.node6}]:${port}`;
 }
 
+/** What BIRD exports for the agent: every class of its routes. */
+const exportedTotal = (r: NonNullable<AgentStatus['routesExported']>) =>
+  r.aggregate + r.pinned + r.anycast + (r.services ?? 0);
+
 describe('observability on real nodes', () => {
   it('Prometheus scrapes every agent and operator; the samples run', async () => {
     const agents = await flockPods('flock-agent');
@@ -130,7 +134,7 @@ describe('observability on real nodes', () => {
           const exported =
             r?.pinned === s.announced.pinned.length && r.anycast === s.announced.anycast.length;
           // BIRD is asked for its sessions every 5 s: its count follows the accepted config.
-          const seen = s.peers[0]?.routesExported === (r ? r.aggregate + r.pinned + r.anycast : -1);
+          const seen = s.peers[0]?.routesExported === (r ? exportedTotal(r) : -1);
           return complete && announced && exported && seen && s.peers[0]?.state === 'Established'
             ? s
             : undefined;
@@ -147,11 +151,9 @@ describe('observability on real nodes', () => {
         expect.objectContaining({ address: ROUTER_ID6, asn: 65000, state: 'Established' }),
       ]);
       expect(status.peers[0]!.uptimeSeconds).toBeGreaterThanOrEqual(0);
-      expect(status.peers[0]!.routesExported).toBe(
-        status.routesExported!.aggregate +
-          status.routesExported!.pinned +
-          status.routesExported!.anycast,
-      );
+      expect(status.peers[0]!.routesExported).toBe(exportedTotal(status.routesExported!));
+      // The sample LoadBalancer (Cluster: every node) and the pool's two Service CIDRs.
+      expect(status.routesExported!.services).toBeGreaterThanOrEqual(2);
       expect(status.routesExported!.aggregate).toBe(2);
       expect(status.addresses.map((a) => a.family)).toEqual(['ipv6', 'ipv4']);
       seen.pinned += status.announced.pinned.filter((a) => a === SAMPLE_PINNED6).length;
