@@ -26,16 +26,11 @@ import { startReach } from '../probes/reach-watch.js';
 import { DEPLOYMENTS } from '../core/workloads.js';
 import { cpuUsed, readCpu, type CpuUse } from './cpu-use.js';
 import { describeNotes, podEvents, watchTurn } from './turn-notes.js';
+import { intOption } from './args.js';
 
 const NODES = 3;
-const arg = (name: string, def: number, max: number) => {
-  const i = process.argv.indexOf(name);
-  const v = i > 0 ? Number(process.argv[i + 1]) : def;
-  if (!Number.isInteger(v) || v < 1 || v > max) throw new Error(`${name}: 1..${max}`);
-  return v;
-};
-const PODS = arg('--pods', 60, 150);
-const REPEAT = arg('--repeat', 1, 5);
+const PODS = intOption('--pods', 60, 150);
+const REPEAT = intOption('--repeat', 1, 5);
 const PTP_CONF = '00-bench-ptp.conflist'; // sorts before 10-flock.conflist: the runtime takes it
 const PTP_PLUGINS = ['ptp', 'host-local'];
 const DEBIAN_CNI = '/usr/lib/cni';

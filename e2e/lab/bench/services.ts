@@ -40,17 +40,12 @@ import {
   kubeProxySyncPeriods,
   type Histogram,
 } from './kube-proxy-metrics.js';
+import { intOption } from './args.js';
 
 const NODES = 3;
-const arg = (name: string, def: number, max: number) => {
-  const i = process.argv.indexOf(name);
-  const v = i > 0 ? Number(process.argv[i + 1]) : def;
-  if (!Number.isInteger(v) || v < 1 || v > max) throw new Error(`${name}: 1..${max}`);
-  return v;
-};
 // The sample Pool's IPv6 Service range is a /120: 2 × 100 Services and the samples fit.
-const PER_POLICY = arg('--services', 20, 100);
-const FLIPS = arg('--flips', 20, 200);
+const PER_POLICY = intOption('--services', 20, 100);
+const FLIPS = intOption('--flips', 20, 200);
 const GAP_MS = 1_500;
 const POLL_MS = 20;
 const FLIP = 'bench-flip';
