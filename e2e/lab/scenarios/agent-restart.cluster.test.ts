@@ -10,12 +10,14 @@ import { probeFromRouter } from '../probes/status.js';
 import { DEPLOYMENTS, listPods, waitForPods } from '../core/workloads.js';
 import { startLab } from '../core/test-lab.js';
 
+// The test's own workload only: the node also runs kube-system's pods (CoreDNS).
 const storeIps = async (nodeDir: string) =>
   (
     JSON.parse(await readFile(join(nodeDir, 'lib', 'allocations.json'), 'utf8')) as {
-      entries: { pod: string; ip6: string }[];
+      entries: { namespace: string; pod: string; ip6: string }[];
     }
   ).entries
+    .filter((e) => e.namespace === 'default')
     .map((e) => `${e.pod}=${e.ip6}`)
     .sort();
 
