@@ -4,7 +4,8 @@
 // has it, runs every suite of suites.ts with ginkgo's parallel processes, writes the JUnit reports
 // into --report-dir and the results sections of docs/conformance.md (the loadbalancer suite's a
 // section of its own); exits non-zero if any spec failed.
-//   --suite NAME      only this suite (netpol, cni, netpol-subset, loadbalancer); repeatable
+//   --suite NAME      only this suite (netpol, cni, netpol-subset, loadbalancer,
+//                     loadbalancer-ipv4: on an IPv4-first lab); repeatable, one lab for all
 //   --procs N         ginkgo processes (default 3)
 //   --nodes N         lab nodes (default 3)
 //   --report-dir DIR  default .cache/conformance-report
@@ -13,18 +14,27 @@ import { option } from './options.js';
 import { ran, SECTIONS, writeResults, type SuiteReport } from './report.js';
 import { conformanceLab, runSuite, versions } from './run.js';
 import { conformanceMain, type SuiteContext } from './runner.js';
-import { ALL_SUITES, LOADBALANCER, SUBSET } from './suites.js';
+import { ALL_SUITES, LOADBALANCER, LOADBALANCER_IPV4, SUBSET } from './suites.js';
 
 function selected(args: string[]) {
   const names = option(args, '--suite');
-  const known = [...ALL_SUITES, SUBSET, LOADBALANCER];
+  const known = [...ALL_SUITES, SUBSET, LOADBALANCER, LOADBALANCER_IPV4];
   if (!names.length) return ALL_SUITES;
-  return names.map((n) => {
+  const suites = names.map((n) => {
     const s = known.find((k) => k.name === n);
     if (!s) throw new Error(`--suite ${n}: one of ${known.map((k) => k.name).join(', ')}`);
     return s;
   });
+  const families = new Set(suites.map((s) => s.primaryFamily ?? 'IPv6'));
+  if (families.size > 1)
+    throw new Error(
+      `--suite: ${names.join(', ')} need labs of different first families; run them one at a time`,
+    );
+  return suites;
 }
+
+/** The first family of the lab the selected suites need. */
+const primaryFamily = (args: string[]) => selected(args)[0]?.primaryFamily ?? 'IPv6';
 
 async function suites({ args, lab, nodes, reportDir, sctp, started, docs, say }: SuiteContext) {
   const procs = Number(option(args, '--procs')[0] ?? 3);
@@ -69,7 +79,7 @@ async function suites({ args, lab, nodes, reportDir, sctp, started, docs, say }:
 
 conformanceMain({
   name: 'conformance',
-  lab: conformanceLab,
+  lab: (o) => conformanceLab({ ...o, primaryFamily: primaryFamily(process.argv.slice(2)) }),
   check: (args) => void selected(args),
   suite: suites,
   leaves: 'JUnit reports and logs',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseJUnit, tally, unescapeXml } from './junit.js';
 import { BEGIN, END, ran, renderResults } from './report.js';
-import { POLICY_SUBSET, SUBSET } from './suites.js';
+import { LOADBALANCER, LOADBALANCER_IPV4, POLICY_SUBSET, SUBSET } from './suites.js';
 
 // The shape ginkgo 2.28 writes (--junit-report), trimmed.
 const JUNIT = `<?xml version="1.0" encoding="UTF-8"?>
@@ -97,5 +97,18 @@ describe('the ./dev test subset', () => {
         ) || re.test(`[sig-network] Netpol API ${spec}`),
       ).toBe(true);
     }
+  });
+});
+
+describe('the LoadBalancer suites', () => {
+  it('what the IPv6-first suite leaves out for IPv6 runs on the IPv4-first lab; only the cloud spec is skipped there', () => {
+    const ipv4Only = LOADBALANCER.skip.filter((s) => !LOADBALANCER_IPV4.skip.includes(s));
+    expect(ipv4Only.length).toBeGreaterThan(0);
+    for (const s of ipv4Only) expect(s.reason).toContain('runs in `loadbalancer-ipv4`');
+    expect(LOADBALANCER_IPV4.skip.map((s) => s.reason)).toEqual([
+      expect.stringMatching(/^needs a cloud load balancer/),
+    ]);
+    expect(LOADBALANCER_IPV4).toMatchObject({ focus: LOADBALANCER.focus, primaryFamily: 'IPv4' });
+    expect(LOADBALANCER_IPV4.section).not.toBe(LOADBALANCER.section);
   });
 });

@@ -22,6 +22,11 @@ export const SECTIONS = {
       '<!-- BEGIN loadbalancer results (npm run test:conformance -- --suite loadbalancer writes this) -->',
     end: '<!-- END loadbalancer results -->',
   },
+  'loadbalancer-ipv4': {
+    begin:
+      '<!-- BEGIN loadbalancer-ipv4 results (npm run test:conformance -- --suite loadbalancer-ipv4 writes this) -->',
+    end: '<!-- END loadbalancer-ipv4 results -->',
+  },
 } satisfies Record<string, Section>;
 
 export interface SuiteReport {

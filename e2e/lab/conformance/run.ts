@@ -4,6 +4,7 @@ import { run } from '@flock/exec';
 import type { Logger } from '@flock/kube';
 import { requireKernelTier } from '@flock/testkit';
 import { Lab } from '../core/lab.js';
+import type { PrimaryFamily } from '../core/plan.js';
 import { E2E_BINARY, GINKGO, runGinkgo } from './ginkgo.js';
 import { preloadE2eImages, type SctpSupport } from './prepare.js';
 import type { SuiteReport } from './report.js';
@@ -19,6 +20,8 @@ export interface ConformanceLabOptions {
   tools?: readonly string[];
   /** What the suite needs on the nodes; the images it returns are logged (default: the e2e images). */
   preload?: (lab: Lab) => Promise<string[]>;
+  /** The lab's first family (default IPv6, flock's own). */
+  primaryFamily?: PrimaryFamily;
 }
 
 /** What a conformance lab needs beyond the lab's own tools. */
@@ -50,6 +53,7 @@ export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
     log: o.log,
     ...CONFORMANCE_LAB,
     ...(o.progress ? { progress: o.progress } : {}),
+    ...(o.primaryFamily ? { primaryFamily: o.primaryFamily } : {}),
   });
   await lab.up();
   try {

@@ -1,5 +1,6 @@
 // Which of Kubernetes' own sig-network specs flock runs (docs/conformance.md): ginkgo focus and
 // skip regular expressions on the specs' full text, as upstream names them.
+import type { PrimaryFamily } from '../core/plan.js';
 
 export interface Suite {
   name: string;
@@ -15,7 +16,9 @@ export interface Suite {
    */
   fromRouter?: { frameworks: string[] };
   /** Its results go to a section of docs/conformance.md of its own (default: the main one). */
-  section?: 'loadbalancer';
+  section?: 'loadbalancer' | 'loadbalancer-ipv4';
+  /** The lab it needs (LabOptions.primaryFamily; default IPv6 first, flock's own). */
+  primaryFamily?: PrimaryFamily;
 }
 
 /** Specs that need the kernel's SCTP: skipped only when the kernel has none (loadSctp). */
@@ -65,6 +68,37 @@ export const CNI: Suite = {
 export const ALL_SUITES: readonly Suite[] = [NETPOL, CNI];
 
 /**
+ * A spec that needs a cloud load balancer: one that balances each connection on its own and
+ * still keeps a client on one endpoint when the Service asks for ClientIP affinity. A router's
+ * ECMP hashes every flow the same way, whatever the Service: by address (as the lab's router,
+ * Linux's default), a client reaches one node; by ports too, the affinity specs fail instead.
+ */
+const CLOUD_AFFINITY_SKIP = {
+  pattern: String.raw`should be able to switch session affinity for LoadBalancer service with Local traffic policy`,
+  reason:
+    "needs a cloud load balancer that honours each Service's affinity: after ClientIP affinity is switched off it expects one client's connections to reach several endpoints, but a Local Service's node answers only with its own endpoint (one per node here) and the router's ECMP sends one client to one node (hashing by address, as ClientIP affinity across nodes needs; hashing ports too breaks the affinity specs instead)",
+};
+
+/** The LoadBalancer specs that assume IPv4 first; the IPv4-first suite runs them. */
+const IPV4_FIRST_SPECS = [
+  {
+    pattern: String.raw`ExternalTrafficPolicy: Local .*should only target nodes with endpoints`,
+    reason:
+      "expects kube-proxy's health check of the (single-stack) Service on every InternalIP of a node; kube-proxy serves it only in the Service's family (pkg/proxy/healthcheck/service_health.go), so on dual-stack nodes the other family's address never answers; runs in `loadbalancer-ipv4`",
+  },
+  {
+    pattern: String.raw`should only allow access from service loadbalancer source ranges`,
+    reason:
+      'probes from pods with `wget -T 5 -qO- ADDRESS`, the address unbracketed: no wget takes "2001:db8:400::4" for an IPv6 host (GNU wget looks up a host "2001", exit 4; busybox reads the last group as a port), so on an IPv6-first cluster the probe fails before any packet is sent; runs in `loadbalancer-ipv4`',
+  },
+  {
+    pattern: String.raw`ExternalTrafficPolicy: Local .*should work from pods`,
+    reason:
+      'reads the client address as strings.Split(stdout, ":")[0], which is "[2001" for an IPv6 client: it cannot pass on a cluster whose first family is IPv6, as the lab\'s is; runs in `loadbalancer-ipv4`',
+  },
+];
+
+/**
  * Kubernetes' own LoadBalancer specs (test/e2e/network/loadbalancer.go), [Slow] ones included:
  * flock's operator gives the Services their addresses, the agents announce them to the router,
  * kube-proxy delivers them; the specs connect from the router, where clients outside the
@@ -75,32 +109,25 @@ export const LOADBALANCER: Suite = {
   about:
     "Kubernetes' own `[Feature:LoadBalancer]` specs (test/e2e/network/loadbalancer.go), `[Slow]` included, connecting from the router",
   focus: [String.raw`\[Feature:LoadBalancer\]`],
-  skip: [
-    {
-      pattern: String.raw`ExternalTrafficPolicy: Local .*should only target nodes with endpoints`,
-      reason:
-        "expects kube-proxy's health check of the (single-stack) Service on every InternalIP of a node; kube-proxy serves it only in the Service's family (pkg/proxy/healthcheck/service_health.go), so on dual-stack nodes the other family's address never answers",
-    },
-    {
-      pattern: String.raw`should only allow access from service loadbalancer source ranges`,
-      reason:
-        'probes from pods with `wget -T 5 -qO- ADDRESS`, the address unbracketed: no wget takes "2001:db8:400::4" for an IPv6 host (GNU wget looks up a host "2001", exit 4; busybox reads the last group as a port), so on an IPv6-first cluster the probe fails before any packet is sent',
-    },
-    {
-      pattern: String.raw`should be able to switch session affinity for LoadBalancer service with Local traffic policy`,
-      reason:
-        "after switching ClientIP affinity off it expects one client's connections to reach several endpoints; behind ECMP routing a client reaches one node (the router hashes by address, as ClientIP affinity across nodes needs: hashing ports too breaks the affinity specs instead), and a Local Service's node answers only with its own endpoint, one per node here",
-    },
-    {
-      pattern: String.raw`ExternalTrafficPolicy: Local .*should work from pods`,
-      reason:
-        'reads the client address as strings.Split(stdout, ":")[0], which is "[2001" for an IPv6 client: it cannot pass on a cluster whose first family is IPv6, as the lab\'s is',
-    },
-  ],
+  skip: [...IPV4_FIRST_SPECS, CLOUD_AFFINITY_SKIP],
   // The framework names of loadbalancer.go's two Describes ("LoadBalancers" and
   // "LoadBalancers ExternalTrafficPolicy: Local").
   fromRouter: { frameworks: ['loadbalancers', 'esipp'] },
   section: 'loadbalancer',
+};
+
+/**
+ * The same specs on a lab whose first family is IPv4 and whose Nodes have IPv4 addresses only
+ * (the clusters upstream runs them on): those LOADBALANCER leaves out for IPv6 run here.
+ */
+export const LOADBALANCER_IPV4: Suite = {
+  ...LOADBALANCER,
+  name: 'loadbalancer-ipv4',
+  about:
+    "the same `[Feature:LoadBalancer]` specs on an IPv4-first lab (Service ranges and the API server's address IPv4 first, Nodes with IPv4 InternalIPs only; pods and flock's announcements still dual-stack)",
+  skip: [CLOUD_AFFINITY_SKIP],
+  section: 'loadbalancer-ipv4',
+  primaryFamily: 'IPv4',
 };
 
 /**

@@ -30,6 +30,15 @@ describe('cluster DNS objects', () => {
     expect(svc.spec.ipFamilies).toEqual(['IPv6', 'IPv4']);
   });
 
+  it('on an IPv4-first lab kube-dns lists its IPv4 address and family first', () => {
+    const [, svc] = clusterDnsObjects(IMAGE, 'IPv4').find(
+      ([, o]) => (o as { kind: string }).kind === 'Service',
+    )! as [unknown, { spec: { clusterIP: string; clusterIPs: string[]; ipFamilies: string[] } }];
+    expect(svc.spec.clusterIPs).toEqual([CLUSTER_DNS_IPS[1], CLUSTER_DNS_IPS[0]]);
+    expect(svc.spec.clusterIP).toBe(CLUSTER_DNS_IPS[1]);
+    expect(svc.spec.ipFamilies).toEqual(['IPv4', 'IPv6']);
+  });
+
   it('the Corefile serves the cluster and reverse zones and forwards nowhere (the lab is offline)', () => {
     const text = corefile();
     expect(text).toContain(`kubernetes ${CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {`);

@@ -19,7 +19,7 @@ import { CONFIGMAPS, ENDPOINT_SLICES, resourcePath, SERVICES, type ResourceRef }
 import { eventually } from '@flock/testkit';
 import { corednsImage } from '../node/images.js';
 import type { Lab } from './lab.js';
-import { CLUSTER_DNS_IPS, CLUSTER_DOMAIN } from './plan.js';
+import { CLUSTER_DNS_IPS, CLUSTER_DOMAIN, inFamilyOrder, type PrimaryFamily } from './plan.js';
 import { isPodReady } from './pod-list.js';
 import { DEPLOYMENTS, labKubectl, listPods } from './workloads.js';
 
@@ -71,7 +71,10 @@ export function corefile(domain = CLUSTER_DOMAIN): string {
 }
 
 /** Every object of the cluster DNS, each with its resource, in the order they are applied. */
-export function clusterDnsObjects(image: string): [ResourceRef, object][] {
+export function clusterDnsObjects(
+  image: string,
+  primary: PrimaryFamily = 'IPv6',
+): [ResourceRef, object][] {
   const meta = (extra: object = {}) => ({ name: NAME, namespace: DNS_NAMESPACE, ...extra });
   const rbacName = `system:${NAME}`;
   return [
@@ -120,9 +123,9 @@ export function clusterDnsObjects(image: string): [ResourceRef, object][] {
         spec: {
           selector: LABELS,
           ipFamilyPolicy: 'RequireDualStack',
-          ipFamilies: ['IPv6', 'IPv4'],
-          clusterIP: CLUSTER_DNS_IPS[0],
-          clusterIPs: CLUSTER_DNS_IPS,
+          ipFamilies: primary === 'IPv6' ? ['IPv6', 'IPv4'] : ['IPv4', 'IPv6'],
+          clusterIP: inFamilyOrder(CLUSTER_DNS_IPS, primary)[0],
+          clusterIPs: inFamilyOrder(CLUSTER_DNS_IPS, primary),
           ports: [
             { name: 'dns', port: 53, protocol: 'UDP' },
             { name: 'dns-tcp', port: 53, protocol: 'TCP' },
@@ -216,7 +219,8 @@ function deployment(image: string): object {
 
 /** Apply the cluster DNS's objects (its pods start once the nodes are Ready). */
 export async function applyClusterDns(lab: Lab): Promise<void> {
-  for (const [resource, obj] of clusterDnsObjects(corednsImage())) await lab.apply(resource, obj);
+  for (const [resource, obj] of clusterDnsObjects(corednsImage(), lab.primaryFamily))
+    await lab.apply(resource, obj);
 }
 
 const EndpointSliceList = z.object({

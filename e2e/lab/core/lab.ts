@@ -35,6 +35,7 @@ import {
   CP_ADDR4,
   CP_ADDR6,
   CP_NS_PREFIX,
+  inFamilyOrder,
   KUBERNETES_SERVICE_IPS,
   NODE_API_SERVER,
   NODE_PREFIX4,
@@ -43,6 +44,7 @@ import {
   samplePool,
   SERVICE_CIDRS,
   type NodePlan,
+  type PrimaryFamily,
 } from './plan.js';
 import { LabRouter, routerBirdConfig } from './router.js';
 import { writeState, type LabState } from './state.js';
@@ -93,6 +95,12 @@ export interface LabOptions {
   nodeFailureDetection?: 'fast' | 'default';
   /** CoreDNS behind kube-dns (core/dns.ts; default true). The kubelets name it either way. */
   clusterDns?: boolean;
+  /**
+   * The cluster's first family (default IPv6). `IPv4`: the Service ranges and the API server's
+   * address IPv4 first, and the Nodes' InternalIPs IPv4 only, as on the single-stack-node
+   * clusters upstream's LoadBalancer specs assume (pods and Services stay dual-stack).
+   */
+  primaryFamily?: PrimaryFamily;
 }
 
 export class Lab {
@@ -112,6 +120,10 @@ export class Lab {
 
   constructor(readonly options: LabOptions) {
     this.plans = Array.from({ length: options.nodes ?? 3 }, (_, i) => nodePlan(i + 1));
+  }
+
+  get primaryFamily(): PrimaryFamily {
+    return this.options.primaryFamily ?? 'IPv6';
   }
 
   get nodePrefix4(): number {
@@ -153,8 +165,9 @@ export class Lab {
       extraArgs: {
         apiserver: [
           '--bind-address=::',
-          `--advertise-address=${CP_ADDR6}`,
-          `--service-cluster-ip-range=${SERVICE_CIDRS.join(',')}`,
+          // The `kubernetes` Service's endpoint: of its first family.
+          `--advertise-address=${this.primaryFamily === 'IPv6' ? CP_ADDR6 : CP_ADDR4}`,
+          `--service-cluster-ip-range=${inFamilyOrder(SERVICE_CIDRS, this.primaryFamily).join(',')}`,
           '--kubelet-preferred-address-types=InternalIP',
           ...(fast
             ? [
@@ -178,7 +191,7 @@ export class Lab {
     const creds = await this.nodeCredentials();
     this.step(`${this.plans.length} nodes: namespaces, containerd, images, kubelet`);
     for (const plan of this.plans) {
-      const node = await LabNode.create(plan, dir, creds(plan));
+      const node = await LabNode.create(plan, dir, creds(plan), this.primaryFamily);
       this.nodes.push(node);
       await this.router.connect(node.ns.netns, plan);
     }

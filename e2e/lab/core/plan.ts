@@ -49,10 +49,21 @@ export const CP_ADDR4 = '10.250.254.2';
 export const APISERVER_PORT = 6443;
 export const NODE_API_SERVER = `https://[${CP_ADDR6}]:${APISERVER_PORT}`;
 /**
+ * The family the cluster lists first (Service ranges, node addresses, podIPs). flock is IPv6
+ * first; an `IPv4` lab exists for upstream specs that work only when IPv4 comes first.
+ */
+export type PrimaryFamily = 'IPv6' | 'IPv4';
+/** One value per family, IPv6's first. */
+export type FamilyPair = readonly [ipv6: string, ipv4: string];
+/** Both values, the primary family's first. */
+export const inFamilyOrder = (pair: FamilyPair, primary: PrimaryFamily): string[] =>
+  primary === 'IPv6' ? [pair[0], pair[1]] : [pair[1], pair[0]];
+
+/**
  * Service addresses, IPv6 first (dual-stack). Node and transit addresses stay outside them:
  * kube-proxy drops traffic to unallocated service addresses.
  */
-export const SERVICE_CIDRS = ['fd00:10:96::/112', '10.96.0.0/16'];
+export const SERVICE_CIDRS: FamilyPair = ['fd00:10:96::/112', '10.96.0.0/16'];
 /** The `kubernetes` Service's addresses (the first of each service range). */
 export const KUBERNETES_SERVICE_IPS = ['fd00:10:96::1', '10.96.0.1'];
 /** The cluster's DNS domain (the kubelet's clusterDomain, CoreDNS's zone). */
@@ -61,7 +72,7 @@ export const CLUSTER_DOMAIN = 'cluster.local';
  * The cluster DNS Service `kube-system/kube-dns` (CoreDNS, core/dns.ts): fixed ClusterIPs, one
  * per family (the tenth of each range, as kubeadm picks), the kubelets' clusterDNS.
  */
-export const CLUSTER_DNS_IPS = ['fd00:10:96::a', '10.96.0.10'];
+export const CLUSTER_DNS_IPS: FamilyPair = ['fd00:10:96::a', '10.96.0.10'];
 export const MAX_NODES = 9;
 /** The node uplinks (router side .1 / ::1 of each): the router's source addresses. */
 export const ROUTER_UPLINKS6 = '2001:db8:ff::/48';
@@ -138,7 +149,7 @@ export function samplePool(nodePrefix4 = NODE_PREFIX4): object {
       services: {
         cidrs: SERVICE_LB_CIDRS,
         grants: [SAMPLE_GRANT],
-        clusterIPs: SERVICE_CIDRS,
+        clusterIPs: [...SERVICE_CIDRS],
       },
       bgp: {
         asn: NODE_ASN,

@@ -2,9 +2,14 @@
 // differs from upstream's default is there because these machines need it (docs/lab.md says
 // why for each): cgroup v1 hybrid, no CAP_SYS_RESOURCE, several nodes on one kernel.
 import { stringify } from 'yaml';
+import type { PrimaryFamily } from '../core/plan.js';
 
 /** containerd 2.x (config version 3): CRI with runc, CNI from the node's standard directories. */
-export function containerdConfig(o: { pauseImage: string; runc: string }): string {
+export function containerdConfig(o: {
+  pauseImage: string;
+  runc: string;
+  primary?: PrimaryFamily;
+}): string {
   return `version = 3
 root = '/var/lib/containerd'
 state = '/run/containerd'
@@ -37,9 +42,9 @@ imports = []
       bin_dirs = ['/opt/cni/bin']
       conf_dir = '/etc/cni/net.d'
       max_conf_num = 1
-      # flock is IPv6 first: the sandbox's primary address is its IPv6 one (the kubelet then
-      # orders podIPs by the node's primary family, IPv6 too: --node-ip).
-      ip_pref = 'ipv6'
+      # The sandbox's primary address is of the cluster's first family (flock is IPv6 first;
+      # the kubelet then orders podIPs by the node's primary family, the same: --node-ip).
+      ip_pref = '${(o.primary ?? 'IPv6').toLowerCase()}'
       # The pod's lo comes up inside containerd; no loopback plugin binary is needed.
       use_internal_loopback = true
   [plugins.'io.containerd.grpc.v1.cri']
@@ -54,7 +59,7 @@ export interface KubeletOptions {
   maxPods: number;
   clusterDomain: string;
   /** The cluster DNS Service's addresses (one per family), written into pods' resolv.conf. */
-  clusterDns: string[];
+  clusterDns: readonly string[];
 }
 
 /** KubeletConfiguration (kubelet.config.k8s.io/v1beta1). */

@@ -12,6 +12,8 @@ import { NODE_BINARIES, requireTools, which } from '@flock/testkit';
 import { running, stopDaemon, waitForLog, watchDaemon, type Daemon } from '../../shared/daemon.js';
 import {
   CLUSTER_DNS_IPS,
+  inFamilyOrder,
+  type PrimaryFamily,
   CLUSTER_DOMAIN,
   MAX_PODS,
   NODE_NS_PREFIX,
@@ -63,6 +65,7 @@ export class LabNode {
     readonly ns: NodeNamespaces,
     readonly dir: string,
     private readonly creds: NodeCredentials,
+    readonly primaryFamily: PrimaryFamily,
   ) {
     this.birdPaths = {
       configPath: join(dir, 'bird.conf'),
@@ -81,18 +84,23 @@ export class LabNode {
   }
 
   /** The node's namespaces, cgroups, directories and configuration files. */
-  static async create(plan: NodePlan, labDir: string, creds: NodeCredentials): Promise<LabNode> {
+  static async create(
+    plan: NodePlan,
+    labDir: string,
+    creds: NodeCredentials,
+    primary: PrimaryFamily = 'IPv6',
+  ): Promise<LabNode> {
     requireTools('unshare', 'runc', ...NODE_BINARIES);
     const dir = join(labDir, plan.name);
     await mkdir(join(dir, 'run'), { recursive: true });
     const ns = await NodeNamespaces.create(NODE_NS_PREFIX, plan.name, dir);
-    const node = new LabNode(plan, ns, dir, creds);
+    const node = new LabNode(plan, ns, dir, creds, primary);
     try {
       await ns.enter('sysctl', ['-qw', 'net.ipv6.conf.all.forwarding=1']);
       await node.cgroup.create();
       await writeFile(
         join(dir, 'containerd.toml'),
-        containerdConfig({ pauseImage: pauseImage(), runc: which('runc')! }),
+        containerdConfig({ pauseImage: pauseImage(), runc: which('runc')!, primary }),
       );
       await writeFile(
         join(dir, 'kubelet.yaml'),
@@ -101,7 +109,7 @@ export class LabNode {
           clientCaFile: creds.clientCaFile,
           maxPods: MAX_PODS,
           clusterDomain: CLUSTER_DOMAIN,
-          clusterDns: CLUSTER_DNS_IPS,
+          clusterDns: inFamilyOrder(CLUSTER_DNS_IPS, primary),
         }),
       );
       await writeFile(
@@ -191,8 +199,9 @@ export class LabNode {
       `--kubeconfig=${this.creds.kubeletKubeconfig}`,
       `--hostname-override=${this.plan.name}`,
       // IPv6 first: the kubelet orders each pod's podIPs by the node's primary family (flock is
-      // IPv6 first); the agent takes its BGP router id from the IPv4 InternalIP.
-      `--node-ip=${this.plan.node6},${this.plan.node4}`,
+      // IPv6 first); the agent takes its BGP router id from the IPv4 InternalIP. An IPv4 lab's
+      // nodes have only their IPv4 address (LabOptions.primaryFamily).
+      `--node-ip=${this.primaryFamily === 'IPv6' ? `${this.plan.node6},${this.plan.node4}` : this.plan.node4}`,
     ]);
   }
 
