@@ -138,6 +138,7 @@ function buildAgent(deps: AgentDeps) {
     nodeName,
     logger,
     addressQuarantineMs: config.addressQuarantineMs,
+    addressQuarantineShare: config.addressQuarantineShare,
     watchdogMs: config.watchdogMs,
     metrics: metrics.options,
     // A NodeConfig that comes back: only addresses the store still holds stay allocated (before

@@ -21,6 +21,12 @@ export interface QuarantineEntry {
   pinned: boolean;
 }
 
+/** The namespace part of a holder identity ("namespace/name"): quarantine is bounded per namespace. */
+function namespaceOf(identity: string): string {
+  const slash = identity.indexOf('/');
+  return slash < 0 ? identity : identity.slice(0, slash);
+}
+
 export class AddressBook {
   readonly reserved: ReservedOffsets | undefined;
   private readonly held = new Map<bigint, Holder>();
@@ -35,11 +41,32 @@ export class AddressBook {
   private readonly releasedBy = new Map<string, bigint>();
   private heldInPrefix = 0;
   private quarantinedInPrefix = 0;
+  /**
+   * Per namespace, its quarantined addresses in the prefix: how many, and in release order (an
+   * item whose number is no longer the address's quarantine is skipped when reached).
+   */
+  private readonly quarantinedBy = new Map<
+    string,
+    { count: number; order: { value: bigint; seq: number }[] }
+  >();
+  /** Each quarantine's number, in release order: tells a current item from an earlier one. */
+  private readonly quarantineSeq = new Map<bigint, number>();
+  private seq = 0;
+  /** Quarantines ended early because a namespace reached its bound (a counter). */
+  cut = 0;
   /** No offset below this one is free (sequential allocation starts here). */
   lowestMaybeFree = 0n;
 
-  /** `prefix` is the node prefix of this family (undefined: only pinned addresses). */
-  constructor(readonly prefix: Prefix | undefined) {
+  /**
+   * `prefix` is the node prefix of this family (undefined: only pinned addresses).
+   * `perNamespace`: how many of the prefix's addresses one namespace may keep quarantined; past
+   * it, that namespace's oldest quarantine ends early, so a namespace that churns pods through
+   * the node cannot take the free addresses of every other namespace's pods.
+   */
+  constructor(
+    readonly prefix: Prefix | undefined,
+    readonly perNamespace = Infinity,
+  ) {
     this.reserved = prefix && reservedOffsets(prefix);
   }
 
@@ -80,10 +107,17 @@ export class AddressBook {
     return previous;
   }
 
-  /** Stop holding an address and quarantine it until `until`. */
-  release(value: bigint, until: number): void {
+  /**
+   * Stop holding an address and quarantine it until `until`; with no `until` it is free at once
+   * (an address no pod ever used: its ADD failed before the runtime saw it).
+   */
+  release(value: bigint, until: number | undefined): void {
     const holder = this.held.get(value);
     if (!holder || !this.unhold(value)) return;
+    if (until === undefined) {
+      if (this.inPrefix(value)) this.freed(value);
+      return;
+    }
     this.enterQuarantine(value, { until, identity: holder.identity, pinned: holder.pinned });
   }
 
@@ -115,7 +149,24 @@ export class AddressBook {
     this.quarantine.set(value, entry);
     this.expiry.push({ value, until: entry.until });
     this.releasedBy.set(entry.identity, value);
-    if (this.inPrefix(value)) this.quarantinedInPrefix++;
+    if (!this.inPrefix(value)) return;
+    this.quarantinedInPrefix++;
+    const ns = namespaceOf(entry.identity);
+    const mine = this.quarantinedBy.get(ns) ?? { count: 0, order: [] };
+    this.quarantinedBy.set(ns, mine);
+    mine.count++;
+    const seq = ++this.seq;
+    this.quarantineSeq.set(value, seq);
+    mine.order.push({ value, seq });
+    while (mine.count > this.perNamespace) {
+      const oldest = mine.order.shift() as { value: bigint; seq: number };
+      if (this.quarantineSeq.get(oldest.value) !== oldest.seq) continue; // re-taken since
+      this.unquarantine(oldest.value, true);
+      this.cut++;
+    }
+    // Items of addresses re-taken since pile up while the namespace keeps some quarantined.
+    if (mine.order.length > 2 * mine.count + 64)
+      mine.order = mine.order.filter((item) => this.quarantineSeq.get(item.value) === item.seq);
   }
 
   /** Free every quarantined address whose time has come. */
@@ -148,6 +199,10 @@ export class AddressBook {
     if (this.releasedBy.get(entry.identity) === value) this.releasedBy.delete(entry.identity);
     if (this.inPrefix(value)) {
       this.quarantinedInPrefix--;
+      this.quarantineSeq.delete(value);
+      const ns = namespaceOf(entry.identity);
+      const mine = this.quarantinedBy.get(ns);
+      if (mine && --mine.count === 0) this.quarantinedBy.delete(ns);
       if (becomesFree) this.freed(value);
     }
   }

@@ -4,6 +4,11 @@ import type { RandomBytes } from './interface-id.js';
 
 /** Released addresses wait this long before reuse: routers, conntrack and DNS caches forget them. */
 export const DEFAULT_ADDRESS_QUARANTINE_MS = 5 * 60 * 1000;
+/**
+ * The share of a node prefix one namespace may keep quarantined. Past it, its oldest quarantine
+ * ends early: a namespace churning pods through a node cannot leave no address for the others.
+ */
+export const DEFAULT_QUARANTINE_SHARE = 0.25;
 
 /** Who holds or released an address: "namespace/name" of the pod (quarantine and `stable`). */
 export const holderIdentity = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -25,6 +30,8 @@ export interface AllocatorOptions {
   /** The pool's pinned ranges: the only place a pinned address may come from. */
   pinnedCIDRs?: readonly string[];
   quarantineMs?: number;
+  /** DEFAULT_QUARANTINE_SHARE when unset; 1: no bound. */
+  quarantineShare?: number;
   /** Clock in epoch milliseconds (tests inject one). */
   now?: () => number;
   randomBytes?: RandomBytes;
@@ -67,6 +74,8 @@ export interface FamilyCounts {
   allocated: number;
   quarantined: number;
   free: bigint;
+  /** Quarantines ended early since start: a namespace reached its share (quarantineShare). */
+  quarantineCut: number;
 }
 
 export interface AllocationError {

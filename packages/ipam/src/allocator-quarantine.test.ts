@@ -70,6 +70,52 @@ describe('quarantine', () => {
       allocated: 1,
       quarantined: 1,
       free: 12n,
+      quarantineCut: 0,
     });
+  });
+
+  it('an address no pod ever used is free at once, not quarantined', () => {
+    const { alloc } = setup();
+    const a = ok(alloc.allocate(req('a', { algo: 'sequential' })));
+    alloc.release('a', { used: false });
+    expect(alloc.isQuarantined(a.ip6)).toBe(false);
+    expect(alloc.isQuarantined(a.ip4!)).toBe(false);
+    expect(alloc.counts().ipv4).toMatchObject({ allocated: 0, quarantined: 0, free: 14n });
+    expect(ok(alloc.allocate(req('b', { algo: 'sequential' }))).ip4).toBe(a.ip4);
+  });
+
+  it('a namespace churning pods through the node keeps at most its share quarantined; the others still get addresses', () => {
+    const { alloc } = setup(); // IPv4 /28: 14 usable, a share of 0.25 → 3 per namespace
+    const churn = (i: number) => req(`c${i}`, { namespace: 'churn', name: `job-${i}` });
+    const released: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      released.push(ok(alloc.allocate(churn(i))).ip4!);
+      alloc.release(`c${i}`);
+    }
+    const ipv4 = alloc.counts().ipv4!;
+    expect(ipv4.quarantined).toBe(3);
+    expect(ipv4.quarantineCut).toBe(37);
+    // The latest releases are the ones still quarantined; the oldest were cut first.
+    expect(released.slice(-3).every((ip) => alloc.isQuarantined(ip))).toBe(true);
+    expect(alloc.isQuarantined(released[0]!)).toBe(false);
+    // Another namespace fills the rest of the slice: 11 addresses, none of them waits.
+    for (let i = 0; i < 11; i++)
+      ok(alloc.allocate(req(`o${i}`, { namespace: 'other', name: `web-${i}` })));
+    expect(alloc.counts().ipv4).toMatchObject({ allocated: 11, quarantined: 3, free: 0n });
+    // Each namespace has its own share: 'other' releasing does not cut 'churn's quarantine.
+    alloc.release('o0');
+    expect(alloc.counts().ipv4).toMatchObject({ quarantined: 4, quarantineCut: 37 });
+  });
+
+  it('quarantineShare 1 bounds nothing (a churning namespace exhausts the slice); out of range is refused', () => {
+    const { alloc } = setup({ quarantineShare: 1 });
+    for (let i = 0; i < 14; i++) {
+      ok(alloc.allocate(req(`c${i}`, { namespace: 'churn' })));
+      alloc.release(`c${i}`);
+    }
+    const other = alloc.allocate(req('o', { namespace: 'other' }));
+    expect(other.ok || other.error.code).toBe('Exhausted');
+    for (const quarantineShare of [0, -1, 1.5, Number.NaN])
+      expect(() => setup({ quarantineShare })).toThrow(/quarantineShare must be in \(0, 1\]/);
   });
 });

@@ -8,6 +8,7 @@ import { canonicalAddress, formatAddress, parseAddress } from './address.js';
 import { AddressBook, type Holder, type QuarantineEntry } from './address-book.js';
 import {
   DEFAULT_ADDRESS_QUARANTINE_MS,
+  DEFAULT_QUARANTINE_SHARE,
   holderIdentity,
   type Allocation,
   type AllocationErrorCode,
@@ -33,7 +34,13 @@ import {
   prefixContainsAddress,
   type Prefix,
 } from './prefix.js';
-import { isReservedInterfaceId, isReservedOffset, type ReservedOffsets } from './reserved.js';
+import {
+  isReservedInterfaceId,
+  isReservedOffset,
+  reservedOffsets,
+  usableCount,
+  type ReservedOffsets,
+} from './reserved.js';
 
 /** One address chosen (and the quarantine entry it ended, to undo), or why not. */
 type Step =
@@ -46,6 +53,13 @@ const fail = (code: AllocationErrorCode, message: string, family?: Family) => ({
 });
 
 const IID_MASK = (1n << 64n) - 1n;
+
+/** How many of a prefix's usable addresses one namespace may keep quarantined (at least one). */
+function perNamespaceBound(prefix: Prefix, share: number): number {
+  if (share >= 1) return Infinity;
+  const usable = Number(usableCount(reservedOffsets(prefix)));
+  return Math.max(1, Math.floor(usable * share));
+}
 
 export class AddressAllocator {
   private readonly books: Record<Family, AddressBook>;
@@ -61,7 +75,11 @@ export class AddressAllocator {
     private readonly pinnedRanges: readonly Prefix[],
     options: AllocatorOptions,
   ) {
-    this.books = { 6: new AddressBook(prefix6), 4: new AddressBook(prefix4) };
+    const share = options.quarantineShare ?? DEFAULT_QUARANTINE_SHARE;
+    this.books = {
+      6: new AddressBook(prefix6, perNamespaceBound(prefix6, share)),
+      4: new AddressBook(prefix4, prefix4 && perNamespaceBound(prefix4, share)),
+    };
     this.quarantineMs = options.quarantineMs ?? DEFAULT_ADDRESS_QUARANTINE_MS;
     this.now = options.now ?? Date.now;
     this.randomBytes = options.randomBytes ?? defaultRandomBytes;
@@ -91,6 +109,10 @@ export class AddressAllocator {
       const parsed = parsePrefix(text);
       if (!parsed.ok) return { ok: false, error: `pinned range: ${parsed.error}` };
       pinned.push(parsed.value);
+    }
+    const share = options.quarantineShare;
+    if (share !== undefined && !(share > 0 && share <= 1)) {
+      return { ok: false, error: `quarantineShare must be in (0, 1], got ${share}` };
     }
     const q = options.quarantineMs;
     if (q !== undefined && !(Number.isFinite(q) && q >= 0)) {
@@ -205,13 +227,16 @@ export class AddressAllocator {
     return { ok: true, value: { ...canonical } };
   }
 
-  /** Release an owner's addresses into quarantine; returns what was released. */
-  release(owner: string): Allocation | undefined {
+  /**
+   * Release an owner's addresses into quarantine; returns what was released. `used: false`: no
+   * pod ever had them (its ADD failed before the runtime saw them), so they are free at once.
+   */
+  release(owner: string, o: { used?: boolean } = {}): Allocation | undefined {
     this.expire();
     const allocation = this.owners.get(owner);
     if (!allocation) return undefined;
     this.owners.delete(owner);
-    const until = this.now() + this.quarantineMs;
+    const until = (o.used ?? true) ? this.now() + this.quarantineMs : undefined;
     for (const [family, text] of [
       [6, allocation.ip6],
       [4, allocation.ip4],
@@ -288,7 +313,13 @@ export class AddressAllocator {
 
   private familyCounts(family: Family): FamilyCounts | undefined {
     const book = this.books[family];
-    return book.prefix && { prefix: formatPrefix(book.prefix), ...book.counts() };
+    return (
+      book.prefix && {
+        prefix: formatPrefix(book.prefix),
+        ...book.counts(),
+        quarantineCut: book.cut,
+      }
+    );
   }
 
   private isReserved(book: AddressBook, value: bigint): boolean {
@@ -371,7 +402,7 @@ export class AddressAllocator {
     const counts = book.counts();
     if (counts.free <= 0n) {
       const what = family === 6 ? 'IPv6 prefix' : 'IPv4 slice';
-      const state = { prefix: formatPrefix(prefix), ...counts };
+      const state = { prefix: formatPrefix(prefix), ...counts, quarantineCut: book.cut };
       const message =
         `${what} ${state.prefix} is exhausted: ${counts.usable} usable addresses, ` +
         `${counts.allocated} allocated, ${counts.quarantined} quarantined ` +

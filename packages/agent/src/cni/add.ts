@@ -160,7 +160,7 @@ async function attach(
       claimKey: asked.floating.key,
     });
   } catch (error) {
-    node.allocator.release(owner);
+    node.allocator.release(owner, { used: false }); // the store never recorded them
     throw new CniCommandError(
       CniErrorCode.IoFailure,
       `allocation store: ${(error as Error).message}`,

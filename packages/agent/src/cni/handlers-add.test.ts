@@ -61,6 +61,20 @@ describe('CNI ADD', () => {
     expect(hostLinks()).toEqual([]);
   });
 
+  it('a failed ADD gives its addresses back unquarantined (no pod used them); a DEL quarantines', async () => {
+    datapath.failAt('pod-addresses');
+    const refused = await handlers.handle(request('ADD'));
+    expect(refused.ok).toBe(false);
+    const counts = node!.allocator.counts();
+    expect(counts.ipv6.quarantined).toBe(0);
+    expect(counts.ipv4?.quarantined ?? 0).toBe(0);
+    expect(store.released()).toEqual([]);
+    const added = await handlers.handle(request('ADD'));
+    expect(added.ok).toBe(true);
+    await handlers.handle(request('DEL'));
+    expect(node!.allocator.counts().ipv6.quarantined).toBe(1);
+  });
+
   it('undoes everything when the policy hook fails', async () => {
     make({ hooks: { beforeCommit: async () => Promise.reject(new Error('nft refused')) } });
     const r = await handlers.handle(request('ADD'));

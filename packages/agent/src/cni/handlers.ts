@@ -159,7 +159,10 @@ export class CniHandlers {
     await this.deps.store.remove(entry.containerID, entry.ifname);
     time?.mark('remove');
     await fault?.('del-after-remove');
-    allocator?.release(entryKey(entry.containerID, entry.ifname));
+    // A pending entry's addresses never reached the runtime: no pod used them, no quarantine.
+    allocator?.release(entryKey(entry.containerID, entry.ifname), {
+      used: entry.state === 'committed',
+    });
     this.deps.hooks?.changed?.();
   }
 

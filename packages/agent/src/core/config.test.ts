@@ -26,6 +26,18 @@ describe('agent settings', () => {
     );
   });
 
+  it('--address-quarantine-share is a fraction in (0, 1] (default a quarter)', () => {
+    const share = (...args: string[]) =>
+      loadAgentConfig(args, { NODE_NAME: 'n' }).addressQuarantineShare;
+    expect(share()).toBe(0.25);
+    expect(share('--address-quarantine-share', '0.5')).toBe(0.5);
+    expect(share('--address-quarantine-share', '1')).toBe(1);
+    for (const bad of ['0', '1.5', '-0.1', 'half', ''])
+      expect(() => share('--address-quarantine-share', bad), bad).toThrow(
+        /--address-quarantine-share/,
+      );
+  });
+
   it('names every bad setting', () => {
     expect(() => loadAgentConfig(['--resync', 'soon'], {})).toThrow(
       /--node-name.*--resync|--resync.*--node-name/s,

@@ -55,6 +55,16 @@ const FLAGS = {
     schema: durationFlag(),
     default: '5m',
   },
+  addressQuarantineShare: {
+    flag: 'address-quarantine-share',
+    help: "the share of a node's prefix one namespace may keep quarantined; past it, that namespace's oldest quarantine ends early (1: no bound)",
+    arg: 'FRACTION',
+    schema: z
+      .union([z.number(), z.string().regex(/^(0?\.\d+|1(\.0*)?)$/, 'a fraction in (0, 1]')])
+      .transform(Number)
+      .pipe(z.number().gt(0).lte(1)),
+    default: '0.25',
+  },
   resyncMs: {
     flag: 'resync',
     help: 'how often the blackholes and the Node condition are asserted again',

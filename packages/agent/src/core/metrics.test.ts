@@ -207,6 +207,8 @@ describe('agent metrics', () => {
     expect(await value('flock_agent_cni_requests_total', { command: 'DEL', result: 'ok' })).toBe(1);
     expect(await value('flock_agent_addresses', { family: 'ipv6', state: 'used' })).toBe(0);
     expect(await value('flock_agent_addresses', { family: 'ipv6', state: 'quarantined' })).toBe(1);
+    // One namespace's release within its share of the /64: no quarantine cut short.
+    expect(await value('flock_agent_address_quarantine_cut_total', { family: 'ipv6' })).toBe(0);
   });
 
   it('NetworkPolicy pass durations and nft apply errors; the policy gauges', async () => {

@@ -30,6 +30,8 @@ export interface AddressView {
   used: number;
   free: number;
   quarantined: number;
+  /** Quarantines ended early since the allocator began: a namespace had its share quarantined. */
+  quarantineCut: number;
 }
 
 /** What the metrics read from the running agent at scrape time. */
@@ -156,6 +158,18 @@ export class AgentMetrics {
         drops.reset();
         for (const d of now)
           drops.inc({ namespace: d.namespace, pod: d.pod, direction: d.direction }, d.packets);
+      },
+    });
+    const cut: Counter<'family'> = new Counter({
+      name: `${p}address_quarantine_cut_total`,
+      help: "Released addresses whose quarantine ended early because their namespace already had its share of the node's prefix quarantined (--address-quarantine-share).",
+      labelNames: ['family'],
+      registers,
+      collect() {
+        const view = self();
+        if (!view) return;
+        cut.reset();
+        for (const a of view.addresses()) cut.inc({ family: a.family }, a.quarantineCut);
       },
     });
   }

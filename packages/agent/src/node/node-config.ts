@@ -24,6 +24,8 @@ interface NodeConfigTrackerOptions {
   nodeName: string;
   logger: Logger;
   addressQuarantineMs: number;
+  /** The share of a node prefix one namespace may keep quarantined (AllocatorOptions). */
+  addressQuarantineShare?: number;
   /** Restart a watch silent for this long (default: the cache's). */
   watchdogMs?: number;
   /** The agent's registry (cache metrics). */
@@ -136,6 +138,9 @@ export class NodeConfigTracker {
       ...(nc.spec.cidr4 ? { cidr4: nc.spec.cidr4 } : {}),
       pinnedCIDRs: nc.spec.pinnedCIDRs ?? [],
       quarantineMs: this.options.addressQuarantineMs,
+      ...(this.options.addressQuarantineShare === undefined
+        ? {}
+        : { quarantineShare: this.options.addressQuarantineShare }),
     });
     if (!created.ok) {
       this.options.logger.error('NodeConfig cannot be used', {

@@ -38,7 +38,15 @@ export function agentView(sources: ViewSources): AgentView {
       return (['ipv6', 'ipv4'] as const).flatMap((family) => {
         const c = counts[family];
         return c
-          ? [{ family, used: c.allocated, free: Number(c.free), quarantined: c.quarantined }]
+          ? [
+              {
+                family,
+                used: c.allocated,
+                free: Number(c.free),
+                quarantined: c.quarantined,
+                quarantineCut: c.quarantineCut,
+              },
+            ]
           : [];
       });
     },
