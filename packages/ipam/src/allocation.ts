@@ -32,7 +32,7 @@ export interface AllocatorOptions {
   quarantineMs?: number;
   /** DEFAULT_QUARANTINE_SHARE when unset; 1: no bound. */
   quarantineShare?: number;
-  /** Clock in epoch milliseconds (tests inject one). */
+  /** Clock in epoch milliseconds (default steadyNow; tests inject one). */
   now?: () => number;
   randomBytes?: RandomBytes;
 }

@@ -1,6 +1,8 @@
 // Released addresses: how long they are held back, and their restore after an agent restart.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ADDRESS_QUARANTINE_MS } from './allocation.js';
+import { AddressAllocator } from './allocator.js';
+import { steadyNow } from './clock.js';
 import { stableOffset } from './interface-id.js';
 import { bytesOf, ok, req, setup } from '../testing/allocator-fixtures.js';
 
@@ -45,6 +47,36 @@ describe('quarantine', () => {
     expect(alloc.restoreReleased(released('2001:db8:0:1::1', until - 1))).toBe(false);
     clock.now = until;
     expect(seq('b')).toBe('2001:db8:0:1::1');
+  });
+
+  it('a restored quarantine lasts at most one quarantine from now (a time written under a clock far ahead)', () => {
+    const { alloc, clock } = setup();
+    const until = new Date(clock.now + 30 * 24 * 3600_000).toISOString(); // a month ahead
+    expect(
+      alloc.restoreReleased({ ip: '192.0.2.17', until, identity: 'default/a', pinned: false }),
+    ).toBe(true);
+    clock.now += DEFAULT_ADDRESS_QUARANTINE_MS - 1;
+    expect(alloc.isQuarantined('192.0.2.17')).toBe(true);
+    clock.now += 1;
+    expect(alloc.isQuarantined('192.0.2.17')).toBe(false);
+  });
+
+  it('by default quarantine runs on a steady clock: a step of the wall clock moves nothing', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const created = AddressAllocator.create({ cidr6: '2001:db8:0:1::/64', quarantineMs: 60_000 });
+      if (!created.ok) throw new Error(created.error);
+      const alloc = created.value;
+      const ip6 = ok(alloc.allocate(req('a'))).ip6;
+      alloc.release('a');
+      vi.setSystemTime(Date.now() + 24 * 3600_000); // NTP steps the clock a day forward
+      expect(alloc.isQuarantined(ip6)).toBe(true);
+      vi.setSystemTime(Date.now() - 48 * 3600_000); // and back
+      expect(steadyNow()).toBeGreaterThan(0);
+      expect(alloc.isQuarantined(ip6)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a restored stable address goes back to the pod that released it, not to another', () => {

@@ -5,6 +5,7 @@
 import type { Family, Parsed } from '@flock/api';
 import { DEFAULT_IP_ALGO, familyName } from '@flock/api';
 import { canonicalAddress, formatAddress, parseAddress } from './address.js';
+import { steadyNow } from './clock.js';
 import { AddressBook, type Holder, type QuarantineEntry } from './address-book.js';
 import {
   DEFAULT_ADDRESS_QUARANTINE_MS,
@@ -81,7 +82,7 @@ export class AddressAllocator {
       4: new AddressBook(prefix4, prefix4 && perNamespaceBound(prefix4, share)),
     };
     this.quarantineMs = options.quarantineMs ?? DEFAULT_ADDRESS_QUARANTINE_MS;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? steadyNow;
     this.randomBytes = options.randomBytes ?? defaultRandomBytes;
   }
 
@@ -266,12 +267,13 @@ export class AddressAllocator {
    * Quarantine an address the store recorded as released (before a restart, or by an entry
    * this allocator never held) until its `until`. Ignored when that time has passed, the
    * address is held, or it is neither in the node prefix nor in a pinned range; a longer
-   * quarantine already in place is kept. True when it was restored.
+   * quarantine already in place is kept. True when it was restored. At most one quarantine from
+   * now: a time written under a clock that was far ahead does not hold the address until then.
    */
   restoreReleased(released: ReleasedAddress): boolean {
     this.expire();
     const address = parseAddress(released.ip);
-    const until = Date.parse(released.until);
+    const until = Math.min(Date.parse(released.until), this.now() + this.quarantineMs);
     if (!address || !(until > this.now())) return false;
     const book = this.books[address.family];
     const inPinned = this.pinnedRanges.some(

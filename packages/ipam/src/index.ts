@@ -6,4 +6,5 @@ export * from './interface-id.js';
 export * from './allocation.js';
 export * from './allocator.js';
 export * from './ip-algo.js';
+export * from './clock.js';
 export type { QuarantineEntry } from './address-book.js';

@@ -1,7 +1,7 @@
 // The agent's answers to the CNI plugin: ADD (add.ts), DEL, CHECK, GC, STATUS, one container
 // at a time. DEL is two-phase like ADD: the entry goes back to `pending` before any teardown.
 import { CniErrorCode, type AgentRequest, type AgentResponse } from '@flock/api';
-import { DEFAULT_ADDRESS_QUARANTINE_MS } from '@flock/ipam';
+import { DEFAULT_ADDRESS_QUARANTINE_MS, steadyNow } from '@flock/ipam';
 import { entryKey, releasedAddresses, type AllocationEntry } from '../store/index.js';
 import { hostVethName } from '../datapath/index.js';
 import type { FaultHook, HandlerFaultPoint } from '../core/faults.js';
@@ -126,7 +126,7 @@ export class CniHandlers {
       // No changed() here: the pod's policy rules stay until its veth is gone. The addresses'
       // quarantine is written with this first step: a crash or a restart from here on must
       // not hand them out early. (A pending ADD's addresses were never the pod's: no record.)
-      const until = Date.now() + (allocator?.quarantineMs ?? DEFAULT_ADDRESS_QUARANTINE_MS);
+      const until = steadyNow() + (allocator?.quarantineMs ?? DEFAULT_ADDRESS_QUARANTINE_MS);
       await this.deps.store.markPending(
         entry.containerID,
         entry.ifname,

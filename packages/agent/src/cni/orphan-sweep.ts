@@ -12,6 +12,7 @@
 // leaves its grace period, and every --sweep-period.
 import type { Logger, Pod } from '@flock/api';
 import { Loop, type CacheView, type KubeTransport } from '@flock/kube';
+import { steadyNow } from '@flock/ipam';
 import { settled, type Component } from '../core/lifecycle.js';
 import type { AgentMetrics } from '../core/metrics.js';
 import { NOT_LIVE_WHY, entryLiveness, type NotLiveReason, type PodOf } from '../node/liveness.js';
@@ -48,7 +49,7 @@ export class OrphanSweeper {
   private readonly now: () => number;
 
   constructor(private readonly deps: OrphanSweepDeps) {
-    this.now = deps.now ?? Date.now;
+    this.now = deps.now ?? steadyNow;
   }
 
   async sweep(trigger: string): Promise<SweepResult> {
@@ -204,7 +205,7 @@ export class OrphanSweep implements Component {
     for (const r of result.removed) this.options.metrics?.orphanRemovals.inc({ reason: r.reason });
     this.trigger = 'periodic';
     if (result.nextEligibleAt !== undefined) {
-      const now = this.options.now?.() ?? Date.now();
+      const now = this.options.now?.() ?? steadyNow();
       this.trigger = 'grace period over';
       this.loop.trigger(Math.max(0, result.nextEligibleAt - now) + 100);
     }

@@ -5,6 +5,7 @@
 // would hand out addresses that pods still use.
 import { z } from 'zod';
 import { errorCode, nodeFileSystem, writeFileAtomic, type FileSystem } from '@flock/exec';
+import { steadyNow } from '@flock/ipam';
 import {
   AllocationEntry,
   MAX_RELEASED,
@@ -62,7 +63,7 @@ export class AllocationStore {
     readonly path: string,
     options: AllocationStoreOptions = {},
   ) {
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? steadyNow;
     this.fs = options.fileSystem ?? nodeFileSystem;
   }
 

@@ -19,7 +19,7 @@ import {
   isStandardCommunity,
 } from '@flock/api';
 import { z } from 'zod';
-import { holderIdentity, isCanonicalAddress } from '@flock/ipam';
+import { holderIdentity, isCanonicalAddress, steadyNow } from '@flock/ipam';
 
 export const STORE_FORMAT_VERSION = 1;
 
@@ -76,7 +76,7 @@ export type ReleasedAddress = z.infer<typeof ReleasedAddress>;
 
 /** What the store keeps of an entry's addresses once released (none when `until` has passed). */
 export function releasedAddresses(entry: AllocationEntry, until: number): ReleasedAddress[] {
-  if (until <= Date.now()) return [];
+  if (until <= steadyNow()) return [];
   const identity = holderIdentity(entry.namespace, entry.pod);
   return [entry.ip6, ...(entry.ip4 ? [entry.ip4] : [])].map((ip) => ({
     ip,
