@@ -11,6 +11,7 @@
 // status writer).
 import type { NodeConfigSpec } from '@flock/api';
 import { Loop } from '@flock/kube';
+import { steadyNow } from '@flock/ipam';
 import { settled, type Component } from '../core/lifecycle.js';
 import { livenessSignature } from '../node/liveness.js';
 import { whenSynced } from '../node/pods.js';
@@ -355,7 +356,8 @@ export class Routing implements Component {
         plan.services.size +
         (this.deps.nodeConfig.current()?.nodeConfig.spec.clusterIPCIDRs?.length ?? 0),
     };
-    this.exportLatency.applied(plan, this.deps.store.entries(), this.deps.now?.() ?? Date.now());
+    // Entry times are on the store's steady clock.
+    this.exportLatency.applied(plan, this.deps.store.entries(), this.deps.now?.() ?? steadyNow());
     for (const l of this.appliedListeners) l(plan.hostRoutes);
   }
 }
