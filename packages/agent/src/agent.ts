@@ -43,6 +43,7 @@ import { agentView } from './status/metrics-view.js';
 import { agentStatus } from './status/snapshot.js';
 import { startStatusServer, statusSocketPath } from './status/server.js';
 import { AllocationStore, entryKey } from './store/index.js';
+import { acquireStoreLock, type StoreLock } from './store/store-lock.js';
 
 /** How long start-up waits for the NetworkPolicy caches before serving the CNI socket anyway. */
 const POLICY_SYNC_WAIT_MS = 30_000;
@@ -284,8 +285,24 @@ function buildAgent(deps: AgentDeps) {
   );
   let healthPort: number | undefined;
 
+  let storeLock: StoreLock | undefined;
   const components: Component[] = [
-    // Health first, so a node stuck waiting for its NodeConfig is visible (not ready).
+    // Before anything reads the store or binds a node port: another agent may still run here.
+    {
+      name: 'allocation store lock',
+      start: async () => {
+        storeLock = await acquireStoreLock(config.storePath, {
+          waitMs: config.storeLockWaitMs,
+          onWait: (lock) =>
+            logger.warn('another agent holds the allocation store; waiting for it to stop', {
+              store: config.storePath,
+              lock: `@${lock}`,
+            }),
+        });
+      },
+      stop: () => storeLock?.release(),
+    },
+    // Health next, so a node stuck waiting for its NodeConfig is visible (not ready).
     ...(config.healthPort
       ? [
           serving('health server', async () => {

@@ -41,6 +41,13 @@ const FLAGS = {
     schema: pathFlag(),
     default: '/var/lib/flock/allocations.json',
   },
+  storeLockWaitMs: {
+    flag: 'store-lock-wait',
+    help: 'how long to wait at start while another agent on this node holds the allocation store (the previous pod of a roll) before giving up (exit 1)',
+    arg: 'DURATION',
+    schema: durationFlag(),
+    default: '60s',
+  },
   nodeConfigTimeoutMs: {
     flag: 'node-config-timeout',
     help: "how long to wait for this node's NodeConfig before giving up (exit 1)",

@@ -254,7 +254,7 @@ describe('AllocationStore', () => {
     const cases = [
       ['{"version":1,"entries":[', /not JSON/],
       ['{"version":1,"entries":[{"containerID":"a"}]}', /ifname/],
-      ['{"version":2,"entries":[]}', /format version 2, this version of flock reads version 1/],
+      ['{"version":0,"entries":[]}', /format version 0, this version of flock reads version 1/],
       ['null', /corrupt/],
     ] as const;
     await mkdir(join(dir, 'state'), { recursive: true });
@@ -266,8 +266,29 @@ describe('AllocationStore', () => {
       expect((error as AllocationStoreError).code).toBe('Corrupt');
       expect((error as Error).message).toMatch(detail);
       expect((error as Error).message).toContain('left in place');
+      expect((error as Error).message).toContain(`${path}.previous`);
       expect(await readFile(path, 'utf8')).toBe(text);
     }
+  });
+
+  it('keeps the state a run starts from as PATH.previous; a newer format stops the agent, saying so', async () => {
+    const store = await loaded();
+    await store.putPending(entry('a'));
+    await store.commit('a', 'eth0');
+    const committed = await readFile(path, 'utf8');
+    await new AllocationStore(path).load(); // the next run
+    expect(await readFile(`${path}.previous`, 'utf8')).toBe(committed);
+    // A newer flock wrote format 2, then was rolled back: refused, both files left alone.
+    const newer = '{"version":2,"entries":[],"later":"field"}';
+    await writeFile(path, newer);
+    const error = (await new AllocationStore(path).load().catch((e: unknown) => e)) as Error;
+    expect((error as AllocationStoreError).code).toBe('NewerVersion');
+    expect(error.message).toMatch(
+      /written by a newer flock agent \(format version 2; this version reads version 1\)/,
+    );
+    expect(error.message).toContain(`${path}.previous`);
+    expect(await readFile(path, 'utf8')).toBe(newer);
+    expect(await readFile(`${path}.previous`, 'utf8')).toBe(committed);
   });
 
   it('refuses a file with the same entry twice', async () => {
@@ -366,7 +387,10 @@ describe('AllocationStore', () => {
     const again = await loaded();
     expect(again.entries()).toEqual(store.entries());
     await again.commit('a', 'eth0');
-    expect(await readdir(join(dir, 'state'))).toEqual(['allocations.json']);
+    expect(await readdir(join(dir, 'state'))).toEqual([
+      'allocations.json',
+      'allocations.json.previous',
+    ]);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
   });
 

@@ -17,7 +17,17 @@ import {
 } from './schema.js';
 
 type StoreErrorCode =
-  'Unreadable' | 'Corrupt' | 'NotLoaded' | 'Invalid' | 'Exists' | 'NotFound' | 'WriteFailed';
+  | 'Unreadable'
+  | 'Corrupt'
+  | 'NewerVersion'
+  | 'NotLoaded'
+  | 'Invalid'
+  | 'Exists'
+  | 'NotFound'
+  | 'WriteFailed';
+
+/** The store as this run found it at start: the generation to roll back to. */
+export const previousGeneration = (path: string) => `${path}.previous`;
 
 export class AllocationStoreError extends Error {
   constructor(
@@ -86,6 +96,17 @@ export class AllocationStore {
         );
       }
       const file = parseStoreFile(this.path, text);
+      // Kept before this run writes anything: what to go back to if a later write (or a later
+      // version of flock) leaves a file that cannot be read.
+      await writeFileAtomic(previousGeneration(this.path), text, { fs: this.fs }).catch(
+        (error: unknown) => {
+          throw new AllocationStoreError(
+            'WriteFailed',
+            `cannot keep the previous generation ${previousGeneration(this.path)}: ${describe(error)}`,
+            { cause: error },
+          );
+        },
+      );
       this.state = new Map(file.entries.map((e) => [entryKey(e.containerID, e.ifname), e]));
       this.releasedList = file.released;
     });
@@ -292,10 +313,11 @@ export class AllocationStore {
 
 /** Parse the store file's text; throws a Corrupt error that says what is wrong. */
 export function parseStoreFile(path: string, text: string): StoreFile {
+  const previous = previousGeneration(path);
   const corrupt = (detail: string, cause?: unknown) =>
     new AllocationStoreError(
       'Corrupt',
-      `the allocation store ${path} is corrupt (${detail}); it was left in place: repair it, or move it aside to start with an empty store`,
+      `the allocation store ${path} is corrupt (${detail}); it was left in place: repair it, or replace it with ${previous} (the state the last run started from), or move it aside to start with an empty store`,
       { cause },
     );
   let json: unknown;
@@ -305,6 +327,12 @@ export function parseStoreFile(path: string, text: string): StoreFile {
     throw corrupt(`not JSON: ${describe(error)}`, error);
   }
   const version = (json as { version?: unknown } | null)?.version;
+  if (typeof version === 'number' && version > STORE_FORMAT_VERSION) {
+    throw new AllocationStoreError(
+      'NewerVersion',
+      `the allocation store ${path} was written by a newer flock agent (format version ${version}; this version reads version ${STORE_FORMAT_VERSION}); it was left in place: run the newer agent again, or, to roll back, replace it with ${previous} if the newer agent left one of version ${STORE_FORMAT_VERSION}`,
+    );
+  }
   if (typeof version === 'number' && version !== STORE_FORMAT_VERSION) {
     throw corrupt(
       `format version ${version}, this version of flock reads version ${STORE_FORMAT_VERSION}`,
