@@ -186,6 +186,7 @@ function buildAgent(deps: AgentDeps) {
         logger,
         resyncMs: config.resyncMs,
         logDroppedPerSecond: config.logDeniedPerSecond,
+        ...(config.healthPort ? { nodePortsClosedToPods: [config.healthPort] } : {}),
         warn: policyWarnings(events),
         floating: {
           claims,

@@ -97,6 +97,22 @@ describe('anti-spoofing and first packet (kernel)', () => {
     expect((await lab.probe('z/new', 'x/a', TCP80, 3000)).reply).toBe('x/a');
   });
 
+  it('a node port closed to pods (the agent’s metrics): dropped from local pods, open to the node’s other clients', async () => {
+    const closed = { render: { nodePortsClosedToPods: [80] } };
+    await lab.apply([]);
+    expect((await lab.probe('x/a', 'node', TCP80, 1000)).reply).toBe('node');
+    await lab.apply([], closed);
+    for (const family of [4, 6] as const) {
+      const tcp: Probe = { proto: 'tcp', port: 80, family };
+      expect((await lab.probe('x/a', 'node', tcp, 500)).ok, `IPv${family} from a pod`).toBe(false);
+      expect((await lab.probe('ext', 'node', tcp, 1000)).reply, `IPv${family} from outside`).toBe(
+        'node',
+      );
+      // Only the closed TCP port: the pod's UDP to port 80 of the node still arrives.
+      expect((await lab.probe('x/a', 'node', UDP80(family), 1000)).reply).toBe('node');
+    }
+  });
+
   it('the node reaches isolated pods (kubelet probes) and replies of allowed connections pass', async () => {
     await lab.apply([
       policy('x/default-deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] }),

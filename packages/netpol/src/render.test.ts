@@ -2,7 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseState, renderState, translate } from './index.js';
 import type { NetpolIR } from './ir.js';
-import { comment, dropLogPrefix, render, renderTable, tableScript } from './render.js';
+import {
+  comment,
+  dropLogPrefix,
+  render,
+  renderTable,
+  tableScript,
+  type RenderOptions,
+} from './render.js';
 import { local, namespace, pod, policy, state } from '../testing/builders.js';
 import { arbitraryState } from '../testing/arbitrary.js';
 
@@ -142,6 +149,20 @@ describe('render', () => {
     const text = render(empty);
     expect(text).toContain('chain forward');
     expect(text).not.toContain('elements');
+  });
+
+  it("closes the agent's port to local pods on input, after anti-spoofing; nothing without the option", () => {
+    const empty: NetpolIR = { pods: [], addressSets: [], portSets: [], tupleSets: [] };
+    const input = (o: RenderOptions) =>
+      (chain(tableScript(renderTable(empty, o)), 'input') ?? '').split('\n');
+    const closed = input({ nodePortsClosedToPods: [9901, 9901, 0, 70000] });
+    const rule = closed.findIndex((l) => l.includes('tcp dport { 9901 }'));
+    expect(closed[rule]).toBe(
+      '\t\tiifname @pod_ifaces tcp dport { 9901 } counter drop comment "agent port: not for pods"',
+    );
+    expect(rule).toBeGreaterThan(closed.findLastIndex((l) => l.includes('anti-spoofing')));
+    expect(rule).toBeLessThan(closed.findIndex((l) => l.includes('ct state established')));
+    expect(input({}).some((l) => l.includes('dport'))).toBe(false);
   });
 });
 

@@ -92,6 +92,11 @@ export interface RenderOptions {
    * to the kernel log with the prefix `flock-drop DIRECTION NAMESPACE/POD: `. 0 or absent: off.
    */
   logDroppedPerSecond?: number;
+  /**
+   * TCP ports of the node that local pods may not reach (the agent's health and metrics port:
+   * its metrics name every local pod). Packets from pod veths to them are dropped on input.
+   */
+  nodePortsClosedToPods?: readonly number[];
 }
 
 /** The kernel log prefix of a pod chain's dropped packets (nft allows 127 bytes; kept short). */
@@ -177,7 +182,20 @@ const EGRESS_ALLOWED_CHAIN: NftChain = {
   ],
 };
 
-const BASE_CHAINS: NftChain[] = [
+/** Input from local pods to the node's ports they may not reach (RenderOptions). */
+function closedToPods(o: RenderOptions): string[] {
+  const ports = [...new Set(o.nodePortsClosedToPods ?? [])].filter(
+    (p) => Number.isInteger(p) && p > 0 && p < 65536,
+  );
+  return ports.length
+    ? [
+        `\t\tiifname @pod_ifaces tcp dport { ${ports.join(', ')} } counter drop ${comment('agent port: not for pods')}`,
+      ]
+    : [];
+}
+
+/** The hooked chains (the same for the agent's whole run: its options do not change). */
+const baseChains = (o: RenderOptions): NftChain[] => [
   {
     name: 'forward',
     hook: true,
@@ -201,6 +219,7 @@ const BASE_CHAINS: NftChain[] = [
       '\t\ttype filter hook input priority filter; policy accept;',
       `\t\t${NEIGHBOUR_DISCOVERY}`,
       ...antiSpoofing(),
+      ...closedToPods(o),
       '\t\tct state established,related accept',
       `\t\t${ICMP_ERRORS}`,
       `\t\t${ICMPV6_ERRORS}`,
@@ -296,7 +315,7 @@ export function renderTable(ir: NetpolIR, options: RenderOptions = {}): NftTable
     )
   )
     chains.push(EGRESS_ALLOWED_CHAIN);
-  chains.push(...BASE_CHAINS);
+  chains.push(...baseChains(options));
   return { sets, chains };
 }
 

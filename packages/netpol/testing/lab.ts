@@ -10,7 +10,7 @@ import { run } from '@flock/exec';
 import { Netns, vethBetween } from '@flock/testkit';
 import { NftApplier, nftRunner } from '../src/apply.js';
 import { renderState } from '../src/index.js';
-import { renderTable } from '../src/render.js';
+import { renderTable, tableScript, type RenderOptions } from '../src/render.js';
 import { parseState, type StateInput } from '../src/state.js';
 import { translate } from '../src/translate.js';
 import { local as localEntry, namespace, pod as podObject, type PortDecl } from './builders.js';
@@ -54,6 +54,8 @@ export interface StateOptions {
   clusterPolicies?: unknown[];
   /** Node objects, for ClusterNetworkPolicy `nodes` peers. */
   nodes?: unknown[];
+  /** What the agent adds when rendering (e.g. the node ports closed to pods). */
+  render?: RenderOptions;
 }
 
 let portCounter = 0;
@@ -107,8 +109,22 @@ export class PolicyLab {
           SERVED_PORTS,
         ),
       );
-      lab.peers.set('node', await PeerClient.start(node, [], []));
-      lab.endpoints.set('node', { ref: 'node', kind: 'node', local: false });
+      // The node serves the probe ports on its uplink addresses too (node ports pods may reach).
+      lab.peers.set(
+        'node',
+        await PeerClient.start(
+          node,
+          [{ name: 'node', addresses: [UPLINK.node4, UPLINK.node6] }],
+          SERVED_PORTS,
+        ),
+      );
+      lab.endpoints.set('node', {
+        ref: 'node',
+        kind: 'node',
+        local: false,
+        v4: UPLINK.node4,
+        v6: UPLINK.node6,
+      });
       for (const e of outside) lab.endpoints.set(e.ref, e);
       for (const e of endpoints.filter((x) => x.local)) await lab.addPod(e);
       return lab;
@@ -255,7 +271,12 @@ export class PolicyLab {
 
   /** Render and apply the state for these policies in the node namespace. */
   async apply(policies: unknown[], options: StateOptions = {}): Promise<void> {
-    await this.applier.apply(renderState(this.state(policies, options)));
+    const state = this.state(policies, options);
+    await this.applier.apply(
+      options.render
+        ? tableScript(renderTable(translate(parseState(state)), options.render))
+        : renderState(state),
+    );
   }
 
   /** The same state as a table, applied as a diff to the last one when the structure allows. */

@@ -40,6 +40,7 @@ describe('drop counters from the kernel', () => {
     const drops = new DropCounters(
       nftListTable(node.path),
       () => new Map([['flock0000000a', { namespace: 'x', pod: 'a' }]]),
+      0, // every read lists the table
     );
     expect(await drops.read()).toEqual([]); // no table yet
     await run(table(7, 2));

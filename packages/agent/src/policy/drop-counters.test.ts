@@ -33,6 +33,7 @@ describe('drop counters', () => {
     const drops = new DropCounters(
       () => Promise.resolve(now),
       () => new Map([['fa', { namespace: 'x', pod: 'a' }]]),
+      0, // every read lists the table
     );
     expect(await drops.read()).toEqual([
       { namespace: 'x', pod: 'a', direction: 'ingress', packets: 4 },
@@ -48,5 +49,38 @@ describe('drop counters', () => {
       () => new Map(),
     );
     expect(await failing.read()).toEqual([]);
+  });
+
+  it('one listing for scrapes that overlap or come within maxAgeMs; never counted twice', async () => {
+    let lists = 0;
+    let release!: () => void;
+    let gate = new Promise<void>((r) => (release = r));
+    let packets = 5;
+    const clock = { now: 0 };
+    const drops = new DropCounters(
+      async () => {
+        lists++;
+        await gate;
+        return listing({ ingress_fa: packets });
+      },
+      () => new Map([['fa', { namespace: 'x', pod: 'a' }]]),
+      1000,
+      () => clock.now,
+    );
+    const scrapes = [drops.read(), drops.read(), drops.read()];
+    release();
+    const answers = await Promise.all(scrapes);
+    expect(lists).toBe(1);
+    for (const a of answers)
+      expect(a).toEqual([{ namespace: 'x', pod: 'a', direction: 'ingress', packets: 5 }]);
+    clock.now = 999;
+    await drops.read();
+    expect(lists).toBe(1);
+    // Past maxAgeMs: listed again, and the totals move by what the kernel added.
+    gate = Promise.resolve();
+    packets = 7;
+    clock.now = 1000;
+    expect((await drops.read())[0]!.packets).toBe(7);
+    expect(lists).toBe(2);
   });
 });

@@ -4,6 +4,7 @@
 // self-heal pass, a changed pod chain): such a drop in the kernel's value is taken as a reset,
 // so totals never go down; packets dropped between the last read and a replace are not counted.
 import { run } from '@flock/exec';
+import { steadyNow } from '@flock/ipam';
 import { TABLE_FAMILY, TABLE_NAME } from '@flock/netpol';
 import { z } from 'zod';
 import { hostVethName } from '../datapath/index.js';
@@ -56,15 +57,32 @@ export interface PodDrops {
 export class DropCounters {
   private readonly last = new Map<string, number>();
   private readonly totals = new Map<string, number>();
+  /** The read in progress (every scrape meanwhile shares it) and the last one's answer. */
+  private reading: Promise<PodDrops[]> | undefined;
+  private lastRead: { at: number; drops: PodDrops[] } | undefined;
 
   constructor(
     private readonly list: NftListTable,
     /** The local pods by host veth. */
     private readonly pods: () => Map<string, { namespace: string; pod: string }>,
+    /** An answer younger than this is given again without listing the table. */
+    private readonly maxAgeMs = 1000,
+    private readonly now: () => number = steadyNow,
   ) {}
 
-  /** Read the kernel's counters now; the running totals of the pods that have a chain. */
-  async read(): Promise<PodDrops[]> {
+  /**
+   * The running totals of the pods that have a chain. One `nft` listing at a time, at most one
+   * per maxAgeMs however many scrapers ask: a listing is the costly part, and two overlapping
+   * reads finishing out of order would count one's older values as a reset.
+   */
+  read(): Promise<PodDrops[]> {
+    const fresh = this.lastRead && this.now() - this.lastRead.at < this.maxAgeMs;
+    if (fresh) return Promise.resolve(this.lastRead!.drops.map((d) => ({ ...d })));
+    this.reading ??= this.readNow().finally(() => (this.reading = undefined));
+    return this.reading.then((drops) => drops.map((d) => ({ ...d })));
+  }
+
+  private async readNow(): Promise<PodDrops[]> {
     let counters: Map<string, number>;
     try {
       counters = parseDropCounters(await this.list());
@@ -88,6 +106,7 @@ export class DropCounters {
         this.last.delete(chain);
         this.totals.delete(chain);
       }
+    this.lastRead = { at: this.now(), drops: out };
     return out;
   }
 }

@@ -45,6 +45,8 @@ export interface PolicyReconcilerOptions {
   syncTimeoutMs?: number;
   /** Log dropped packets (rate-limited, per pod chain); 0 or absent: off. */
   logDroppedPerSecond?: number;
+  /** The node's TCP ports local pods may not reach (the agent's health and metrics port). */
+  nodePortsClosedToPods?: readonly number[];
   /**
    * Address ownership: the claims (waited for and watched like the other caches; started by
    * their owner) and what each local attachment may use as its source addresses. Absent: every
@@ -285,12 +287,14 @@ export class PolicyReconciler {
     let result: PolicyResult;
     try {
       const ir = this.translator.translate(built.state);
-      table = renderTable(
-        ir,
-        this.options.logDroppedPerSecond
+      table = renderTable(ir, {
+        ...(this.options.logDroppedPerSecond
           ? { logDroppedPerSecond: this.options.logDroppedPerSecond }
-          : {},
-      );
+          : {}),
+        ...(this.options.nodePortsClosedToPods
+          ? { nodePortsClosedToPods: this.options.nodePortsClosedToPods }
+          : {}),
+      });
       result = appliedResult(built, ir);
     } catch (error) {
       throw this.report(failedResult('TranslateFailed', error), error);
