@@ -159,9 +159,9 @@ export class CniHandlers {
     await this.deps.store.remove(entry.containerID, entry.ifname);
     time?.mark('remove');
     await fault?.('del-after-remove');
-    // A pending entry's addresses never reached the runtime: no pod used them, no quarantine.
+    // A pending ADD's addresses never reached the runtime: no pod used them, no quarantine.
     allocator?.release(entryKey(entry.containerID, entry.ifname), {
-      used: entry.state === 'committed',
+      used: entry.state === 'committed' || entry.removing === true,
     });
     this.deps.hooks?.changed?.();
   }

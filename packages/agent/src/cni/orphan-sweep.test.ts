@@ -137,4 +137,24 @@ describe('orphan sweep', () => {
     expect(undone).toEqual(['b']);
     expect(r.errors).toBe(1);
   });
+
+  it('retries a teardown that failed half-way (a marked entry), whatever its pod, until it is done', async () => {
+    const pod = { metadata: { name: 'half', namespace: 'default', uid: 'uid-half' } } as Pod;
+    both(pod); // the pod is even live again: the teardown was decided, it is finished
+    add(entry('half', { state: 'pending', removing: true, podUID: 'uid-half' }));
+    let fail = true;
+    const s = sweeper({
+      undo: async (e) => {
+        if (fail) throw new Error('netlink busy');
+        undone.push(e.pod);
+        entries.delete(e.containerID);
+      },
+    });
+    expect((await s.sweep('test')).errors).toBe(1);
+    fail = false;
+    const r = await s.sweep('test');
+    expect(r.removed.map((x) => [x.entry.pod, x.reason])).toEqual([['half', 'teardown-retry']]);
+    expect(undone).toEqual(['half']);
+    expect(gets).toEqual([]); // nothing to ask the API server
+  });
 });

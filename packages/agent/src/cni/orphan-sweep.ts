@@ -33,8 +33,15 @@ export interface OrphanSweepDeps {
   logger: Logger;
 }
 
+/** Why the sweep removed an entry: its pod is not live, or an earlier teardown of it failed. */
+type RemovalReason = NotLiveReason | 'teardown-retry';
+const REMOVAL_WHY: Record<RemovalReason, string> = {
+  ...NOT_LIVE_WHY,
+  'teardown-retry': 'an earlier teardown of it (a DEL or a sweep) failed half-way',
+};
+
 interface SweepResult {
-  removed: { entry: AllocationEntry; reason: NotLiveReason }[];
+  removed: { entry: AllocationEntry; reason: RemovalReason }[];
   /** Entries not live in the cache but still inside their grace period. */
   deferred: number;
   /** When the earliest deferred entry leaves its grace period (epoch ms). */
@@ -56,6 +63,13 @@ export class OrphanSweeper {
     const result: SweepResult = { removed: [], deferred: 0, keptByApi: 0, errors: 0 };
     const now = this.now();
     for (const entry of this.deps.entries()) {
+      // A teardown that failed half-way (the entry was marked): finish it, whatever the pod.
+      if (entry.removing) {
+        const still = this.deps.current(entry);
+        if (still?.removing && still.createdAt === entry.createdAt)
+          await this.remove(still, 'teardown-retry', trigger, result);
+        continue;
+      }
       if (entry.state !== 'committed') continue;
       if (entryLiveness(entry, this.deps.podOf(entry.namespace, entry.pod)).live) continue;
       const eligibleAt = Date.parse(entry.createdAt) + this.deps.graceMs;
@@ -82,30 +96,39 @@ export class OrphanSweeper {
       }
       const still = this.deps.current(entry);
       if (!still || still.state !== 'committed' || still.createdAt !== entry.createdAt) continue;
-      try {
-        await this.deps.undo(still);
-      } catch (error) {
-        result.errors++;
-        this.deps.logger.error('orphan sweep: tearing down an orphan failed; retried next sweep', {
-          pod: `${still.namespace}/${still.pod}`,
-          containerID: still.containerID,
-          error: String(error),
-        });
-        continue;
-      }
-      result.removed.push({ entry: still, reason: liveness.reason });
-      this.deps.logger.info('orphan sweep removed an allocation whose pod is gone', {
-        trigger,
-        pod: `${still.namespace}/${still.pod}`,
-        podUID: still.podUID,
-        containerID: still.containerID,
-        ip6: still.ip6,
-        ip4: still.ip4,
-        anycast: still.anycast,
-        why: NOT_LIVE_WHY[liveness.reason],
-      });
+      await this.remove(still, liveness.reason, trigger, result);
     }
     return result;
+  }
+
+  private async remove(
+    entry: AllocationEntry,
+    reason: RemovalReason,
+    trigger: string,
+    result: SweepResult,
+  ): Promise<void> {
+    try {
+      await this.deps.undo(entry);
+    } catch (error) {
+      result.errors++;
+      this.deps.logger.error('orphan sweep: tearing down an orphan failed; retried next sweep', {
+        pod: `${entry.namespace}/${entry.pod}`,
+        containerID: entry.containerID,
+        error: String(error),
+      });
+      return;
+    }
+    result.removed.push({ entry, reason });
+    this.deps.logger.info('orphan sweep removed an allocation whose pod is gone', {
+      trigger,
+      pod: `${entry.namespace}/${entry.pod}`,
+      podUID: entry.podUID,
+      containerID: entry.containerID,
+      ip6: entry.ip6,
+      ip4: entry.ip4,
+      anycast: entry.anycast,
+      why: REMOVAL_WHY[reason],
+    });
   }
 }
 

@@ -242,7 +242,10 @@ describe('agent metrics', () => {
     const labels = { namespace: 'default', pod: 'd', direction: 'ingress' };
     listing = JSON.stringify({ nftables: [rule(3)] });
     expect(await value('flock_agent_policy_dropped_packets_total', labels)).toBe(3);
+    // A scrape within a second reuses the last listing (one nft run per second at most).
     listing = JSON.stringify({ nftables: [rule(1)] }); // the chain was replaced meanwhile
+    expect(await value('flock_agent_policy_dropped_packets_total', labels)).toBe(3);
+    await new Promise((r) => setTimeout(r, 1_000));
     expect(await value('flock_agent_policy_dropped_packets_total', labels)).toBe(4);
   });
 

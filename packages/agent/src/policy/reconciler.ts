@@ -318,6 +318,13 @@ export class PolicyReconciler {
     for (const entry of entries) {
       const key = entryKey(entry.containerID, entry.ifname);
       present.add(key);
+      if (entry.removing) {
+        // Being torn down: isolated both ways, sending only from its own addresses, until the
+        // veth is gone (a failed teardown is retried by the sweep; meanwhile it stays so).
+        const addresses = [entry.ip6, ...(entry.ip4 ? [entry.ip4] : [])];
+        out.push({ entry, pod: undefined, removing: true, sources: { addresses, anycast: [] } });
+        continue;
+      }
       if (entry.state === 'committed') this.admitted.delete(key);
       else if (!this.admitted.has(key)) continue; // an ADD that has not reached its policy step
       uids.add(entry.podUID);

@@ -112,6 +112,27 @@ describe('buildPolicyState', () => {
     expect(text).toContain(`"${veth('gone')}" : jump egress_${veth('gone')}`);
   });
 
+  it('an attachment being torn down stays isolated both ways, sending from its own addresses only, whatever its pod', () => {
+    const half = { ...entry('half', '2001:db8:1::8'), anycast: ['2001:db8:ac::1'] };
+    const pod = p('half', { app: 'x' }, ['2001:db8:1::8']);
+    const built = build({
+      locals: [
+        {
+          entry: half,
+          pod,
+          removing: true,
+          sources: { addresses: ['2001:db8:1::8'], anycast: [] },
+        },
+      ],
+    });
+    expect(built.unknownPods).toEqual([]); // not reported as an unknown pod
+    const text = render(translate(built.state));
+    expect(isolatedForIngress(text, veth('half'))).toBe(true);
+    expect(text).toContain(`"${veth('half')}" : jump egress_${veth('half')}`);
+    expect(text).toContain(`"${veth('half')}" . 2001:db8:1::8`); // anti-spoofing: its own address
+    expect(text).not.toContain('2001:db8:ac::1');
+  });
+
   it('two attachments of one pod (an old sandbox) both get the pod labels; the newest keeps the name', () => {
     const web = p('web', { app: 'web' }, []);
     const old = entry('web', '2001:db8:1::5', { containerID: 'ctr-old' });

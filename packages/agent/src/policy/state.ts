@@ -29,6 +29,8 @@ export interface LocalAttachment {
    * addresses and anycast addresses.
    */
   sources?: { addresses: readonly string[]; anycast: readonly string[] };
+  /** Being torn down (AllocationEntry.removing): isolated both ways, whatever its Pod. */
+  removing?: boolean;
 }
 
 export interface PolicyInputs {
@@ -108,12 +110,12 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
     const { entry } = l;
     const veth = hostVethName(entry.containerID, entry.ifname);
     const key = podKey(entry.namespace, entry.pod);
-    const known = knows(l);
+    const known = knows(l) && !l.removing;
     // A second attachment of the same pod (an old sandbox) or an unknown pod: a name of its own.
     const name = known && primary.get(key) === l ? entry.pod : `${entry.pod}@${veth}`;
     const labels = known ? (l.pod.metadata.labels ?? {}) : { [UNKNOWN_POD_LABEL]: 'true' };
     if (!known) {
-      unknownPods.push(key);
+      if (!l.removing) unknownPods.push(key);
       unknownNamespaces.add(entry.namespace);
     }
     pods.push({

@@ -199,7 +199,7 @@ export class AllocationStore {
           `invalid released address: ${z.prettifyError(parsed.error)}`,
         );
       }
-      const pending: AllocationEntry = { ...entry, state: 'pending' };
+      const pending: AllocationEntry = { ...entry, state: 'pending', removing: true };
       return {
         next: new Map([...current, [key, pending]]),
         released: parsed.data,

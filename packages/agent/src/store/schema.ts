@@ -60,6 +60,11 @@ export const AllocationEntry = z.object({
   /** The owner key of its pinned and anycast claims (claims/keys.ts); absent before claims. */
   claimKey: ClaimKey.optional(),
   state: z.enum(['pending', 'committed']),
+  /**
+   * Pending because it is being torn down (a DEL, the orphan sweep), not because its ADD has not
+   * finished: its pod used it, and its veth stays isolated until the teardown is done.
+   */
+  removing: z.literal(true).optional(),
   createdAt: z.iso.datetime(),
 });
 export type AllocationEntry = z.infer<typeof AllocationEntry>;
