@@ -250,6 +250,7 @@ function buildAgent(deps: AgentDeps) {
     pods,
     transport,
     undo: (e) => handlers.undoIfUnchanged(e),
+    hostVeths: async () => new Set((await datapath.listPodVeths()).map((v) => v.name)),
     graceMs: config.orphanGraceMs,
     periodMs: config.sweepPeriodMs,
     logger,

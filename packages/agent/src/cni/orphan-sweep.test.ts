@@ -3,6 +3,7 @@ import type { AllocationEntry } from '../store/index.js';
 import type { Pod } from '@flock/api';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { entry, pod } from '../../testing/routing-fixtures.js';
+import { hostVethName } from '../datapath/index.js';
 import { OrphanSweeper, type OrphanSweepDeps } from './orphan-sweep.js';
 
 const T0 = Date.parse('2026-11-29T10:00:00.000Z');
@@ -156,5 +157,31 @@ describe('orphan sweep', () => {
     expect(r.removed.map((x) => [x.entry.pod, x.reason])).toEqual([['half', 'teardown-retry']]);
     expect(undone).toEqual(['half']);
     expect(gets).toEqual([]); // nothing to ask the API server
+  });
+
+  it("removes a live pod's attachment whose sandbox is gone (no veth), after the grace; not when the veth is there", async () => {
+    const live = { metadata: { name: 'p', namespace: 'default', uid: 'uid-p' } } as Pod;
+    both(live);
+    add(entry('p', { containerID: 'old-sandbox', podUID: 'uid-p' }));
+    add(entry('p', { containerID: 'new-sandbox', podUID: 'uid-p' }));
+    add(
+      entry('p', {
+        containerID: 'young',
+        podUID: 'uid-p',
+        createdAt: new Date(now - 1_000).toISOString(),
+      }),
+    );
+    const present = new Set([hostVethName('new-sandbox', 'eth0')]);
+    const r = await sweeper({ hostVeths: async () => present }).sweep('test');
+    expect(r.removed.map((x) => [x.entry.containerID, x.reason])).toEqual([
+      ['old-sandbox', 'sandbox-gone'],
+    ]);
+    expect(gets).toEqual([]);
+    // The veths cannot be listed: nothing is removed for it, the sweep goes on.
+    const failing = await sweeper({ hostVeths: () => Promise.reject(new Error('netlink')) }).sweep(
+      'test',
+    );
+    expect(failing.removed).toEqual([]);
+    expect(failing.errors).toBe(1);
   });
 });

@@ -17,6 +17,7 @@ import { settled, type Component } from '../core/lifecycle.js';
 import type { AgentMetrics } from '../core/metrics.js';
 import { NOT_LIVE_WHY, entryLiveness, type NotLiveReason, type PodOf } from '../node/liveness.js';
 import { fetchPod, whenSynced } from '../node/pods.js';
+import { hostVethName } from '../datapath/index.js';
 import type { AllocationEntry, AllocationStore } from '../store/index.js';
 
 export interface OrphanSweepDeps {
@@ -29,14 +30,22 @@ export interface OrphanSweepDeps {
   /** Tear down the entry's kernel state, remove it, release its addresses. */
   undo: (entry: AllocationEntry) => Promise<void>;
   graceMs: number;
+  /**
+   * The names of flock's host veths now. A sandbox's network namespace takes its veth pair
+   * with it when it goes: an entry of a live pod whose veth is gone belongs to a sandbox that
+   * is gone (a runtime that sent no DEL, and containerd 2 sends no CNI GC). Absent: unchecked.
+   */
+  hostVeths?: () => Promise<ReadonlySet<string>>;
   now?: () => number;
   logger: Logger;
 }
 
-/** Why the sweep removed an entry: its pod is not live, or an earlier teardown of it failed. */
-type RemovalReason = NotLiveReason | 'teardown-retry';
+/** Why the sweep removed an entry: its pod is not live, its sandbox is gone, or an earlier teardown failed. */
+type RemovalReason = NotLiveReason | 'sandbox-gone' | 'teardown-retry';
 const REMOVAL_WHY: Record<RemovalReason, string> = {
   ...NOT_LIVE_WHY,
+  'sandbox-gone':
+    "the pod lives on, but this attachment's sandbox is gone (its veth went with its network namespace)",
   'teardown-retry': 'an earlier teardown of it (a DEL or a sweep) failed half-way',
 };
 
@@ -61,7 +70,17 @@ export class OrphanSweeper {
 
   async sweep(trigger: string): Promise<SweepResult> {
     const result: SweepResult = { removed: [], deferred: 0, keptByApi: 0, errors: 0 };
+    // `now` before the listing: an entry past its grace at `now` had its veth long before.
     const now = this.now();
+    let veths: ReadonlySet<string> | undefined;
+    try {
+      veths = await this.deps.hostVeths?.();
+    } catch (error) {
+      result.errors++;
+      this.deps.logger.warn('orphan sweep: cannot list the host veths; sandboxes not checked', {
+        error: String(error),
+      });
+    }
     for (const entry of this.deps.entries()) {
       // A teardown that failed half-way (the entry was marked): finish it, whatever the pod.
       if (entry.removing) {
@@ -71,8 +90,16 @@ export class OrphanSweeper {
         continue;
       }
       if (entry.state !== 'committed') continue;
-      if (entryLiveness(entry, this.deps.podOf(entry.namespace, entry.pod)).live) continue;
       const eligibleAt = Date.parse(entry.createdAt) + this.deps.graceMs;
+      if (entryLiveness(entry, this.deps.podOf(entry.namespace, entry.pod)).live) {
+        const veth = hostVethName(entry.containerID, entry.ifname);
+        if (veths && eligibleAt <= now && !veths.has(veth)) {
+          const still = this.deps.current(entry);
+          if (still?.state === 'committed' && still.createdAt === entry.createdAt)
+            await this.remove(still, 'sandbox-gone', trigger, result);
+        }
+        continue;
+      }
       if (eligibleAt > now) {
         result.deferred++;
         result.nextEligibleAt = Math.min(result.nextEligibleAt ?? Infinity, eligibleAt);
@@ -139,6 +166,8 @@ interface OrphanSweepOptions {
   transport: KubeTransport;
   /** Tear down an entry unless an ADD or DEL changed it meanwhile (CniHandlers.undoIfUnchanged). */
   undo: (entry: AllocationEntry) => Promise<unknown>;
+  /** flock's host veths (Datapath.listPodVeths): sandboxes that are gone. */
+  hostVeths?: () => Promise<ReadonlySet<string>>;
   graceMs: number;
   periodMs: number;
   logger: Logger;
@@ -165,6 +194,7 @@ export class OrphanSweep implements Component {
       fetchPod: (namespace, name) => fetchPod(options.transport, namespace, name),
       undo: async (e) => void (await options.undo(e)),
       graceMs: options.graceMs,
+      ...(options.hostVeths ? { hostVeths: options.hostVeths } : {}),
       ...(options.now ? { now: options.now } : {}),
       logger,
     });
