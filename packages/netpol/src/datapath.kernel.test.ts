@@ -53,6 +53,35 @@ describe('anti-spoofing and first packet (kernel)', () => {
     expect(await arrives('fd00:1::1', 6)).toBe(true);
   });
 
+  it("drops packets from outside that carry a local pod's source (its own or anycast), both families", async () => {
+    // The outside host forges x/b's addresses and x/a's anycast address.
+    const forged = { v4: ['10.1.0.2', '198.51.100.7'], v6: ['fd00:1::2', '2001:db8:a::7'] };
+    for (const a of forged.v4)
+      await lab.remote.exec('ip', ['addr', 'add', `${a}/32`, 'dev', 'eth0']);
+    for (const a of forged.v6)
+      await lab.remote.exec('ip', ['-6', 'addr', 'add', `${a}/128`, 'dev', 'eth0', 'nodad']);
+    const fromOutside = async (source: string, family: 4 | 6) => {
+      const t = token();
+      await lab.probe('ext', 'y/a', UDP80(family), 300, source, t);
+      return lab.seen('y/a', t);
+    };
+    try {
+      await lab.removeTable();
+      expect(await fromOutside('10.1.0.2', 4)).toBe(true); // the test can see it
+      expect(await fromOutside('fd00:1::2', 6)).toBe(true);
+      await lab.apply([], { anycast: { 'x/a': ['198.51.100.7', '2001:db8:a::7'] } });
+      for (const a of forged.v4) expect(await fromOutside(a, 4), a).toBe(false);
+      for (const a of forged.v6) expect(await fromOutside(a, 6), a).toBe(false);
+      // The outside's own address still passes.
+      expect(await fromOutside('192.0.2.2', 4)).toBe(true);
+    } finally {
+      for (const a of forged.v4)
+        await lab.remote.exec('ip', ['addr', 'del', `${a}/32`, 'dev', 'eth0']);
+      for (const a of forged.v6)
+        await lab.remote.exec('ip', ['-6', 'addr', 'del', `${a}/128`, 'dev', 'eth0']);
+    }
+  });
+
   it('lets a pod send from the anycast addresses the agent gives it', async () => {
     await lab.apply([], { anycast: { 'x/a': ['198.51.100.7', '2001:db8:a::7'] } });
     expect(await arrives('198.51.100.7', 4)).toBe(true);

@@ -162,10 +162,17 @@ function podChains(
   return [main, ...(admin ? [admin] : []), ...(baseline ? [baseline] : [])];
 }
 
+/**
+ * A pod sends only from its own addresses; and what comes from anywhere but a pod veth cannot
+ * carry a source of this node's pods (their addresses, pinned and anycast ones included): those
+ * packets can only be forged, and policies that trust a local pod's address must not see them.
+ */
 function antiSpoofing(): string[] {
   return [
     `\t\tiifname @pod_ifaces iifname . ip saddr != @pod_sources_v4 drop ${comment('anti-spoofing')}`,
     `\t\tiifname @pod_ifaces iifname . ip6 saddr != @pod_sources_v6 drop ${comment('anti-spoofing')}`,
+    `\t\tiifname != @pod_ifaces ip saddr @node_sources_v4 counter drop ${comment('anti-spoofing: a local pod source from outside')}`,
+    `\t\tiifname != @pod_ifaces ip6 saddr @node_sources_v6 counter drop ${comment('anti-spoofing: a local pod source from outside')}`,
   ];
 }
 
@@ -267,6 +274,20 @@ export function renderTable(ir: NetpolIR, options: RenderOptions = {}): NftTable
       undefined,
       'addresses each pod may send from',
       ir.pods.flatMap((p) => p.sources.v6.map((a) => `${q(p.interface)} . ${a}`)),
+    ),
+    set(
+      'node_sources_v4',
+      'ipv4_addr',
+      undefined,
+      "this node's pod sources: never from outside",
+      [...new Set(ir.pods.flatMap((p) => p.sources.v4))],
+    ),
+    set(
+      'node_sources_v6',
+      'ipv6_addr',
+      undefined,
+      "this node's pod sources: never from outside",
+      [...new Set(ir.pods.flatMap((p) => p.sources.v6))],
     ),
     map(
       'ingress_pods',
