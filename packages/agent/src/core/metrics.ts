@@ -128,7 +128,7 @@ export class AgentMetrics {
     });
     this.orphanRemovals = new Counter({
       name: `${p}orphan_sweep_removals_total`,
-      help: 'Allocations the orphan sweep tore down, by why (their pod was not live; sandbox-gone: the pod lives but that sandbox's veth is gone; teardown-retry: an earlier teardown failed half-way).',
+      help: "Allocations the orphan sweep tore down, by why (their pod was not live; sandbox-gone: the pod lives but that sandbox's veth is gone; teardown-retry: an earlier teardown failed half-way).",
       labelNames: ['reason'],
       registers,
     });
