@@ -55,6 +55,36 @@ let agent: Daemon | undefined;
 const tokens: Record<'operator' | 'agent', string> = { operator: '', agent: '' };
 
 const get = async (path: string) => Read.parse(await admin.request({ method: 'GET', path }));
+
+/**
+ * A token of the agent's ServiceAccount bound to an agent pod on `node`, as the kubelet
+ * projects it into the DaemonSet's pods (it names the node: the chart's admission policy
+ * reads it). No kubelet runs the pod; the Node object is created if missing.
+ */
+async function agentToken(node: string) {
+  await admin
+    .request({
+      method: 'POST',
+      path: '/api/v1/nodes',
+      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: node } },
+    })
+    .catch(() => undefined); // already there
+  const pod = (await admin.request({
+    method: 'POST',
+    path: `/api/v1/namespaces/${NAMESPACE}/pods`,
+    body: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `flock-agent-${node}` },
+      spec: {
+        nodeName: node,
+        serviceAccountName: 'flock-agent',
+        containers: [{ name: 'agent', image: 'flock-agent:test' }],
+      },
+    },
+  })) as { metadata: { name: string; uid: string } };
+  return cp.mintServiceAccount(NAMESPACE, 'flock-agent', pod.metadata);
+}
 const manifest = async () =>
   parseObjects(
     (await helm(cp.kubeconfigPath, ['get', 'manifest', RELEASE, '-n', NAMESPACE])).stdout,
@@ -169,7 +199,7 @@ describe('the flock chart on a real API server', () => {
   }, 120_000);
 
   it('the agent, with its ServiceAccount token only, serves CNI ADD/DEL and writes status', async () => {
-    const sa = await cp.mintServiceAccount(NAMESPACE, 'flock-agent');
+    const sa = await agentToken(NODE);
     tokens.agent = sa.path;
     // The BGP password Secret the sample Pool's peer names (read by the agent with `get`).
     await admin.request({
@@ -239,6 +269,36 @@ describe('the flock chart on a real API server', () => {
     // The API server's refusals say "forbidden" (a bare 403 also matches timestamps' ms).
     expect(agent.logs.filter((l) => /forbidden/i.test(l))).toEqual([]);
   }, 120_000);
+
+  it("an agent changes only its own node's status: another node's agent is refused (kubectl as each)", async () => {
+    const other = await agentToken('node-b');
+    const patch = (kubeconfig: string, args: string[]) =>
+      kubectl(kubeconfig, [
+        'patch',
+        ...args,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { conditions: [] } }),
+      ]).then(
+        () => 'allowed',
+        (e: unknown) => String((e as { stderr?: string }).stderr ?? e),
+      );
+    const nodeConfig = ['nodeconfig.flock.fritzlab.net', NODE];
+    // node-b's agent: not node-a's NodeConfig, not node-a's Node; its own Node, yes.
+    expect(await patch(other.path, nodeConfig)).toMatch(
+      /the flock agent of node "node-b" may change only its own node's status, not nodeconfigs "node-a"/,
+    );
+    expect(await patch(other.path, ['node', NODE])).toMatch(
+      /the flock agent of node "node-b" may change only its own node's status, not nodes "node-a"/,
+    );
+    expect(await patch(other.path, ['node', 'node-b'])).toBe('allowed');
+    // A token bound to no pod names no node: refused too.
+    const unbound = await cp.mintServiceAccount(NAMESPACE, 'flock-agent');
+    expect(await patch(unbound.path, ['node', NODE])).toMatch(/may change only its own node/);
+    // node-a's own agent may (RBAC and the policy agree).
+    expect(await patch(tokens.agent, ['node', NODE])).toBe('allowed');
+  }, 60_000);
 
   it('the accounts can do no more than that (kubectl auth can-i with their own tokens)', async () => {
     const rows = [];

@@ -75,6 +75,9 @@ describe('helm lint and template', () => {
       'RoleBinding/flock-operator-leader-election',
       'ServiceAccount/flock-agent',
       'ServiceAccount/flock-operator',
+      // The agent changes only its own node's status (agent-admission.yaml).
+      'ValidatingAdmissionPolicy/flock-agent-own-node',
+      'ValidatingAdmissionPolicyBinding/flock-agent-own-node',
     ]);
     expect(find(objects, 'Deployment', 'flock-operator')).toMatchObject({
       spec: { replicas: 2 },

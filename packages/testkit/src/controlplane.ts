@@ -69,9 +69,14 @@ export interface ControlPlane {
     server?: string,
   ): Promise<{ path: string; kubeConfig: ClusterCredentials }>;
   /** A kubeconfig file for a ServiceAccount (a TokenRequest token); creates the account if needed. */
+  /**
+   * A token of the ServiceAccount (created if missing); `boundPod`: bound to that pod, as the
+   * kubelet's projected tokens are (they then name the pod's node).
+   */
   mintServiceAccount(
     namespace: string,
     name: string,
+    boundPod?: { name: string; uid: string },
   ): Promise<{ path: string; kubeConfig: ClusterCredentials; token: string }>;
   /** The running processes: `flock-controlplane up` and every component it started. */
   pids(): number[];
@@ -145,7 +150,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       kc.loadFromFile(path);
       return { path, kubeConfig: credentialsOf(kc, path) };
     },
-    async mintServiceAccount(namespace, name) {
+    async mintServiceAccount(namespace, name, boundPod) {
       const core = clientNodeConfig.makeApiClient(CoreV1Api);
       await core
         .createNamespacedServiceAccount({ namespace, body: { metadata: { name } } })
@@ -155,7 +160,13 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       const tr = await core.createNamespacedServiceAccountToken({
         name,
         namespace,
-        body: { spec: { audiences: [], expirationSeconds: 3600 } },
+        body: {
+          spec: {
+            audiences: [],
+            expirationSeconds: 3600,
+            ...(boundPod ? { boundObjectRef: { apiVersion: 'v1', kind: 'Pod', ...boundPod } } : {}),
+          },
+        },
       });
       const token = tr.status?.token;
       if (!token) throw new Error(`no token issued for ${namespace}/${name}`);
@@ -166,7 +177,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         contexts: [{ name: 'sa', cluster: 'flock-test', user: `${namespace}-${name}` }],
         currentContext: 'sa',
       });
-      const path = join(dir, `sa-${namespace}-${name}.kubeconfig`);
+      const path = join(
+        dir,
+        `sa-${namespace}-${name}${boundPod ? `-${boundPod.name}` : ''}.kubeconfig`,
+      );
       await writeFile(path, kc.exportConfig(), { mode: 0o600 });
       const ca = { pem: await readFile(state.caFile, 'utf8') };
       return { path, kubeConfig: { server: state.server, ca, token, source: path }, token };
