@@ -84,6 +84,14 @@ describe('agent start-up', () => {
         ],
       }),
     );
+    // The committed pod's sandbox is there (else the sweep would find its veth gone).
+    await datapath.setupPod({
+      containerID: 'kept',
+      ifName: 'eth0',
+      netns: datapath.createNetns(),
+      hostVeth: hostVethName('kept', 'eth0'),
+      ip6: '2001:db8:100::5',
+    });
     // The pending ADD had got as far as its veth when the previous run died.
     const netns = datapath.createNetns();
     await datapath.setupPod({

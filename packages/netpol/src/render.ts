@@ -275,20 +275,12 @@ export function renderTable(ir: NetpolIR, options: RenderOptions = {}): NftTable
       'addresses each pod may send from',
       ir.pods.flatMap((p) => p.sources.v6.map((a) => `${q(p.interface)} . ${a}`)),
     ),
-    set(
-      'node_sources_v4',
-      'ipv4_addr',
-      undefined,
-      "this node's pod sources: never from outside",
-      [...new Set(ir.pods.flatMap((p) => p.sources.v4))],
-    ),
-    set(
-      'node_sources_v6',
-      'ipv6_addr',
-      undefined,
-      "this node's pod sources: never from outside",
-      [...new Set(ir.pods.flatMap((p) => p.sources.v6))],
-    ),
+    set('node_sources_v4', 'ipv4_addr', undefined, "this node's pod sources: never from outside", [
+      ...new Set(ir.pods.flatMap((p) => p.sources.v4)),
+    ]),
+    set('node_sources_v6', 'ipv6_addr', undefined, "this node's pod sources: never from outside", [
+      ...new Set(ir.pods.flatMap((p) => p.sources.v6)),
+    ]),
     map(
       'ingress_pods',
       ir.pods.flatMap((p) => (p.ingress ? [`${q(p.interface)} : jump ${ingressChain(p)}`] : [])),

@@ -56,7 +56,7 @@ describe('the allocation store lock', () => {
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
-    await once(holder.stdout!, 'data');
+    await once(holder.stdout, 'data');
     await expect(acquireStoreLock(path, { waitMs: 0 })).rejects.toBeInstanceOf(StoreLockedError);
     holder.kill('SIGKILL');
     await once(holder, 'exit');
