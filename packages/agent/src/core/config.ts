@@ -72,6 +72,13 @@ const FLAGS = {
       .pipe(z.number().gt(0).lte(1)),
     default: '0.25',
   },
+  maxHostRoutes: {
+    flag: 'max-host-routes',
+    help: "at most this many host routes (pinned, anycast and Service addresses) announced from this node; keep it below the routers' import limit (past it a router drops routes or the whole session)",
+    arg: 'N',
+    schema: intFlag(1, 1_000_000),
+    default: '1000',
+  },
   resyncMs: {
     flag: 'resync',
     help: 'how often the blackholes and the Node condition are asserted again',

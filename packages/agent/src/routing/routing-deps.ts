@@ -35,6 +35,8 @@ export interface RoutingSettings {
   secretNamespace: string;
   /** Where the last BGP passwords read are kept across restarts (none: memory only). */
   passwordFile?: string;
+  /** --max-host-routes: the node's host routes are capped there (host-route-cap.ts). */
+  maxHostRoutes?: number;
 }
 
 export interface RoutingDeps {

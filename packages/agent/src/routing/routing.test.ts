@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NodeConfig, type AgentRequest } from '@flock/api';
 import { renderBirdConfig } from '@flock/bird';
-import { NODECONFIGS, PODS, SECRETS } from '@flock/kube';
+import { EVENTS, NODECONFIGS, PODS, SECRETS } from '@flock/kube';
 import { createMemoryLogger, type FakeApiServer } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -120,6 +120,30 @@ describe('routing in the agent', () => {
     );
     expect(datapath.hostVethNames()).not.toContain(veth);
     expect(agent!.nodeConfig.current()!.allocator.ownerOf('2001:db8:200::7')).toBeUndefined();
+  });
+
+  it('past --max-host-routes the node announces only that many host routes, and says so once (a Warning Event)', async () => {
+    bird.up = true;
+    await start({ maxHostRoutes: '1' });
+    for (const [name, ip] of [
+      ['p1', '2001:db8:200::7'],
+      ['p2', '2001:db8:200::8'],
+    ] as const) {
+      const uid = putPod(name, { annotations: { 'flock.fritzlab.net/pinned-ip': ip } });
+      await add(name, uid);
+    }
+    await eventually('the first one announced', () =>
+      bird.announced().includes('2001:db8:200::7/128'),
+    );
+    expect(bird.announced()).not.toContain('2001:db8:200::8/128');
+    const events = await eventually('a HostRouteCapReached Event', () => {
+      const list = api
+        .listObjects<{ reason: string; note?: string; message?: string }>(EVENTS)
+        .filter((e) => e.reason === 'HostRouteCapReached');
+      return list.length ? list : undefined;
+    });
+    expect(events).toHaveLength(1);
+    expect(JSON.stringify(events[0])).toContain('1 addresses not announced');
   });
 
   it('a pinned pod evicted from a dead kubelet (deletionTimestamp, never confirmed) is withdrawn, not swept', async () => {

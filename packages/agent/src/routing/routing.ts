@@ -16,6 +16,7 @@ import { settled, type Component } from '../core/lifecycle.js';
 import { livenessSignature } from '../node/liveness.js';
 import { whenSynced } from '../node/pods.js';
 import { planAnnouncements, toBirdModel, type AnnouncementPlan } from './announcements.js';
+import { capHostRoutes } from './host-route-cap.js';
 import { AnycastReconciler } from './anycast-reconciler.js';
 import { BirdAnnouncer, type AnnouncerState } from './announcer.js';
 import { BfdSpeaker } from './bfd-speaker.js';
@@ -48,6 +49,8 @@ export class Routing implements Component {
   private readonly listeners: (() => void)[] = [];
   private readonly appliedListeners: ((hostRoutes: readonly string[]) => void)[] = [];
   private warnings = '';
+  /** Whether the last plan was capped (the Event is recorded when the cap starts to bite). */
+  private capped = false;
   private live = false;
   private stopped = false;
   private readonly cleanups: (() => void)[] = [];
@@ -289,15 +292,25 @@ export class Routing implements Component {
     const state = this.deps.nodeConfig.current();
     if (!this.live || !state) return;
     const spec = state.nodeConfig.spec;
-    const plan = this.withServices(
-      planAnnouncements({
+    const capped = capHostRoutes(
+      this.withServices(
+        planAnnouncements({
+          spec,
+          entries: this.deps.store.entries(),
+          podOf: (namespace, name) => this.deps.pods.getObject(name, namespace),
+          claimOf: this.deps.claimOf,
+        }),
         spec,
-        entries: this.deps.store.entries(),
-        podOf: (namespace, name) => this.deps.pods.getObject(name, namespace),
-        claimOf: this.deps.claimOf,
-      }),
-      spec,
+      ),
+      this.deps.settings.maxHostRoutes ?? Infinity,
     );
+    const plan = capped.plan;
+    if (capped.leftOut.length && !this.capped)
+      this.deps.warn?.(
+        'HostRouteCapReached',
+        `${capped.leftOut.length} addresses not announced: this node is at --max-host-routes (${this.deps.settings.maxHostRoutes})`,
+      );
+    this.capped = capped.leftOut.length > 0;
     this.plan = plan;
     const warnings = plan.warnings.join('\n');
     if (warnings !== this.warnings && plan.warnings.length)

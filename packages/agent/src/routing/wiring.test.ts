@@ -17,6 +17,7 @@ describe('routing settings from the agent flags', () => {
       bgpStatusPeriodMs: 5_000,
       secretNamespace: 'flock-system',
       passwordFile: '/var/lib/flock/bgp-passwords.json',
+      maxHostRoutes: 1000,
     });
   });
 
@@ -46,6 +47,7 @@ describe('routing settings from the agent flags', () => {
       bgpStatusPeriodMs: 1000,
       secretNamespace: 'net',
       passwordFile: '/tmp/t/lib/bgp-passwords.json',
+      maxHostRoutes: 1000,
     });
   });
 

@@ -35,5 +35,6 @@ export function routingSettings(config: AgentConfig): RoutingSettings {
     bgpStatusPeriodMs: config.bgpStatusPeriodMs,
     secretNamespace: config.namespace,
     passwordFile: join(dirname(config.storePath), PASSWORD_FILE),
+    maxHostRoutes: config.maxHostRoutes,
   };
 }
