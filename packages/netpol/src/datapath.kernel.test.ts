@@ -82,6 +82,33 @@ describe('anti-spoofing and first packet (kernel)', () => {
     }
   });
 
+  it("a pod's neighbour solicitations from a forged source are dropped: the node's table gets no entry for it", async () => {
+    const pod = lab.podNamespace('y/a');
+    const veth = lab.interfaces.get('y/a')!;
+    const forged = 'fe80::99';
+    await pod.exec('ip', ['-6', 'addr', 'add', `${forged}/64`, 'dev', 'eth0', 'nodad']);
+    const solicit = async () => {
+      await lab.node.exec('ip', ['-6', 'neigh', 'flush', 'dev', veth]);
+      await pod.exec('ip', ['-6', 'neigh', 'flush', 'dev', 'eth0']);
+      // A link-local destination from a link-local source: the solicitation leaves from it.
+      await pod
+        .exec('ping', ['-6', '-c', '1', '-W', '1', '-I', 'eth0', 'fe80::1'])
+        .catch(() => undefined); // no answer when the solicitation is dropped
+      const { stdout } = await lab.node.exec('ip', ['-6', 'neigh', 'show', 'dev', veth]);
+      return stdout;
+    };
+    try {
+      await lab.removeTable();
+      expect(await solicit()).toContain(forged); // without flock's table the node learns it
+      await lab.apply([]);
+      expect(await solicit()).not.toContain(forged);
+      // The pod's own address still resolves its gateway (and is reached).
+      expect((await lab.probe('node', 'y/a', TCP80, 3000)).reply).toBe('y/a');
+    } finally {
+      await pod.exec('ip', ['-6', 'addr', 'del', `${forged}/64`, 'dev', 'eth0']);
+    }
+  });
+
   it('lets a pod send from the anycast addresses the agent gives it', async () => {
     await lab.apply([], { anycast: { 'x/a': ['198.51.100.7', '2001:db8:a::7'] } });
     expect(await arrives('198.51.100.7', 4)).toBe(true);

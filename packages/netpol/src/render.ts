@@ -24,8 +24,26 @@ const ICMP_ERRORS =
   'icmp type { destination-unreachable, time-exceeded, parameter-problem } accept';
 const ICMPV6_ERRORS =
   'icmpv6 type { destination-unreachable, packet-too-big, time-exceeded, parameter-problem } accept';
-const NEIGHBOUR_DISCOVERY =
-  'icmpv6 type { nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert, nd-redirect } accept';
+const ND_ALL =
+  'icmpv6 type { nd-router-solicit, nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert, nd-redirect }';
+const ND_FROM_HOSTS = 'icmpv6 type { nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert }';
+
+/**
+ * Neighbour discovery before anything else (it is how the node and its neighbours find each
+ * other). From a pod only what a host sends, from `::` (duplicate address detection) or its own
+ * addresses: a pod has no link-local address (flock creates its interface with none), so any
+ * other source is forged, and each forged source would take a slot of the node's neighbour
+ * table. Router advertisements and redirects from a pod are dropped: it is no router.
+ */
+function neighbourDiscovery(): string[] {
+  return [
+    `\t\tiifname @pod_ifaces icmpv6 type { nd-router-advert, nd-redirect } drop ${comment('pods are no routers')}`,
+    `\t\tiifname @pod_ifaces ${ND_FROM_HOSTS} ip6 saddr :: accept`,
+    `\t\tiifname @pod_ifaces ${ND_FROM_HOSTS} iifname . ip6 saddr @pod_sources_v6 accept`,
+    `\t\tiifname @pod_ifaces ${ND_ALL} drop ${comment('neighbour discovery from a forged source')}`,
+    `\t\t${ND_ALL} accept`,
+  ];
+}
 
 export function elements(items: readonly string[], indent: string): string[] {
   if (items.length === 0) return [];
@@ -224,7 +242,7 @@ const baseChains = (o: RenderOptions): NftChain[] => [
     lines: [
       '\tchain input {',
       '\t\ttype filter hook input priority filter; policy accept;',
-      `\t\t${NEIGHBOUR_DISCOVERY}`,
+      ...neighbourDiscovery(),
       ...antiSpoofing(),
       ...closedToPods(o),
       '\t\tct state established,related accept',
