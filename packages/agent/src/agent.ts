@@ -43,7 +43,7 @@ import { agentView } from './status/metrics-view.js';
 import { agentStatus } from './status/snapshot.js';
 import { startStatusServer, statusSocketPath } from './status/server.js';
 import { AllocationStore, entryKey } from './store/index.js';
-import { acquireStoreLock, type StoreLock } from './store/store-lock.js';
+import { storeLockComponent } from './store/store-lock.js';
 
 /** How long start-up waits for the NetworkPolicy caches before serving the CNI socket anyway. */
 const POLICY_SYNC_WAIT_MS = 30_000;
@@ -287,23 +287,9 @@ function buildAgent(deps: AgentDeps) {
   );
   let healthPort: number | undefined;
 
-  let storeLock: StoreLock | undefined;
   const components: Component[] = [
     // Before anything reads the store or binds a node port: another agent may still run here.
-    {
-      name: 'allocation store lock',
-      start: async () => {
-        storeLock = await acquireStoreLock(config.storePath, {
-          waitMs: config.storeLockWaitMs,
-          onWait: (lock) =>
-            logger.warn('another agent holds the allocation store; waiting for it to stop', {
-              store: config.storePath,
-              lock: `@${lock}`,
-            }),
-        });
-      },
-      stop: () => storeLock?.release(),
-    },
+    storeLockComponent(config.storePath, config.storeLockWaitMs, logger),
     // Health next, so a node stuck waiting for its NodeConfig is visible (not ready).
     ...(config.healthPort
       ? [

@@ -9,6 +9,8 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from '@flock/api';
+import type { Component } from '../core/lifecycle.js';
 
 export class StoreLockedError extends Error {
   constructor(
@@ -76,4 +78,23 @@ function bindAbstract(name: string): Promise<Server | undefined> {
       done(server);
     });
   });
+}
+
+/** The agent's first part: the store's lock, held from start to stop. */
+export function storeLockComponent(storePath: string, waitMs: number, logger: Logger): Component {
+  let lock: StoreLock | undefined;
+  return {
+    name: 'allocation store lock',
+    start: async () => {
+      lock = await acquireStoreLock(storePath, {
+        waitMs,
+        onWait: (name) =>
+          logger.warn('another agent holds the allocation store; waiting for it to stop', {
+            store: storePath,
+            lock: `@${name}`,
+          }),
+      });
+    },
+    stop: () => lock?.release(),
+  };
 }
