@@ -4,7 +4,15 @@ import { PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
 import { describe, expect, it } from 'vitest';
 import { CniCommandError } from '../core/cni-error.js';
-import { CachedPod, PodLookupWithFallback, clusterPodCache, nodePods } from './pods.js';
+import {
+  CachedPod,
+  MAX_ANNOTATION_BYTES,
+  OVERSIZE,
+  PodLookupWithFallback,
+  clusterPodCache,
+  nodePods,
+} from './pods.js';
+import { parsePinnedIp } from '@flock/api';
 
 describe('PodLookupWithFallback', () => {
   it('asks the API server for a pod the cache has not seen; a 404 is "no such pod"', async () => {
@@ -80,6 +88,30 @@ describe('the pod cache', () => {
       },
     };
     expect(CachedPod.parse(served)).toEqual(kept);
+  });
+
+  it('keeps only the annotations flock reads, and none of them whole past 4 KiB (fail-closed)', () => {
+    const big = 'x'.repeat(190 * 1024); // what a hostile namespace puts on pods that never run
+    const cached = CachedPod.parse({
+      metadata: {
+        name: 'p',
+        namespace: 'evil',
+        annotations: {
+          'flock.fritzlab.net/pinned-ip': big,
+          'flock.fritzlab.net/anycast': '2001:db8:300::53',
+          'flock.fritzlab.net/anything-else': big,
+          'example.com/notes': big,
+        },
+      },
+      spec: { containers: [] },
+    });
+    expect(cached.metadata.annotations).toEqual({
+      'flock.fritzlab.net/pinned-ip': OVERSIZE,
+      'flock.fritzlab.net/anycast': '2001:db8:300::53',
+    });
+    expect(JSON.stringify(cached).length).toBeLessThan(MAX_ANNOTATION_BYTES);
+    // The kept marker is no address: the pod is refused, never given one.
+    expect(parsePinnedIp(OVERSIZE)?.ok).toBe(false);
   });
 
   it("serves a lookup from this node's pods only: a namesake on another node is asked for", async () => {

@@ -3,7 +3,16 @@
 // there were two. And the lookup ADD uses: the view first, the API server when the cache has
 // not seen the pod yet (the kubelet calls ADD right after the pod was bound) or holds an older
 // pod of the same name.
-import { CniErrorCode, GROUP, Pod, type Logger } from '@flock/api';
+import {
+  ANYCAST_ANNOTATION,
+  BGP_COMMUNITIES_ANNOTATION,
+  CLAIM_KEY_ANNOTATION,
+  CniErrorCode,
+  IP_ALGO_ANNOTATION,
+  PINNED_IP_ANNOTATION,
+  Pod,
+  type Logger,
+} from '@flock/api';
 import {
   Cache,
   CacheView,
@@ -18,7 +27,22 @@ import { CniCommandError } from '../core/cni-error.js';
 
 /** The pod cache's index of pods by spec.nodeName. */
 export const BY_NODE = 'node';
-const FLOCK_ANNOTATION = `${GROUP}/`;
+
+/** The pod annotations flock reads; any other (flock.fritzlab.net/* included) is not kept. */
+const POD_ANNOTATIONS: ReadonlySet<string> = new Set([
+  IP_ALGO_ANNOTATION,
+  PINNED_IP_ANNOTATION,
+  ANYCAST_ANNOTATION,
+  BGP_COMMUNITIES_ANNOTATION,
+  CLAIM_KEY_ANNOTATION,
+]);
+/**
+ * Longest value of one of them that is kept (far above any valid one: the longest are the anycast
+ * and community lists). A longer one is kept as OVERSIZE, which no parser accepts: the pod is
+ * refused as with any bad annotation, and a namespace cannot make every agent hold its 256 KiB.
+ */
+export const MAX_ANNOTATION_BYTES = 4096;
+export const OVERSIZE = '<over 4096 bytes: not kept by flock>';
 
 /**
  * What the cache keeps of a pod: the fields flock reads (identity, labels, flock's own
@@ -28,9 +52,9 @@ const FLOCK_ANNOTATION = `${GROUP}/`;
  */
 export function trimPod(p: Pod): Pod {
   const m = p.metadata;
-  const annotations = Object.entries(m.annotations ?? {}).filter(([k]) =>
-    k.startsWith(FLOCK_ANNOTATION),
-  );
+  const annotations = Object.entries(m.annotations ?? {})
+    .filter(([k]) => POD_ANNOTATIONS.has(k))
+    .map(([k, v]) => [k, v.length > MAX_ANNOTATION_BYTES ? OVERSIZE : v] as const);
   const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
   const owner = (m.ownerReferences ?? []).find((r) => r['controller'] === true);
   const controller = owner
