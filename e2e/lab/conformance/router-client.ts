@@ -6,7 +6,15 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { POOLS } from '@flock/kube';
 import type { Lab } from '../core/lab.js';
-import { NODE_API_SERVER, samplePool } from '../core/plan.js';
+import { NODE_API_SERVER, ROUTER_UPLINKS4, samplePool } from '../core/plan.js';
+
+/**
+ * The router's own IPv4 source while a suite runs from it (RFC 6598 space: outside every lab
+ * range). Every IPv4 address the router has is in ROUTER_UPLINKS4, the /16 the ESIPP specs take
+ * for the nodes' subnet (they compare a client's address with the node InternalIP's /16).
+ */
+export const CLIENT_SOURCE4 = '100.64.0.1';
+const CLIENT_NAT_TABLE = 'flab_client';
 
 export interface RouterClient {
   /** The router's network namespace (ginkgo runs there). */
@@ -46,6 +54,22 @@ export async function routerClient(
       'preferred_lft',
       '0',
     ]);
+  // IPv4 has no such deprecation: the router's own IPv4 connections (a socket's, so never a
+  // forwarded packet) are translated to CLIENT_SOURCE4, which the nodes' default routes reach.
+  const ns = lab.router!.ns;
+  await ns.exec('ip', ['addr', 'replace', `${CLIENT_SOURCE4}/32`, 'dev', 'lo']);
+  await ns.exec('nft', ['add', 'table', 'ip', CLIENT_NAT_TABLE]);
+  await ns.exec('nft', [
+    'add chain ip',
+    CLIENT_NAT_TABLE,
+    'post { type nat hook postrouting priority srcnat ; }',
+  ]);
+  await ns.exec('nft', ['flush', 'chain', 'ip', CLIENT_NAT_TABLE, 'post']);
+  await ns.exec('nft', [
+    'add rule ip',
+    CLIENT_NAT_TABLE,
+    `post meta skuid 0 ip saddr ${ROUTER_UPLINKS4} snat to ${CLIENT_SOURCE4}`,
+  ]);
   const kubeconfig = join(lab.options.dir, 'router.kubeconfig');
   await writeFile(kubeconfig, lab.cp!.kubeconfigYamlVia(NODE_API_SERVER), { mode: 0o600 });
   return { netns: lab.router!.ns.name, kubeconfig };
