@@ -70,6 +70,14 @@ export async function routerClient(
     CLIENT_NAT_TABLE,
     `post meta skuid 0 ip saddr ${ROUTER_UPLINKS4} snat to ${CLIENT_SOURCE4}`,
   ]);
+  // The rest of the world behind the router: a default route at the lowest preference, into
+  // the loopback, where what is not the router's own is dropped. Without it, an address no
+  // node announces any more has no route at all and a client's connect() fails at once
+  // (ENETUNREACH), which the specs' "no longer reachable" checks count as an answer; with it,
+  // the datagram leaves and nothing comes back, as from an Internet address serving nothing.
+  // (No dummy link: this kernel has no dummy driver.)
+  for (const family of ['-4', '-6'])
+    await ns.exec('ip', [family, 'route', 'replace', 'default', 'dev', 'lo', 'metric', '4096']);
   const kubeconfig = join(lab.options.dir, 'router.kubeconfig');
   await writeFile(kubeconfig, lab.cp!.kubeconfigYamlVia(NODE_API_SERVER), { mode: 0o600 });
   return { netns: lab.router!.ns.name, kubeconfig };
