@@ -27,6 +27,7 @@ export class AttachmentRecovery implements Component {
     const node = this.options.nodeConfig.current();
     if (!node) throw new Error('the NodeConfig of this node went away during start-up');
     await store.load();
+    if (store.previousGenerationError) logger.warn(store.previousGenerationError);
     const entries = store.entries();
     for (const e of entries.filter((x) => x.state === 'committed'))
       remark(node.allocator, e, logger);

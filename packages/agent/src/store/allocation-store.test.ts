@@ -291,6 +291,16 @@ describe('AllocationStore', () => {
     expect(await readFile(`${path}.previous`, 'utf8')).toBe(committed);
   });
 
+  it('a store that can be read loads even when its previous generation cannot be written (a full disk)', async () => {
+    const store = await loaded();
+    await store.putPending(entry('a'));
+    const { fs } = failing('writeFile', 'ENOSPC');
+    const again = new AllocationStore(path, { fileSystem: fs });
+    await again.load();
+    expect(again.entries().map((e) => e.containerID)).toEqual(['a']);
+    expect(again.previousGenerationError).toMatch(/cannot keep the previous generation .*ENOSPC/);
+  });
+
   it('refuses a file with the same entry twice', async () => {
     const store = await loaded();
     const a = await store.putPending(entry('a'));

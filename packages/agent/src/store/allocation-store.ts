@@ -68,6 +68,8 @@ export class AllocationStore {
   private batch: Waiting[] | undefined;
   private readonly now: () => number;
   private readonly fs: FileSystem;
+  /** Why the last load() could not keep the previous generation (undefined: it did). */
+  previousGenerationError: string | undefined;
 
   constructor(
     readonly path: string,
@@ -97,14 +99,12 @@ export class AllocationStore {
       }
       const file = parseStoreFile(this.path, text);
       // Kept before this run writes anything: what to go back to if a later write (or a later
-      // version of flock) leaves a file that cannot be read.
+      // version of flock) leaves a file that cannot be read. Best effort: a full disk must not
+      // keep the agent from starting with the store it could read.
+      this.previousGenerationError = undefined;
       await writeFileAtomic(previousGeneration(this.path), text, { fs: this.fs }).catch(
         (error: unknown) => {
-          throw new AllocationStoreError(
-            'WriteFailed',
-            `cannot keep the previous generation ${previousGeneration(this.path)}: ${describe(error)}`,
-            { cause: error },
-          );
+          this.previousGenerationError = `cannot keep the previous generation ${previousGeneration(this.path)}: ${describe(error)}`;
         },
       );
       this.state = new Map(file.entries.map((e) => [entryKey(e.containerID, e.ifname), e]));
