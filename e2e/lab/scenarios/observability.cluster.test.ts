@@ -218,6 +218,7 @@ describe('observability on real nodes', () => {
   it('the alert rules load; FlockBGPSessionDown fires when the router stops speaking BGP', async () => {
     const rules = await prometheus!.rules();
     expect(rules.map((r) => r.name).sort()).toEqual([
+      'FlockAddressQuarantinePressure',
       'FlockBGPSessionDown',
       'FlockBirdReloadFailing',
       'FlockNodeAddressesExhausted',
