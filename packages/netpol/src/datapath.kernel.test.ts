@@ -109,6 +109,38 @@ describe('anti-spoofing and first packet (kernel)', () => {
     }
   });
 
+  it("a pod's ARP with a forged sender is dropped: the node's table gets no entry for it", async () => {
+    const pod = lab.podNamespace('y/a');
+    const veth = lab.interfaces.get('y/a')!;
+    const forged = '10.77.0.9';
+    // The pod resolves the node's uplink address on its link, asking from the forged address:
+    // an ARP request for a node address makes the node learn the sender.
+    await pod.exec('ip', ['addr', 'add', `${forged}/32`, 'dev', 'eth0']);
+    await pod.exec('ip', ['route', 'add', '192.0.2.1/32', 'dev', 'eth0', 'scope', 'link']);
+    const ask = async () => {
+      await lab.node.exec('ip', ['-4', 'neigh', 'flush', 'dev', veth]);
+      await pod.exec('ip', ['-4', 'neigh', 'flush', 'dev', 'eth0']);
+      await pod
+        .exec('ping', ['-4', '-c', '1', '-W', '1', '-I', forged, '192.0.2.1'])
+        .catch(() => undefined); // no answer when the request is dropped
+      const { stdout } = await lab.node.exec('ip', ['-4', 'neigh', 'show', 'dev', veth]);
+      return stdout;
+    };
+    try {
+      await lab.removeTable();
+      expect(await ask()).toContain(forged); // without flock's tables the node learns it
+      await lab.apply([]);
+      expect(await ask()).not.toContain(forged);
+      // The pod's own address still answers the node's ARP (and is reached).
+      expect((await lab.probe('node', 'y/a', TCP80, 3000)).reply).toBe('y/a');
+      const { stdout } = await lab.node.exec('ip', ['-4', 'neigh', 'show', 'dev', veth]);
+      expect(stdout).toContain(lab.endpoint('y/a').v4);
+    } finally {
+      await pod.exec('ip', ['route', 'del', '192.0.2.1/32', 'dev', 'eth0']);
+      await pod.exec('ip', ['addr', 'del', `${forged}/32`, 'dev', 'eth0']);
+    }
+  });
+
   it('lets a pod send from the anycast addresses the agent gives it', async () => {
     await lab.apply([], { anycast: { 'x/a': ['198.51.100.7', '2001:db8:a::7'] } });
     expect(await arrives('198.51.100.7', 4)).toBe(true);

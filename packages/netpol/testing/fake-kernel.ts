@@ -1,4 +1,4 @@
-// An in-memory stand-in for the kernel's copy of flock's table, for unit tests: it runs the
+// An in-memory stand-in for the kernel's copy of flock's tables (inet and its ARP guard), for unit tests: it runs the
 // scripts tableScript() and diffTables() write, and element commands (nothing else) with the kernel's rules that
 // matter to them — a transaction applies whole or not at all; a set declared again (with the
 // same declaration) gets the elements added; a chain cannot be deleted while a
@@ -9,6 +9,7 @@
 import type { NftRun } from '../src/apply.js';
 import { chainTargets } from '../src/diff.js';
 import {
+  ARP_TABLE_FAMILY,
   TABLE_FAMILY,
   TABLE_NAME,
   tableScript,
@@ -16,11 +17,14 @@ import {
   type NftTable,
 } from '../src/render.js';
 
-const TABLE = `${TABLE_FAMILY} ${TABLE_NAME}`;
+const INET = `${TABLE_FAMILY} ${TABLE_NAME}`;
+const ARP = `${ARP_TABLE_FAMILY} ${TABLE_NAME}`;
+const TABLE = `((?:${TABLE_FAMILY}|${ARP_TABLE_FAMILY}) ${TABLE_NAME})`;
 const ELEMENT_COMMAND = new RegExp(`^(add|delete) element ${TABLE} (\\S+) \\{ (.*) \\}$`);
 const DELETE_CHAIN = new RegExp(`^delete chain ${TABLE} (\\S+)$`);
 const ADD_CHAIN = new RegExp(`^add chain ${TABLE} (\\S+)$`);
 const FLUSH_SET = new RegExp(`^flush (set|map) ${TABLE} (\\S+)$`);
+const TABLE_LINE = new RegExp(`^(delete )?table ${TABLE}(?: (\\{\\}|\\{))?$`);
 const BLOCK_ITEM = /^\t(set|map|chain) (\S+) \{$/;
 
 const mapKey = (element: string) => element.slice(0, element.indexOf(' : '));
@@ -39,7 +43,8 @@ function clone(t: NftTable): NftTable {
 }
 
 export class FakeNftKernel {
-  private current: NftTable | undefined;
+  /** The tables in force by `family name` (the inet table; its ARP guard apart, as in nft). */
+  private current = new Map<string, NftTable>();
   /** Every script that was applied (refused ones are not). */
   readonly scripts: string[] = [];
 
@@ -49,89 +54,99 @@ export class FakeNftKernel {
     this.execute(script);
   };
 
-  /** The table in force; undefined when there is none. */
+  /** The inet table in force, with its ARP guard; undefined when there is none. */
   get table(): NftTable | undefined {
-    return this.current && clone(this.current);
+    const inet = this.current.get(INET);
+    const arp = this.current.get(ARP);
+    return inet && { ...clone(inet), ...(arp ? { arp: clone(arp) } : {}) };
   }
 
-  /** The table in force as a full script ('' when there is none): what `nft list` would show. */
+  /** The tables in force as a full script ('' when there is none): what `nft list` would show. */
   listing(): string {
-    return this.current ? tableScript(this.current) : '';
+    const t = this.table;
+    return t ? tableScript(t) : '';
   }
 
   /** Order-free view for comparisons: chains by name, elements sorted. */
   normalised(): unknown {
-    if (!this.current) return undefined;
-    return {
-      sets: this.current.sets
+    const view = (t: NftTable) => ({
+      sets: t.sets
         .map((s) => ({ ...s, elements: [...s.elements].sort() }))
         .sort((a, b) => (a.name < b.name ? -1 : 1)),
-      chains: [...this.current.chains].sort((a, b) => (a.name < b.name ? -1 : 1)),
-    };
+      chains: [...t.chains].sort((a, b) => (a.name < b.name ? -1 : 1)),
+    });
+    const inet = this.current.get(INET);
+    const arp = this.current.get(ARP);
+    return inet && { ...view(inet), ...(arp ? { arp: view(arp) } : {}) };
   }
 
-  /** Remove the table, as `nft delete table` by someone else would. */
+  /** Remove the inet table, as `nft delete table` by someone else would. */
   deleteTable(): void {
-    this.current = undefined;
+    this.current.delete(INET);
   }
 
   execute(script: string): void {
-    let t = this.current && clone(this.current);
+    const tables = new Map([...this.current].map(([k, t]) => [k, clone(t)]));
     const lines = script.split('\n');
-    const need = (what: string): NftTable => {
+    const need = (id: string, what: string): NftTable => {
+      const t = tables.get(id);
       if (!t) throw new Error(`nft: ${what}: No such file or directory (no table)`);
+      return t;
+    };
+    const ensure = (id: string): NftTable => {
+      let t = tables.get(id);
+      if (!t) tables.set(id, (t = { sets: [], chains: [] }));
       return t;
     };
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i] as string;
       if (line === '' || line.startsWith('#')) continue;
-      if (line === `table ${TABLE} {}`) {
-        t ??= { sets: [], chains: [] };
-        continue;
-      }
-      if (line === `delete table ${TABLE}`) {
-        need(line);
-        t = undefined;
-        continue;
-      }
-      if (line === `table ${TABLE} {`) {
-        t ??= { sets: [], chains: [] };
-        i = this.block(t, lines, i + 1);
+      const tl = TABLE_LINE.exec(line);
+      if (tl) {
+        const id = tl[2] as string;
+        if (tl[1] && tl[3] === undefined) {
+          need(id, line);
+          tables.delete(id);
+        } else if (!tl[1] && tl[3] === '{}') ensure(id);
+        else if (!tl[1] && tl[3] === '{') i = this.block(ensure(id), lines, i + 1);
+        else throw new Error(`fake nft does not understand line ${i + 1}: ${JSON.stringify(line)}`);
         continue;
       }
       const el = ELEMENT_COMMAND.exec(line);
       if (el) {
-        const table = need(line);
-        const set = table.sets.find((s) => s.name === el[2]);
+        const table = need(el[2] as string, line);
+        const set = table.sets.find((s) => s.name === el[3]);
         if (!set) throw new Error(`nft: ${line}: no such set`);
-        const items = splitElements(el[3] as string);
+        const items = splitElements(el[4] as string);
         if (el[1] === 'add') this.add(table, set, items);
         else this.remove(set, items);
         continue;
       }
       const flush = FLUSH_SET.exec(line);
       if (flush) {
-        const set = need(line).sets.find((x) => x.name === flush[2] && x.kind === flush[1]);
+        const set = need(flush[2] as string, line).sets.find(
+          (x) => x.name === flush[3] && x.kind === flush[1],
+        );
         if (!set) throw new Error(`nft: ${line}: No such file or directory`);
         set.elements = [];
         continue;
       }
       const add = ADD_CHAIN.exec(line);
       if (add) {
-        const table = need(line);
-        if (table.chains.some((c) => c.name === add[1]))
+        const table = need(add[1] as string, line);
+        if (table.chains.some((c) => c.name === add[2]))
           throw new Error(`nft: ${line}: File exists`);
         table.chains.push({
-          name: add[1] as string,
+          name: add[2] as string,
           hook: false,
-          lines: [`\tchain ${add[1]} {`, '\t}'],
+          lines: [`\tchain ${add[2]} {`, '\t}'],
         });
         continue;
       }
       const del = DELETE_CHAIN.exec(line);
       if (del) {
-        const table = need(line);
-        const name = del[1] as string;
+        const table = need(del[1] as string, line);
+        const name = del[2] as string;
         const index = table.chains.findIndex((c) => c.name === name);
         if (index < 0) throw new Error(`nft: ${line}: no such chain`);
         if (
@@ -145,7 +160,7 @@ export class FakeNftKernel {
       }
       throw new Error(`fake nft does not understand line ${i + 1}: ${JSON.stringify(line)}`);
     }
-    this.current = t;
+    this.current = tables;
     this.scripts.push(script);
   }
 

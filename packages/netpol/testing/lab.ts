@@ -321,11 +321,16 @@ export class PolicyLab {
     return peer.seen(token);
   }
 
-  /** Remove flock's table (to show what happens without it). */
+  /** Remove flock's tables (to show what happens without them). */
   async removeTable(): Promise<void> {
-    await run('ip', ['netns', 'exec', this.node.name, 'nft', 'delete', 'table', 'inet', 'flock'], {
-      okCodes: [0, 1],
-    });
+    for (const family of ['inet', 'arp'])
+      await run(
+        'ip',
+        ['netns', 'exec', this.node.name, 'nft', 'delete', 'table', family, 'flock'],
+        {
+          okCodes: [0, 1],
+        },
+      );
     this.applier.forget();
   }
 
