@@ -91,7 +91,14 @@ describe('helm install onto real nodes', () => {
   });
 
   it('runs with least privilege: the capabilities, user, root file system and mounts the running containers have', async () => {
-    const expectedAgentMounts = ['/etc/flock', '/run/bird', '/run/flock', '/run/netns', '/tmp'];
+    const expectedAgentMounts = [
+      '/etc/flock',
+      '/host/proc/sys/net',
+      '/run/bird',
+      '/run/flock',
+      '/run/netns',
+      '/tmp',
+    ];
     for (const node of lab.nodes) {
       const [agent] = await containerProcesses(node, FLOCK_ARGV.agent);
       const [bird] = await containerProcesses(node, FLOCK_ARGV.bgpBird);
@@ -126,6 +133,19 @@ describe('helm install onto real nodes', () => {
           !m.startsWith('/run/netns/'),
       );
       expect([...new Set(own)].sort()).toEqual([...expectedAgentMounts, '/var/lib/flock'].sort());
+      // Through that mount the agent hardened each pod veth it made (the container's /proc/sys
+      // is read-only).
+      const links = JSON.parse((await node.ns.enter('ip', ['-j', 'link', 'show'])).stdout) as {
+        ifname: string;
+      }[];
+      const veths = links.map((l) => l.ifname).filter((n) => /^flock[0-9a-f]{8}$/.test(n));
+      expect(veths.length, `pod veths on ${node.plan.name}`).toBeGreaterThan(0);
+      for (const veth of veths)
+        for (const key of [
+          `net.ipv6.conf.${veth}.accept_ra`,
+          `net.ipv4.conf.${veth}.accept_redirects`,
+        ])
+          expect((await node.ns.enter('sysctl', ['-n', key])).stdout.trim(), key).toBe('0');
       expect(await processPrivileges(bird!.pid)).toMatchObject({
         capabilities: ['NET_ADMIN', 'NET_BIND_SERVICE'],
         readOnlyRoot: true,

@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     transport: new HttpTransport(loadKubeConfig(config.kubeconfig)),
     datapath: new IprouteDatapath({
       logger,
+      procSys: config.procSys,
       ...(config.hostNetns ? { hostNetns: config.hostNetns } : {}),
       ...(armed.size ? { fault } : {}),
     }),

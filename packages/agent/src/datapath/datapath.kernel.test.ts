@@ -64,10 +64,18 @@ describe('IprouteDatapath pods (kernel)', () => {
       mtu: 1400,
     });
     const res = await h.datapath.setupPod(spec);
-    expect(rec.calls.map((c) => c.args.slice(0, 2))).toEqual([
+    // One `ip` per side (the harness reaches the host veth's sysctls through `sysctl`).
+    expect(rec.calls.map((c) => c.args.slice(0, 2)).filter(([, f]) => f === 'ip')).toEqual([
       [`--net=${h.node.path}`, 'ip'],
       [`--net=${ns.path}`, 'ip'],
     ]);
+    // The host veth takes no router advertisement nor redirect from the pod.
+    for (const key of [
+      `net.ipv6.conf.${spec.hostVeth}.accept_ra`,
+      `net.ipv6.conf.${spec.hostVeth}.accept_redirects`,
+      `net.ipv4.conf.${spec.hostVeth}.accept_redirects`,
+    ])
+      expect((await h.node.exec('sysctl', ['-n', key])).stdout.trim(), key).toBe('0');
 
     const eth0 = await ipJson<Link[]>(ns, ['address', 'show', 'dev', 'eth0']);
     expect(eth0[0]?.address).toBe(res.podMac);

@@ -40,6 +40,41 @@ describe('FlockDatapath', () => {
     expect(memory.reads - before).toBe(2 * 4);
   });
 
+  it("sets the new host veth's sysctls; a node that refuses them still wires pods and says so once", async () => {
+    const { memory, pod } = setup();
+    await new FlockDatapath(memory).setupPod(pod);
+    for (const key of [
+      'ipv6.conf.X.accept_ra',
+      'ipv6.conf.X.accept_redirects',
+      'ipv4.conf.X.accept_redirects',
+    ])
+      expect(memory.sysctls[`net.${key.replace('X', pod.hostVeth)}`], key).toBe('0');
+    // A read-only /proc/sys: every write fails.
+    const readOnly: Kernel = Object.assign(Object.create(memory) as MemoryKernel, {
+      writeHostSysctls: async (v: Record<string, string>) =>
+        Object.keys(v).map((key) => ({
+          key,
+          value: v[key] ?? '',
+          ok: false,
+          changed: false,
+          error: 'EROFS',
+        })),
+    });
+    const warnings: string[] = [];
+    const dp = new FlockDatapath(readOnly, { warn: (m) => warnings.push(m) });
+    for (const id of ['c2', 'c3']) {
+      memory.addNetns(`/run/netns/${id}`);
+      const res = await dp.setupPod({
+        ...pod,
+        containerID: id,
+        netns: `/run/netns/${id}`,
+        hostVeth: hostVethName(id, 'eth0'),
+      });
+      expect(res.ips.length).toBe(1);
+    }
+    expect(warnings).toEqual(['datapath: could not set a pod veth sysctl (logged once)']);
+  });
+
   it('logs a failed cleanup and reports the original failure', async () => {
     const { memory, pod } = setup();
     const warnings: string[] = [];

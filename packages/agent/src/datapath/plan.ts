@@ -82,6 +82,20 @@ function desiredPod(pod: ValidPod, hostMac: string): PodDesired {
   };
 }
 
+/**
+ * What the host side of each pod veth refuses: router advertisements and redirects (a pod is no
+ * router). Reverse-path filtering is left to flock's nftables sources (exact per veth): strict
+ * rp_filter would drop the replies of an anycast replica that is draining (not Ready), whose
+ * nexthop the anycast route no longer has.
+ */
+export function hostVethSysctls(veth: string): Record<string, string> {
+  return {
+    [`net.ipv6.conf.${veth}.accept_ra`]: '0',
+    [`net.ipv6.conf.${veth}.accept_redirects`]: '0',
+    [`net.ipv4.conf.${veth}.accept_redirects`]: '0',
+  };
+}
+
 /** Host side of a new pod: the veth (peer created directly in the pod), gateways, routes. */
 export function freshHostActions(
   pod: ValidPod,

@@ -12,6 +12,7 @@ import {
   diffPod,
   freshHostActions,
   freshPodActions,
+  hostVethSysctls,
   isPair,
   podHasIpv4,
 } from './plan.js';
@@ -47,6 +48,7 @@ function anycastRemovals(cidrs: string[]): Action[] {
 }
 
 export class PodWiring {
+  private sysctlWarned = false;
   constructor(
     private readonly kernel: Kernel,
     private readonly logger?: DatapathLogger,
@@ -73,6 +75,7 @@ export class PodWiring {
       if (!(e instanceof ApplyError && e.index === 0)) await this.cleanup(pod, macs.hostMac, false);
       throw asDatapathError(e, 'create-veth');
     }
+    await this.hardenHostVeth(pod.hostVeth);
     try {
       await this.kernel.apply(podNs(pod.netns), freshPodActions(pod, macs.hostMac));
     } catch (e) {
@@ -80,6 +83,23 @@ export class PodWiring {
       throw asDatapathError(e, 'pod-link');
     }
     return true;
+  }
+
+  /**
+   * The host veth's sysctls (hostVethSysctls), before the pod side is up. Best effort: a node
+   * whose /proc/sys the agent cannot write still gets its pods (nftables filters what matters),
+   * and says so once.
+   */
+  private async hardenHostVeth(veth: string): Promise<void> {
+    const failed = (await this.kernel.writeHostSysctls(hostVethSysctls(veth))).filter((r) => !r.ok);
+    if (failed.length && !this.sysctlWarned) {
+      this.sysctlWarned = true;
+      this.logger?.warn('datapath: could not set a pod veth sysctl (logged once)', {
+        hostVeth: veth,
+        key: failed[0]?.key,
+        error: failed[0]?.error,
+      });
+    }
   }
 
   /** Release what a failed setup took: the veth (if it is ours) and the anycast addresses. */

@@ -54,6 +54,13 @@ const SYSCTL_DEFAULTS: Record<string, string> = {
   'net.ipv6.fib_multipath_hash_policy': '0',
 };
 
+const PER_LINK_SYSCTL = /^net\.(ipv4|ipv6)\.conf\.([^.]+)\.(\w+)$/;
+const PER_LINK_DEFAULTS: Record<string, string> = {
+  accept_ra: '1',
+  accept_redirects: '1',
+  rp_filter: '0',
+};
+
 export interface AppliedAction {
   ns: string;
   action: Action;
@@ -202,6 +209,14 @@ export class MemoryKernel implements Kernel {
 
   async writeHostSysctls(values: Record<string, string>): Promise<SysctlResult[]> {
     return Object.entries(values).map(([key, value]) => {
+      // An interface's keys exist while the interface does (with the kernel's defaults).
+      const perLink = PER_LINK_SYSCTL.exec(key);
+      if (
+        perLink &&
+        !(key in this.sysctls) &&
+        this.ns(HOST_KEY).links.some((l) => l.name === perLink[2])
+      )
+        this.sysctls[key] = PER_LINK_DEFAULTS[perLink[3] as string] ?? '0';
       if (!(key in this.sysctls))
         return {
           key,
