@@ -136,6 +136,13 @@ const FLAGS = {
     arg: 'PATH',
     schema: pathFlag().optional(),
   },
+  procSys: {
+    flag: 'proc-sys',
+    help: "where the node's sysctl tree is writable (the chart mounts the host's /proc/sys/net at /host/proc/sys/net: a container's /proc/sys is read-only)",
+    arg: 'PATH',
+    schema: pathFlag(),
+    default: '/proc/sys',
+  },
   /** Test-only fault injection ("point[#n][,...]": SIGKILL there, see faults.ts). */
   testFaults: {
     help: 'TEST ONLY: SIGKILL at these fault points (POINT[#n],...)',
