@@ -28,6 +28,7 @@ import { NodeStatusReporter } from './node-status/status-reporter.js';
 import { NodeConfigTracker, nodeConfigEvents } from './node/node-config.js';
 import { PodLookupWithFallback, clusterPodCache, fetchPod, nodePods } from './node/pods.js';
 import {
+  PeerRanges,
   PolicyReconciler,
   policyCaches,
   policyWarnings,
@@ -182,6 +183,16 @@ function buildAgent(deps: AgentDeps) {
         metrics,
         store,
         pods: podLookup,
+        // Peers' addresses count only inside their node's ranges (a node writes its pods' podIPs).
+        peerRanges: {
+          ranges: new PeerRanges({
+            transport,
+            logger,
+            metrics: metrics.options,
+            watchdogMs: config.watchdogMs,
+          }),
+          otherRanges: config.peerPodRanges,
+        },
         applier: deps.policyApplier,
         logger,
         resyncMs: config.resyncMs,

@@ -38,6 +38,17 @@ describe('agent settings', () => {
       );
   });
 
+  it('--peer-pod-ranges is a comma-separated list of CIDRs (default none)', () => {
+    const ranges = (...args: string[]) => loadAgentConfig(args, { NODE_NAME: 'n' }).peerPodRanges;
+    expect(ranges()).toEqual([]);
+    expect(ranges('--peer-pod-ranges', '2001:db8:f0::/48, 10.0.0.0/8')).toEqual([
+      '2001:db8:f0::/48',
+      '10.0.0.0/8',
+    ]);
+    for (const bad of ['10.0.0.1', '10.0.0.1/8', 'pods'])
+      expect(() => ranges('--peer-pod-ranges', bad), bad).toThrow(/--peer-pod-ranges/);
+  });
+
   it('names every bad setting', () => {
     expect(() => loadAgentConfig(['--resync', 'soon'], {})).toThrow(
       /--node-name.*--resync|--resync.*--node-name/s,

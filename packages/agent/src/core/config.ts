@@ -1,6 +1,6 @@
 // The agent's settings: one flag table (@flock/kube's FlagSet) gives the flags, their
 // FLOCK_<FLAG> environment variables, the defaults, the validation and --help.
-import { DEFAULT_AGENT_SOCKET, ipString } from '@flock/api';
+import { DEFAULT_AGENT_SOCKET, cidrString, ipString } from '@flock/api';
 import {
   FlagSet,
   durationFlag,
@@ -103,6 +103,26 @@ const FLAGS = {
     arg: 'N',
     schema: intFlag(0, 10_000),
     default: '0',
+  },
+  /**
+   * Pods of nodes with a NodeConfig are peers only by addresses in their node's ranges (see
+   * policy/peer-addresses.ts); pods of any other node (another CNI's) only by these.
+   */
+  peerPodRanges: {
+    help: "CIDRs (comma-separated) where pods of nodes flock does not run have their addresses; NetworkPolicy ignores such pods' other addresses (default: none)",
+    arg: 'CIDRS',
+    schema: z
+      .union([z.array(z.string()), z.string()])
+      .transform((v) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : v,
+      )
+      .pipe(z.array(cidrString('each of --peer-pod-ranges')).max(64)),
+    default: '',
   },
   healthPort: {
     help: '/healthz, /readyz and /metrics (0: off)',

@@ -66,6 +66,7 @@ export class AgentMetrics {
   readonly addToExport: Histogram<'class'>;
   readonly policyPassDuration: Histogram<'result'>;
   readonly policyApplyErrors: Counter<'reason'>;
+  readonly peerAddressesIgnored: Counter;
   readonly orphanRemovals: Counter<'reason'>;
   private view: AgentView | undefined;
 
@@ -124,6 +125,11 @@ export class AgentMetrics {
       name: `${p}policy_apply_errors_total`,
       help: 'NetworkPolicy passes that left the previous table in force, by reason (ApplyFailed: nft; TranslateFailed).',
       labelNames: ['reason'],
+      registers,
+    });
+    this.peerAddressesIgnored = new Counter({
+      name: `${p}peer_addresses_ignored_total`,
+      help: "Peer pods' status.podIPs NetworkPolicy left out: outside the pod ranges of the pod's node (or a pinned address the pod does not hold), counted once per pod and address.",
       registers,
     });
     this.orphanRemovals = new Counter({

@@ -1,5 +1,6 @@
 export * from './caches.js';
 export * from './nft.js';
+export * from './peer-ranges.js';
 export * from './reconciler.js';
 export * from './drop-counters.js';
 export * from './result.js';

@@ -9,6 +9,7 @@ import { entryKey, type AllocationEntry } from '../store/index.js';
 import { Loop, type Cache, type KubeObject } from '@flock/kube';
 import { IncrementalTranslator, renderTable, type NftTable } from '@flock/netpol';
 import type { PodLookup } from '../node/pods.js';
+import { claimLookup } from '../claims/cache.js';
 import { CniCommandError } from '../core/cni-error.js';
 import type { AgentMetrics } from '../core/metrics.js';
 import { trimPod } from '../node/pods.js';
@@ -22,6 +23,8 @@ import {
   type PolicyResultListener,
 } from './result.js';
 import { ClusterPolicyChecker } from './cluster-validate.js';
+import { PeerAddresses, logIgnored } from './peer-addresses.js';
+import type { PeerRanges } from './peer-ranges.js';
 import { buildPolicyState, type LocalAttachment, type PolicyProblem } from './state.js';
 import { PolicyChecker } from './validate.js';
 
@@ -53,11 +56,20 @@ export interface PolicyReconcilerOptions {
    * attachment uses all of its addresses.
    */
   floating?: {
-    claims: Pick<Cache<AddressClaim>, 'synced' | 'addHandler'>;
+    claims: Pick<Cache<AddressClaim>, 'synced' | 'addHandler' | 'getObject'>;
     sourcesOf: (entry: AllocationEntry, pod: Pod | undefined) => LocalAttachment['sources'];
   };
-  /** Pass durations, apply errors and loop runs (loop policy). */
-  metrics?: Pick<AgentMetrics, 'loops' | 'policyPassDuration' | 'policyApplyErrors'>;
+  /**
+   * Which peer addresses count (peer-addresses.ts): the NodeConfigs' ranges (started, waited for
+   * and watched by the reconciler) and the pod ranges of nodes flock does not run. Absent: every
+   * address in a peer's status.podIPs.
+   */
+  peerRanges?: { ranges: PeerRanges; otherRanges?: readonly string[] };
+  /** Pass durations, apply errors, ignored peer addresses and loop runs (loop policy). */
+  metrics?: Pick<
+    AgentMetrics,
+    'loops' | 'policyPassDuration' | 'policyApplyErrors' | 'peerAddressesIgnored'
+  >;
 }
 
 const LOOP = 'policy';
@@ -70,6 +82,8 @@ export class PolicyReconciler {
   private readonly translator = new IncrementalTranslator();
   /** Pending entries whose ADD is in beforeCommit or past it: in the table before they commit. */
   private readonly admitted = new Map<string, AllocationEntry>();
+  /** Peer pods' addresses outside their node's ranges left out (absent: peerRanges absent). */
+  private readonly peers: PeerAddresses | undefined;
   /** Local pods by UID as last seen, so a deleted pod keeps its labels until its DEL. */
   private readonly lastSeen = new Map<string, Pod>();
   private readonly listeners = new Set<PolicyResultListener>();
@@ -93,10 +107,20 @@ export class PolicyReconciler {
       policies.synced,
       cluster?.ready,
       options.floating?.claims.synced,
+      options.peerRanges?.ranges.synced,
     ]).then(() => {
       this.complete = true;
     });
     this.synced.catch(() => undefined); // stopped before sync
+    const { peerRanges, floating } = options;
+    this.peers =
+      peerRanges &&
+      new PeerAddresses({
+        nodeRanges: (node) => peerRanges.ranges.of(node),
+        ...(peerRanges.otherRanges ? { otherRanges: peerRanges.otherRanges } : {}),
+        ...(floating ? { claimOf: claimLookup(floating.claims) } : {}),
+        ignored: logIgnored(options.logger, options.metrics?.peerAddressesIgnored),
+      });
     const resyncMs = options.resyncMs ?? 30_000;
     this.loop = new Loop({
       name: LOOP,
@@ -138,6 +162,8 @@ export class PolicyReconciler {
     namespaces.start();
     policies.start();
     this.options.caches.cluster?.start(trigger);
+    const peerRanges = this.options.peerRanges?.ranges;
+    if (peerRanges) this.unsubscribe.push(peerRanges.start(trigger));
     // The first pass as soon as the caches are complete, not a debounce later.
     void this.synced.then(
       () => this.loop.run().catch(() => undefined), // reported and logged by the pass
@@ -162,7 +188,12 @@ export class PolicyReconciler {
     for (const u of this.unsubscribe.splice(0)) u();
     await this.loop.stop();
     const { namespaces, policies, cluster } = this.options.caches;
-    await Promise.all([namespaces.stop(), policies.stop(), cluster?.stop()]);
+    await Promise.all([
+      namespaces.stop(),
+      policies.stop(),
+      cluster?.stop(),
+      this.options.peerRanges?.ranges.stop(),
+    ]);
   }
 
   /** Subscribe to results (each pass whose result differs from the previous one). */
@@ -277,6 +308,7 @@ export class PolicyReconciler {
       ),
       nodes: caches.cluster?.nodeList() ?? [],
       locals,
+      ...(this.peers ? { admitPeer: this.peers.pass() } : {}),
     });
     // Self-heal passes start from scratch: a full translation and a full replace of the table.
     if (force) {

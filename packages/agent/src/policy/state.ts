@@ -1,7 +1,8 @@
 // The input of @flock/netpol's translate(), built from the agent's own knowledge: this node's
 // pods are its allocation-store entries (addresses from the store — the Pod's status.podIPs is
 // only set after ADD returns — host veth from the container ID, anycast as validated at ADD),
-// every other pod of the cluster is a peer known by status.podIPs. Pure and deterministic.
+// every other pod of the cluster is a peer known by status.podIPs (those inside the pod ranges
+// of its node, when admitPeer says which). Deterministic.
 import { matchesSelector, type Pod } from '@flock/api';
 import type { AllocationEntry } from '../store/index.js';
 import { NAMESPACE_NAME_LABEL, type LocalPod, type NetworkPolicy, type State } from '@flock/netpol';
@@ -43,6 +44,11 @@ export interface PolicyInputs {
   /** Nodes, for ClusterNetworkPolicy `nodes` peers. */
   nodes?: readonly PolicyNode[];
   locals: readonly LocalAttachment[];
+  /**
+   * A peer with only the addresses policy may use (undefined: none); absent: all of them. See
+   * peer-addresses.ts: status.podIPs are the word of the pod's node.
+   */
+  admitPeer?: (pod: Pod) => Pod | undefined;
 }
 
 /** A policy that cannot be enforced as written and selects a pod of this node. */
@@ -136,7 +142,8 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
     if (primary.has(podKey(namespace, name))) continue; // this node's: from the store
     if (pod.spec?.hostNetwork) continue; // the node's addresses, not the pod's
     if (!pod.status?.podIPs?.length && !pod.status?.podIP) continue; // nothing to match
-    pods.push(pod);
+    const peer = input.admitPeer ? input.admitPeer(pod) : pod;
+    if (peer) pods.push(peer);
   }
 
   const policies: NetworkPolicy[] = input.policies.map((p) => p.policy);

@@ -1,0 +1,100 @@
+// Where the pods of each node flock runs get their addresses: every NodeConfig's prefixes
+// (cidr6, cidr4) and the pinned ranges its pods may hold addresses from. A cache of every
+// NodeConfig, trimmed to those fields. NodeConfig specs are written by the operator alone (an
+// agent may only patch its own status), so a node cannot widen what its pods may claim to be.
+import { NodeConfig, type Logger } from '@flock/api';
+import { parsePrefix, type Prefix } from '@flock/ipam';
+import {
+  Cache,
+  NODECONFIGS,
+  resourceListWatch,
+  type KubeTransport,
+  type MetricsOptions,
+} from '@flock/kube';
+import type { z } from 'zod';
+
+/** What peer address checks read of a NodeConfig. */
+export const PeerNodeConfig = NodeConfig.transform((nc) => ({
+  metadata: { name: nc.metadata.name },
+  spec: {
+    cidr6: nc.spec.cidr6,
+    ...(nc.spec.cidr4 ? { cidr4: nc.spec.cidr4 } : {}),
+    ...(nc.spec.pinnedCIDRs?.length ? { pinnedCIDRs: nc.spec.pinnedCIDRs } : {}),
+  },
+}));
+export type PeerNodeConfig = z.output<typeof PeerNodeConfig>;
+
+/** The ranges a node's pods may have addresses in. */
+export interface NodeRanges {
+  /** The node's own prefixes: any address in them is one of its pods'. */
+  own: readonly Prefix[];
+  /** Pinned ranges: an address in them belongs to the pod that holds its claim. */
+  pinned: readonly Prefix[];
+}
+
+/** Parsed prefixes of CIDR texts (the unparsable left out: the schemas refuse them). */
+export function prefixes(cidrs: readonly string[]): Prefix[] {
+  return cidrs.flatMap((c) => {
+    const p = parsePrefix(c, { allowHostBits: true });
+    return p.ok ? [p.value] : [];
+  });
+}
+
+export interface PeerRangesOptions {
+  transport: KubeTransport;
+  logger: Logger;
+  metrics?: MetricsOptions;
+  watchdogMs?: number;
+}
+
+export class PeerRanges {
+  readonly cache: Cache<PeerNodeConfig>;
+  /** Parsed per cached object: an unchanged NodeConfig keeps its NodeRanges object. */
+  private readonly parsed = new WeakMap<PeerNodeConfig, NodeRanges>();
+
+  constructor(options: PeerRangesOptions) {
+    this.cache = new Cache<PeerNodeConfig>({
+      source: resourceListWatch(options.transport, NODECONFIGS),
+      schema: PeerNodeConfig,
+      name: 'policy-nodeconfigs',
+      logger: options.logger,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.watchdogMs ? { watchdogMs: options.watchdogMs } : {}),
+    });
+  }
+
+  get synced(): Promise<void> {
+    return this.cache.synced;
+  }
+
+  /** Watch the NodeConfigs; `onChange` when a node's ranges come, go or change. */
+  start(onChange: () => void): () => void {
+    const same = (a: PeerNodeConfig, b: PeerNodeConfig) => JSON.stringify(a) === JSON.stringify(b);
+    const off = this.cache.addHandler(
+      { onAdd: onChange, onDelete: onChange, onUpdate: (a, b) => void (same(a, b) || onChange()) },
+      { replay: false },
+    );
+    this.cache.start();
+    return off;
+  }
+
+  async stop(): Promise<void> {
+    await this.cache.stop();
+  }
+
+  /** The ranges of a node flock runs; undefined for any other node (no NodeConfig). */
+  of(node: string): NodeRanges | undefined {
+    const nc = this.cache.getObject(node);
+    if (!nc) return undefined;
+    let hit = this.parsed.get(nc);
+    if (!hit) {
+      const { cidr6, cidr4, pinnedCIDRs } = nc.spec;
+      hit = {
+        own: prefixes([cidr6, ...(cidr4 ? [cidr4] : [])]),
+        pinned: prefixes(pinnedCIDRs ?? []),
+      };
+      this.parsed.set(nc, hit);
+    }
+    return hit;
+  }
+}
