@@ -16,6 +16,8 @@ import type { KubeCredentials } from './credentials.js';
 import { KubeApiError } from '../core/errors.js';
 import { createAgent, readText, send } from './http-exchange.js';
 import { DEFAULT_RETRY_AFTER, retryAfterMs, type RetryAfterLimits } from './retry-after.js';
+import { largeEventCollector } from './large-event-gc.js';
+import { LineSplitter } from './line-splitter.js';
 import { tlsOptions } from './tls-material.js';
 import {
   WatchEventSchema,
@@ -186,23 +188,20 @@ export class HttpTransport implements KubeTransport {
           `watch ${req.path}`,
         );
       }
-      const decoder = new TextDecoder();
-      let pending = '';
+      // Lines are cut from the raw bytes and decoded once: appending chunks to a string and
+      // searching it for each newline copies a big event (a pod with large annotations) once
+      // per chunk, garbage that grows the heap.
+      const lines = new LineSplitter();
       for await (const chunk of resp) {
         if (finished) return;
-        pending += decoder.decode(chunk as Buffer, { stream: true });
-        let start = 0;
-        for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
-          const line = pending.slice(start, nl).trim();
-          start = nl + 1;
-          if (!line) continue;
+        for (const line of lines.push(chunk as Buffer)) {
+          largeEventCollector.noteLine(line.length);
           const event = WatchEventSchema.parse(JSON.parse(line));
           if (finished) return;
           onEvent(event);
         }
-        pending = pending.slice(start);
       }
-      if (pending.trim()) throw new Error(`watch ${req.path}: stream ended inside an event`);
+      if (lines.rest().trim()) throw new Error(`watch ${req.path}: stream ended inside an event`);
       finish();
     };
     stream().catch((err: unknown) => finish(err));
