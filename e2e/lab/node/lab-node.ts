@@ -215,6 +215,8 @@ export class LabNode {
   async startAgent(extraArgs: string[] = this.agentArgs, timeoutMs = 120_000): Promise<void> {
     this.agentArgs = extraArgs;
     this.agent = await this.startInNode('agent', process.execPath, [
+      // The heap the agent image runs with (images/agent/Dockerfile's NODE_OPTIONS).
+      ...['--max-old-space-size=128', '--max-semi-space-size=1'],
       AGENT_MAIN,
       ...['--node-name', this.plan.name, '--kubeconfig', this.creds.agentKubeconfig],
       ...['--socket', this.socketPath, '--store', join(this.dir, 'lib', 'allocations.json')],

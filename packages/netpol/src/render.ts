@@ -43,7 +43,7 @@ function neighbourDiscovery(): string[] {
     `\t\tiifname @pod_ifaces icmpv6 type { nd-router-advert, nd-redirect } drop ${comment('pods are no routers')}`,
     `\t\tiifname @pod_ifaces ${ND_FROM_HOSTS} ip6 saddr :: accept`,
     `\t\tiifname @pod_ifaces ${ND_FROM_HOSTS} iifname . ip6 saddr @pod_sources_v6 accept`,
-    `\t\tiifname @pod_ifaces ${ND_ALL} drop ${comment('neighbour discovery from a forged source')}`,
+    `\t\tiifname @pod_ifaces ${ND_ALL} counter drop ${comment('neighbour discovery from a forged source')}`,
     `\t\t${ND_ALL} accept`,
   ];
 }
