@@ -92,7 +92,14 @@ describe('flockConflist', () => {
       cniVersion: '1.1.0',
       cniVersions: ['0.4.0', '1.0.0', '1.1.0'],
       name: 'flock',
-      plugins: [{ type: 'flock', socketPath: '/run/flock/cni.sock', timeoutMs: 60_000 }],
+      plugins: [
+        {
+          type: 'flock',
+          socketPath: '/run/flock/cni.sock',
+          timeoutMs: 60_000,
+          capabilities: { portMappings: true },
+        },
+      ],
     });
   });
 
@@ -109,7 +116,15 @@ describe('flockConflist', () => {
     ).toEqual({
       cniVersion: '0.4.0',
       name: 'n',
-      plugins: [{ type: 'flock', socketPath: '/tmp/x/cni.sock', timeoutMs: 10_000 }, portmap],
+      plugins: [
+        {
+          type: 'flock',
+          socketPath: '/tmp/x/cni.sock',
+          timeoutMs: 10_000,
+          capabilities: { portMappings: true },
+        },
+        portmap,
+      ],
     });
   });
 

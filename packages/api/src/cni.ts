@@ -58,6 +58,8 @@ export interface FlockPluginConf {
   type: 'flock';
   socketPath: string;
   timeoutMs: number;
+  /** The runtime passes the pod's hostPorts in runtimeConfig.portMappings. */
+  capabilities: { portMappings: true };
 }
 /** A plugin chained after flock's (portmap, bandwidth, ...): its own configuration. */
 export type ChainedPluginConf = { type: string } & Record<string, unknown>;
@@ -93,6 +95,7 @@ export function flockConflist(o: FlockConflistOptions = {}): FlockConflist {
     type: 'flock',
     socketPath: o.socketPath ?? DEFAULT_AGENT_SOCKET,
     timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    capabilities: { portMappings: true },
   };
   FlockNetConf.parse({ cniVersion, name, ...flock });
   return {

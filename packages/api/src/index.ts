@@ -18,3 +18,4 @@ export { allCrds } from './crd/definitions.js';
 export * from './cluster-network-policy.js';
 export * from './path.js';
 export * from './endpoint-slice.js';
+export * from './port-mapping.js';

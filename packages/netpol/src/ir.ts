@@ -61,6 +61,14 @@ export interface DirectionIR {
   baseline?: TierIR;
 }
 
+/** DNAT map elements of a pod's hostPorts (host-ports.ts), per family: one node address, or any. */
+export interface HostPortsIR {
+  v4: string[];
+  v6: string[];
+  anyV4: string[];
+  anyV6: string[];
+}
+
 export interface LocalPodIR {
   /** `namespace/name` */
   pod: string;
@@ -72,6 +80,8 @@ export interface LocalPodIR {
   ingress?: DirectionIR;
   /** undefined: no policy of any tier selects it for egress. */
   egress?: DirectionIR;
+  /** Its hostPorts (absent: none). */
+  hostPorts?: HostPortsIR;
 }
 
 export interface NetpolIR {

@@ -226,6 +226,7 @@ function closedToPods(o: RenderOptions): string[] {
 
 /** The hooked chains (the same for the agent's whole run: its options do not change). */
 const baseChains = (o: RenderOptions): NftChain[] => [
+  ...HOST_PORT_CHAINS,
   {
     name: 'forward',
     hook: true,
@@ -254,6 +255,94 @@ const baseChains = (o: RenderOptions): NftChain[] => [
       `\t\t${ICMP_ERRORS}`,
       `\t\t${ICMPV6_ERRORS}`,
       '\t\tiifname vmap @egress_pods',
+      '\t}',
+    ],
+  },
+];
+
+/**
+ * hostPort: DNAT maps keyed by node address (or any node address) . protocol . port, whose
+ * data is the pod's address . container port: a packet costs two hash lookups per family,
+ * whatever the number of mappings. Two pods asking for one key (the store refuses that at ADD)
+ * would make the table fail: the first pod (by interface) keeps it.
+ */
+function hostPortMaps(pods: readonly LocalPodIR[]): NftSet[] {
+  const lists = {
+    v4: [] as string[],
+    v6: [] as string[],
+    anyV4: [] as string[],
+    anyV6: [] as string[],
+  };
+  const keys = new Set<string>();
+  for (const p of pods) {
+    if (!p.hostPorts) continue;
+    for (const k of ['v4', 'v6', 'anyV4', 'anyV6'] as const)
+      for (const e of p.hostPorts[k]) {
+        const key = `${k} ${e.slice(0, e.indexOf(' : '))}`;
+        if (keys.has(key)) continue;
+        keys.add(key);
+        lists[k].push(e);
+      }
+  }
+  const dnatMap = (name: string, key: string, family: 4 | 6, items: string[]): NftSet => ({
+    kind: 'map',
+    name,
+    head: [`\t\ttype ${key}inet_proto . inet_service : ipv${family}_addr . inet_service`],
+    elements: items,
+  });
+  return [
+    dnatMap('hostports_v4', 'ipv4_addr . ', 4, lists.v4),
+    dnatMap('hostports_any_v4', '', 4, lists.anyV4),
+    dnatMap('hostports_v6', 'ipv6_addr . ', 6, lists.v6),
+    dnatMap('hostports_any_v6', '', 6, lists.anyV6),
+  ];
+}
+
+/**
+ * hostPort chains: traffic to the node's own addresses (from outside, from pods, from the node)
+ * is DNATed by the maps; then the filter chains judge it as traffic to the pod, its
+ * NetworkPolicy included. A pod reaching its own hostPort (hairpin) is masqueraded: its
+ * answer to itself would otherwise never leave it. Loopback destinations are not DNATed: the
+ * kernel routes a 127.0.0.0/8 or ::1 source out of no other interface (route_localnet, which
+ * would let pods reach the node's loopback services, stays off).
+ */
+const HOST_PORT_CHAINS: NftChain[] = [
+  {
+    name: 'hostport_dnat',
+    hook: false,
+    lines: [
+      '\tchain hostport_dnat {',
+      '\t\tdnat ip to ip daddr . meta l4proto . th dport map @hostports_v4',
+      '\t\tdnat ip to meta l4proto . th dport map @hostports_any_v4',
+      '\t\tdnat ip6 to ip6 daddr . meta l4proto . th dport map @hostports_v6',
+      '\t\tdnat ip6 to meta l4proto . th dport map @hostports_any_v6',
+      '\t}',
+    ],
+  },
+  ...(
+    [
+      ['hostport_prerouting', 'prerouting', 'dstnat'],
+      ['hostport_output', 'output', '-100'],
+    ] as const
+  ).map(([name, hook, priority]): NftChain => ({
+    name,
+    hook: true,
+    lines: [
+      `\tchain ${name} {`,
+      `\t\ttype nat hook ${hook} priority ${priority}; policy accept;`,
+      '\t\tfib daddr type local ip daddr != 127.0.0.0/8 jump hostport_dnat',
+      '\t\tfib daddr type local ip6 daddr != ::1 jump hostport_dnat',
+      '\t}',
+    ],
+  })),
+  {
+    name: 'hostport_postrouting',
+    hook: true,
+    lines: [
+      '\tchain hostport_postrouting {',
+      '\t\ttype nat hook postrouting priority srcnat; policy accept;',
+      `\t\tct status dnat oifname . ip saddr @pod_sources_v4 masquerade ${comment('hostPort hairpin')}`,
+      `\t\tct status dnat oifname . ip6 saddr @pod_sources_v6 masquerade ${comment('hostPort hairpin')}`,
       '\t}',
     ],
   },
@@ -346,6 +435,7 @@ export function renderTable(ir: NetpolIR, options: RenderOptions = {}): NftTable
       'always empty: a change flushes it first and so fails when the table is gone',
       [],
     ),
+    ...hostPortMaps(ir.pods),
   ];
   for (const s of ir.addressSets) {
     if (s.v4.length) sets.push(set(`${s.name}_v4`, 'ipv4_addr', 'interval', s.comment, s.v4));

@@ -5,6 +5,8 @@
 // so it is refused rather than ignored.
 import {
   ClusterNetworkPolicy,
+  HostPort,
+  MAX_HOST_PORTS,
   IpAddress,
   LabelSelector,
   ObjectMeta,
@@ -148,6 +150,8 @@ export const LocalPod = z.strictObject({
     .regex(INTERFACE_NAME, 'must be an interface name (letters, digits, _ . -, at most 15)'),
   /** Anycast source addresses the pod may use; when absent, the pod's anycast annotation. */
   anycast: z.array(IpAddress).optional(),
+  /** Node addresses and ports DNATed to the pod (hostPort). */
+  hostPorts: z.array(HostPort).max(MAX_HOST_PORTS).optional(),
 });
 export type LocalPod = z.infer<typeof LocalPod>;
 

@@ -8,6 +8,7 @@ import { Cluster, type PodInfo } from './cluster.js';
 import { clusterPolicyViews } from './cluster-policy.js';
 import { fail } from './errors.js';
 import type { DirectionIR, LocalPodIR, NetpolIR, RuleIR } from './ir.js';
+import { hostPortElements } from './host-ports.js';
 import { invalidate } from './invalidate.js';
 import { SetCache } from './sets.js';
 import { TierCache, type Selection } from './tiers.js';
@@ -183,12 +184,14 @@ function translateWith(
   const pods = locals.map((local): LocalPodIR => {
     const ingress = directionOf(translator, tiers, local, 'ingress');
     const egress = directionOf(translator, tiers, local, 'egress');
+    const hostPorts = hostPortElements(local.entry.hostPorts ?? [], local.info.addresses);
     return {
       pod: local.info.key,
       interface: local.entry.interface,
       sources: sourcesOf(cluster, local),
       ...(ingress ? { ingress } : {}),
       ...(egress ? { egress } : {}),
+      ...(hostPorts ? { hostPorts } : {}),
     };
   });
   tiers.end();

@@ -28,6 +28,8 @@ const TABLE_LINE = new RegExp(`^(delete )?table ${TABLE}(?: (\\{\\}|\\{))?$`);
 const BLOCK_ITEM = /^\t(set|map|chain) (\S+) \{$/;
 
 const mapKey = (element: string) => element.slice(0, element.indexOf(' : '));
+/** A verdict map's element (`key : jump chain`), not a data map's (hostPort DNAT targets). */
+const isVerdict = (element: string) => / : (jump|goto) /.test(element);
 const jumpTarget = (element: string) => element.slice(element.lastIndexOf(' ') + 1);
 const splitElements = (text: string) =>
   text
@@ -212,7 +214,7 @@ export class FakeNftKernel {
       }
     }
     for (const s of t.sets) {
-      for (const e of s.kind === 'map' ? s.elements : []) {
+      for (const e of s.kind === 'map' ? s.elements.filter(isVerdict) : []) {
         if (!t.chains.some((c) => c.name === jumpTarget(e)))
           throw new Error(`nft: element ${e} of ${s.name}: no chain ${jumpTarget(e)}`);
       }
@@ -225,7 +227,12 @@ export class FakeNftKernel {
     for (const e of items) {
       const key = set.kind === 'map' ? mapKey(e) : e;
       if (have.has(key)) throw new Error(`nft: element ${e} of ${set.name}: File exists`);
-      if (checkJumps && set.kind === 'map' && !t.chains.some((c) => c.name === jumpTarget(e)))
+      if (
+        checkJumps &&
+        set.kind === 'map' &&
+        isVerdict(e) &&
+        !t.chains.some((c) => c.name === jumpTarget(e))
+      )
         throw new Error(`nft: element ${e} of ${set.name}: no chain ${jumpTarget(e)}`);
       have.add(key);
       set.elements.push(e);

@@ -6,6 +6,7 @@
 // ARP is involved) and fe80::1 (on the host veth, found by neighbour discovery). Node side: a
 // /32 and a /128 route per pod via its veth, forwarding on, rp_filter off (so anti-spoofing is
 // flock's job, as on a real node where rp_filter may be loose). Nothing touches the host.
+import type { HostPort } from '@flock/api';
 import { run } from '@flock/exec';
 import { Netns, vethBetween } from '@flock/testkit';
 import { NftApplier, nftRunner } from '../src/apply.js';
@@ -17,7 +18,7 @@ import { local as localEntry, namespace, pod as podObject, type PortDecl } from 
 import { PeerClient, type ProbeAnswer } from './peer-client.js';
 
 export const SERVED_PORTS = [80, 81];
-const UPLINK = {
+export const UPLINK = {
   node4: '192.0.2.1',
   node6: '2001:db8:ffff::1',
   remote4: '192.0.2.2',
@@ -56,6 +57,8 @@ export interface StateOptions {
   nodes?: unknown[];
   /** What the agent adds when rendering (e.g. the node ports closed to pods). */
   render?: RenderOptions;
+  /** hostPorts per local pod, as the agent passes them from its store. */
+  hostPorts?: Record<string, HostPort[]>;
 }
 
 let portCounter = 0;
@@ -246,7 +249,13 @@ export class PolicyLab {
 
   /** The cluster state the agent would build: every pod (local and remote) and these policies. */
   state(policies: unknown[], options: StateOptions = {}): StateInput {
-    const { exclude = [], anycast = {}, clusterPolicies = [], nodes = [] } = options;
+    const {
+      exclude = [],
+      anycast = {},
+      clusterPolicies = [],
+      nodes = [],
+      hostPorts = {},
+    } = options;
     const pods = this.allEndpoints().filter((e) => e.kind === 'pod' && !exclude.includes(e.ref));
     return {
       namespaces: Object.entries(this.namespaceLabels).map(([name, labels]) =>
@@ -265,7 +274,10 @@ export class PolicyLab {
       nodes: nodes as StateInput['nodes'],
       local: pods
         .filter((e) => e.local)
-        .map((e) => localEntry(e.ref, this.interfaces.get(e.ref) ?? '', anycast[e.ref])),
+        .map((e) => ({
+          ...localEntry(e.ref, this.interfaces.get(e.ref) ?? '', anycast[e.ref]),
+          ...(hostPorts[e.ref] ? { hostPorts: hostPorts[e.ref] } : {}),
+        })),
     };
   }
 

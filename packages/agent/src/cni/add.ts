@@ -7,6 +7,7 @@ import {
   CniErrorCode,
   type AgentRequest,
   type CniResult,
+  type HostPort,
   type Pod,
 } from '@flock/api';
 import { canonicalAddress } from '@flock/ipam';
@@ -21,6 +22,7 @@ import { PhaseTimer, timed } from './phases.js';
 import {
   addressRequest,
   communityRequest,
+  hostPortRequest,
   podIdentity,
   type AddressRequest,
 } from './pod-request.js';
@@ -104,13 +106,21 @@ export async function add(
   const communities = refusing('FlockCommunityRefused', () =>
     communityRequest(pod, allowedCommunities(spec, namespace)),
   );
+  const hostPorts = refusing('FlockHostPortRefused', () => hostPortRequest(request.config));
   // The keeper leaves these addresses to this ADD until it ends (committed or undone).
   const done = deps.claims.keeper.hold([...floating.pinned, ...floating.anycast]);
   try {
     await claimFloating(deps.claims.book, floating).catch((e: unknown) =>
       told('FlockAddressRefused', e),
     );
-    return await attach(deps, node, request, { pod, wanted, communities, floating }, undo, time);
+    return await attach(
+      deps,
+      node,
+      request,
+      { pod, wanted, communities, floating, hostPorts },
+      undo,
+      time,
+    );
   } finally {
     done();
   }
@@ -121,13 +131,19 @@ async function attach(
   deps: CniHandlerDeps,
   node: NodeState,
   request: AgentRequest,
-  asked: { pod: Pod; wanted: AddressRequest; communities: string[]; floating: FloatingRequest },
+  asked: {
+    pod: Pod;
+    wanted: AddressRequest;
+    communities: string[];
+    floating: FloatingRequest;
+    hostPorts: HostPort[];
+  },
   undo: Undo,
   time: PhaseTimer,
 ): Promise<CniResult> {
   const { containerID, ifName, netns } = request as Required<AgentRequest>;
   const who = podIdentity(request.args);
-  const { pod, wanted, communities } = asked;
+  const { pod, wanted, communities, hostPorts } = asked;
   const owner = entryKey(containerID, ifName);
   const allocated = node.allocator.allocate({
     owner,
@@ -158,9 +174,14 @@ async function attach(
       anycast: wanted.anycast,
       ...(communities.length ? { communities } : {}),
       claimKey: asked.floating.key,
+      ...(hostPorts.length ? { hostPorts } : {}),
     });
   } catch (error) {
     node.allocator.release(owner, { used: false }); // the store never recorded them
+    if (error instanceof AllocationStoreError && error.code === 'Conflict') {
+      deps.warn?.(pod, 'FlockHostPortRefused', error.message);
+      throw new CniCommandError(CniErrorCode.NotAllowed, error.message);
+    }
     throw new CniCommandError(
       CniErrorCode.IoFailure,
       `allocation store: ${(error as Error).message}`,

@@ -11,7 +11,9 @@ import {
   parseAnycast,
   parseCommunities,
   parsePinnedIp,
+  parsePortMappings,
   type Communities,
+  type HostPort,
   type IpAlgo,
   type Logger,
   type PinnedAddresses,
@@ -106,5 +108,12 @@ export function communityRequest(pod: Pod, allowed: Communities | undefined): st
       `${who}: BGP communities ${refused.join(', ')} are not allowed to this namespace on this node (the communities of the Pool's grants that cover it: ${list})`,
     );
   }
+  return parsed.value;
+}
+
+/** The pod's hostPorts (runtimeConfig.portMappings): a bad one is a refusal naming it. */
+export function hostPortRequest(config: unknown): HostPort[] {
+  const parsed = parsePortMappings(config, (ip) => canonicalAddress(ip) ?? ip);
+  if (!parsed.ok) throw new CniCommandError(CniErrorCode.InvalidNetworkConfig, parsed.error);
   return parsed.value;
 }

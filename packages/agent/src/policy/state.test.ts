@@ -171,6 +171,18 @@ describe('buildPolicyState', () => {
     const tooMany = Array.from({ length: 70 }, (_, i) => `v${i}`);
     const bad = networkPolicy('shop/bad', {
       podSelector: { matchLabels: { app: 'web' } },
+  it("a pod's hostPorts from its entry become DNAT map elements; none for a pod being torn down", () => {
+    const hostPorts = [{ protocol: 'tcp' as const, hostPort: 8080, containerPort: 80 }];
+    const web = entry('web', '2001:db8:1::5', { ip4: '192.0.2.5', hostPorts });
+    const text = script({ locals: [{ entry: web, pod: p('web', { app: 'web' }, []) }] });
+    expect(text).toContain('tcp . 8080 : 2001:db8:1::5 . 80');
+    expect(text).toContain('tcp . 8080 : 192.0.2.5 . 80');
+    const gone = script({
+      locals: [{ entry: web, pod: p('web', { app: 'web' }, []), removing: true }],
+    });
+    expect(gone).not.toContain('tcp . 8080');
+  });
+
       ingress: [
         {
           from: [

@@ -133,7 +133,9 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
       },
     });
     const anycast = l.sources ? [...l.sources.anycast] : entry.anycast;
-    local.push({ namespace: entry.namespace, name, interface: veth, anycast });
+    // A pod being torn down takes no more hostPort traffic.
+    const hostPorts = entry.hostPorts?.length && !l.removing ? { hostPorts: entry.hostPorts } : {};
+    local.push({ namespace: entry.namespace, name, interface: veth, anycast, ...hostPorts });
     localLabels.push({ namespace: entry.namespace, labels });
   }
 

@@ -15,6 +15,7 @@ import {
   entryKey,
   type NewAllocationEntry,
 } from './schema.js';
+import { hostPortClash } from './host-ports.js';
 
 type StoreErrorCode =
   | 'Unreadable'
@@ -23,6 +24,7 @@ type StoreErrorCode =
   | 'NotLoaded'
   | 'Invalid'
   | 'Exists'
+  | 'Conflict'
   | 'NotFound'
   | 'WriteFailed';
 
@@ -155,6 +157,9 @@ export class AllocationStore {
           `container ${entry.containerID} interface ${entry.ifname} already has an allocation entry`,
         );
       }
+      // Checked here, in the store's one queue: two ADDs at once cannot both take a hostPort.
+      const clash = hostPortClash(parsed.data, current.values());
+      if (clash) throw new AllocationStoreError('Conflict', clash);
       return { next: new Map([...current, [key, parsed.data]]), result: copyEntry(parsed.data) };
     });
   }

@@ -7,6 +7,8 @@
 // communities, read from its annotation at ADD; `claimKey` (added later, optional) is the owner
 // key of the pod's pinned and anycast claims.
 import {
+  HostPort,
+  MAX_HOST_PORTS,
   ClaimKey,
   ContainerId,
   DnsLabel,
@@ -59,6 +61,8 @@ export const AllocationEntry = z.object({
     .optional(),
   /** The owner key of its pinned and anycast claims (claims/keys.ts); absent before claims. */
   claimKey: ClaimKey.optional(),
+  /** Its hostPorts (runtimeConfig.portMappings at ADD); absent: none. */
+  hostPorts: z.array(HostPort).max(MAX_HOST_PORTS).optional(),
   state: z.enum(['pending', 'committed']),
   /**
    * Pending because it is being torn down (a DEL, the orphan sweep), not because its ADD has not

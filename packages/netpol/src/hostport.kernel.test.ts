@@ -1,0 +1,111 @@
+// hostPort with real packets: flock's DNAT maps in the node namespace of the kernel tier's
+// PolicyLab, for clients outside the node, on it, in another pod and in the pod itself.
+import type { HostPort } from '@flock/api';
+import { run } from '@flock/exec';
+import { requireKernelTier } from '@flock/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { policy } from '../testing/builders.js';
+import { PolicyLab, UPLINK, type Probe } from '../testing/lab.js';
+import { NAMESPACE_LABELS, topology } from '../testing/topology.js';
+
+const tcp = (port: number, family: 4 | 6): Probe => ({ proto: 'tcp', port, family });
+const udp = (port: number, family: 4 | 6): Probe => ({ proto: 'udp', port, family });
+
+/** x/a's hostPorts: TCP and UDP on every node address, and TCP on the node's IPv6 uplink only. */
+const MAPPINGS: HostPort[] = [
+  { protocol: 'tcp', hostPort: 18080, containerPort: 80 },
+  { protocol: 'udp', hostPort: 18081, containerPort: 81 },
+  { protocol: 'tcp', hostPort: 18082, containerPort: 80, hostIP: UPLINK.node6 },
+];
+
+describe('hostPort (kernel)', () => {
+  let lab: PolicyLab;
+  const some = new Set(['x/a', 'y/a', 'ext']);
+  beforeAll(async () => {
+    requireKernelTier('nft', 'sysctl', 'nc.openbsd');
+    lab = await PolicyLab.create(
+      NAMESPACE_LABELS,
+      topology().filter((e) => some.has(e.ref)),
+    );
+  });
+  afterAll(async () => {
+    await lab?.destroy();
+  });
+
+  /** Who answered `from` on the node's uplink address of `p.family`, port p.port. */
+  const ask = async (from: string, p: Probe) => (await lab.probe(from, 'node', p, 1500)).reply;
+
+  it('without a mapping nothing answers on the port (the probe can tell)', async () => {
+    await lab.apply([]);
+    for (const family of [4, 6] as const)
+      expect(await ask('ext', tcp(18080, family))).toBeUndefined();
+  });
+
+  it('TCP and UDP from outside the node reach the pod on every node address, both families', async () => {
+    await lab.apply([], { hostPorts: { 'x/a': MAPPINGS } });
+    for (const family of [4, 6] as const) {
+      expect(await ask('ext', tcp(18080, family))).toBe('x/a');
+      expect(await ask('ext', udp(18081, family))).toBe('x/a');
+    }
+  });
+
+  it('a mapping with a hostIP answers on that address only', async () => {
+    await lab.apply([], { hostPorts: { 'x/a': MAPPINGS } });
+    expect(await ask('ext', tcp(18082, 6))).toBe('x/a');
+    expect(await ask('ext', tcp(18082, 4))).toBeUndefined();
+  });
+
+  it('from the node, from another pod and from the pod itself (hairpin), both families', async () => {
+    await lab.apply([], { hostPorts: { 'x/a': MAPPINGS } });
+    for (const family of [4, 6] as const) {
+      expect(await ask('node', tcp(18080, family))).toBe('x/a');
+      expect(await ask('y/a', tcp(18080, family))).toBe('x/a');
+      expect(await ask('x/a', tcp(18080, family))).toBe('x/a');
+    }
+  });
+
+  it("the pod's NetworkPolicy judges DNATed traffic by its real source", async () => {
+    // x/a admits only namespace y.
+    const onlyY = policy('x/only-y', {
+      podSelector: { matchLabels: { pod: 'a' } },
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { ns: 'y' } } }] }],
+    });
+    await lab.apply([onlyY], { hostPorts: { 'x/a': MAPPINGS } });
+    for (const family of [4, 6] as const) {
+      expect(await ask('ext', tcp(18080, family))).toBeUndefined();
+      expect(await ask('y/a', tcp(18080, family))).toBe('x/a');
+    }
+  });
+
+  it('loopback is not DNATed: the kernel will not route a 127/8 or ::1 source to a pod', async () => {
+    await lab.apply([], { hostPorts: { 'x/a': MAPPINGS } });
+    for (const host of ['127.0.0.1', '::1']) {
+      const r = await run(
+        'ip',
+        ['netns', 'exec', lab.node.name, 'nc.openbsd', '-z', '-w', '1', host, '18080'],
+        { okCodes: [0, 1] },
+      );
+      expect({ host, code: r.code }).toEqual({ host, code: 1 });
+    }
+  });
+
+  it('1,000 mappings: the first and the last answer; the table is one apply', async () => {
+    const many: HostPort[] = Array.from({ length: 1000 }, (_, i) => ({
+      protocol: 'tcp',
+      hostPort: 20000 + i,
+      containerPort: 80,
+    }));
+    await lab.applyTable([], { hostPorts: { 'x/a': many, 'y/a': [MAPPINGS[1]!] } });
+    for (const family of [4, 6] as const) {
+      expect(await ask('ext', tcp(20000, family))).toBe('x/a');
+      expect(await ask('ext', tcp(20999, family))).toBe('x/a');
+      expect(await ask('ext', udp(18081, family))).toBe('y/a');
+    }
+    // One mapping less: a diff, and its port stops answering.
+    await lab.applyTable([], { hostPorts: { 'x/a': many.slice(0, 999), 'y/a': [MAPPINGS[1]!] } });
+    expect(lab.applier.counts.diff).toBeGreaterThanOrEqual(1);
+    expect(await ask('ext', tcp(20999, 6))).toBeUndefined();
+    expect(await ask('ext', tcp(20998, 6))).toBe('x/a');
+  });
+});
