@@ -2,7 +2,8 @@
 # Install everything flock's build and tests need, idempotently:
 #   Debian packages (BIRD 2, nftables, iproute2, ...), Node.js 24 (scripts/env.sh),
 #   npm packages (npm ci), kubectl + helm, and the Go builds (cached by content hash): the test
-#   control plane, a lab node's kubelet, kube-proxy, containerd, pause and agnhost, cnitool,
+#   control plane, a lab node's kubelet, kube-proxy, containerd, pause and agnhost, cnitool, the
+#   reference CNI plugins chained after flock (bandwidth, tuning, sbr, portmap),
 #   Kubernetes' sig-network e2e specs and ginkgo (docs/conformance.md);
 #   and flock's agent and operator images (buildah, cached by input hash).
 set -euo pipefail
@@ -52,9 +53,9 @@ fi
 # --- kubectl and helm ------------------------------------------------------------------------
 node scripts/install-k8s-tools.mjs
 
-# --- Go builds: control plane, node binaries, CoreDNS, cnitool, e2e specs, CNP conformance (hashed)
+# --- Go builds: control plane, node binaries, CoreDNS, cnitool, chained CNI plugins, e2e specs, CNP conformance (hashed)
 command -v go >/dev/null 2>&1 || { echo "setup: Go >= 1.26 is needed to build the test control plane (install golang)" >&2; exit 1; }
-for script in scripts/build-controlplane.sh scripts/build-node.sh scripts/build-coredns.sh scripts/build-cnitool.sh scripts/build-conformance.sh scripts/build-cnp-conformance.sh; do
+for script in scripts/build-controlplane.sh scripts/build-node.sh scripts/build-coredns.sh scripts/build-cnitool.sh scripts/build-cni-plugins.sh scripts/build-conformance.sh scripts/build-cnp-conformance.sh; do
   [ -x "$script" ] && "$script"
 done
 

@@ -44,16 +44,10 @@ const PACKAGE_OF: Record<string, string> = {
 };
 
 export function which(tool: string): string | undefined {
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
-    const candidate = join(dir, tool);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      /* not in this directory */
-    }
-  }
-  return undefined;
+  return (process.env['PATH'] ?? '')
+    .split(delimiter)
+    .map((dir) => join(dir, tool))
+    .find(executable);
 }
 
 /** Throw unless every tool is on PATH; the message lists what to install. */
@@ -64,6 +58,34 @@ export function requireTools(...tools: string[]): void {
     throw new Error(
       `this test tier needs tools that are missing: ${how}. Run ./dev setup, or apt-get install them.`,
     );
+  }
+}
+
+/** The reference CNI plugins scripts/build-cni-plugins.sh builds (chained after flock's). */
+export const CNI_PLUGINS = ['bandwidth', 'tuning', 'sbr', 'portmap'] as const;
+
+/**
+ * The directory of the reference CNI plugins (.cache/bin/cni-plugins, on PATH through ./dev),
+ * for CNI_PATH; throws with how to build them unless each of `plugins` is there.
+ */
+export function cniPluginsDir(...plugins: (typeof CNI_PLUGINS)[number][]): string {
+  const dir = (process.env['PATH'] ?? '')
+    .split(delimiter)
+    .map((d) => join(d, 'cni-plugins'))
+    .find((d) => (plugins.length ? plugins : CNI_PLUGINS).every((p) => executable(join(d, p))));
+  if (!dir)
+    throw new Error(
+      `the reference CNI plugins (${CNI_PLUGINS.join(', ')}) are missing: run ./dev setup (scripts/build-cni-plugins.sh builds them into .cache/bin/cni-plugins)`,
+    );
+  return dir;
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 
