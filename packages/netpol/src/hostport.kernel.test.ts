@@ -78,16 +78,27 @@ describe('hostPort (kernel)', () => {
     }
   });
 
-  it('loopback is not DNATed: the kernel will not route a 127/8 or ::1 source to a pod', async () => {
-    await lab.apply([], { hostPorts: { 'x/a': MAPPINGS } });
-    for (const host of ['127.0.0.1', '::1']) {
-      const r = await run(
+  it('a loopback hostIP serves the node from a node address; from a loopback source nothing is DNATed', async () => {
+    const loop: HostPort[] = [
+      { protocol: 'tcp', hostPort: 18090, containerPort: 80, hostIP: '127.0.0.1' },
+      { protocol: 'tcp', hostPort: 18090, containerPort: 80, hostIP: '::1' },
+    ];
+    await lab.apply([], { hostPorts: { 'x/a': loop } });
+    const nc = (host: string, source?: string) =>
+      run(
         'ip',
-        ['netns', 'exec', lab.node.name, 'nc.openbsd', '-z', '-w', '1', host, '18080'],
+        [
+          ...['netns', 'exec', lab.node.name, 'nc.openbsd', '-z', '-w', '1'],
+          ...(source ? ['-s', source] : []),
+          ...[host, '18090'],
+        ],
         { okCodes: [0, 1] },
       );
-      expect({ host, code: r.code }).toEqual({ host, code: 1 });
-    }
+    expect((await nc('127.0.0.1', UPLINK.node4)).code).toBe(0);
+    expect((await nc('::1', UPLINK.node6)).code).toBe(0);
+    // From 127.0.0.1 / ::1 itself: not DNATed (the kernel would drop it), refused by the node.
+    expect((await nc('127.0.0.1')).code).toBe(1);
+    expect((await nc('::1')).code).toBe(1);
   });
 
   it('1,000 mappings: the first and the last answer; the table is one apply', async () => {

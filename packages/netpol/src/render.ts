@@ -302,9 +302,11 @@ function hostPortMaps(pods: readonly LocalPodIR[]): NftSet[] {
  * hostPort chains: traffic to the node's own addresses (from outside, from pods, from the node)
  * is DNATed by the maps; then the filter chains judge it as traffic to the pod, its
  * NetworkPolicy included. A pod reaching its own hostPort (hairpin) is masqueraded: its
- * answer to itself would otherwise never leave it. Loopback destinations are not DNATed: the
- * kernel routes a 127.0.0.0/8 or ::1 source out of no other interface (route_localnet, which
- * would let pods reach the node's loopback services, stays off).
+ * answer to itself would otherwise never leave it. A hostIP of 127.0.0.1 or ::1 works for the
+ * node's clients that send from a node address (`curl --interface`, as the HostPort
+ * conformance spec does); from a loopback source nothing is DNATed: the kernel routes such a
+ * packet out of no other interface, and route_localnet, which would let it, would also let
+ * pods reach the node's loopback services (CVE-2020-8558).
  */
 const HOST_PORT_CHAINS: NftChain[] = [
   {
@@ -319,22 +321,28 @@ const HOST_PORT_CHAINS: NftChain[] = [
       '\t}',
     ],
   },
-  ...(
-    [
-      ['hostport_prerouting', 'prerouting', 'dstnat'],
-      ['hostport_output', 'output', '-100'],
-    ] as const
-  ).map(([name, hook, priority]): NftChain => ({
-    name,
+  {
+    name: 'hostport_prerouting',
     hook: true,
     lines: [
-      `\tchain ${name} {`,
-      `\t\ttype nat hook ${hook} priority ${priority}; policy accept;`,
-      '\t\tfib daddr type local ip daddr != 127.0.0.0/8 jump hostport_dnat',
-      '\t\tfib daddr type local ip6 daddr != ::1 jump hostport_dnat',
+      '\tchain hostport_prerouting {',
+      '\t\ttype nat hook prerouting priority dstnat; policy accept;',
+      '\t\tfib daddr type local jump hostport_dnat',
       '\t}',
     ],
-  })),
+  },
+  {
+    name: 'hostport_output',
+    hook: true,
+    lines: [
+      '\tchain hostport_output {',
+      '\t\ttype nat hook output priority -100; policy accept;',
+      `\t\tip saddr 127.0.0.0/8 return ${comment('a loopback source cannot leave lo')}`,
+      `\t\tip6 saddr ::1 return ${comment('a loopback source cannot leave lo')}`,
+      '\t\tfib daddr type local jump hostport_dnat',
+      '\t}',
+    ],
+  },
   {
     name: 'hostport_postrouting',
     hook: true,
