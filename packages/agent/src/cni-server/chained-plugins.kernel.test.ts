@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flockConflist, silentLogger, type CniResult } from '@flock/api';
+import { flockConflist, silentLogger, type CniResult, type CniVersion } from '@flock/api';
 import { nodeConfig, pod } from '@flock/api/testing';
 import { AddressAllocator } from '@flock/ipam';
 import { cniPluginsDir, requireKernelTier, type Netns } from '@flock/testkit';
@@ -35,6 +35,8 @@ const NODE_IP = '2001:db8:ffff::1'; // KernelHarness's node address
 const HOP_LIMIT = '33'; // what tuning sets on the pod's eth0
 
 interface ChainPod {
+  /** The conflist (network) it is added to. */
+  network: string;
   ns: Netns;
   veth: string;
   ip6: string;
@@ -65,7 +67,7 @@ const capArgs = JSON.stringify({
 
 /** cnitool in the node's namespace, where a runtime runs plugins (bandwidth looks for the veth there). */
 function cnitool(command: 'add' | 'check' | 'del' | 'status', p: ChainPod) {
-  return h.node.exec('cnitool', [command, network, p.ns.path], {
+  return h.node.exec('cnitool', [command, p.network, p.ns.path], {
     env: {
       NETCONFPATH: join(dir, 'net.d'),
       CNI_PATH: `${plugin.dir}:${plugins}`,
@@ -80,10 +82,30 @@ function cnitool(command: 'add' | 'check' | 'del' | 'status', p: ChainPod) {
   });
 }
 
-async function newPod(limits: boolean): Promise<ChainPod> {
+async function newPod(limits: boolean, net = network): Promise<ChainPod> {
   const ns = await h.newPod();
   const veth = hostVethName(await TestNode.cnitoolContainerId(ns.path), 'eth0');
-  return { ns, veth, ip6: '', ...(limits ? { capArgs } : {}) };
+  return { network: net, ns, veth, ip6: '', ...(limits ? { capArgs } : {}) };
+}
+
+/** flock, then bandwidth and tuning: a conflist of one spec version, or of all (the shipped form). */
+async function writeConflist(name: string, cniVersion?: CniVersion): Promise<void> {
+  const conflist = flockConflist({
+    name,
+    socketPath: socket!.socketPath,
+    timeoutMs: 30_000,
+    ...(cniVersion ? { cniVersion } : {}),
+    chained: [
+      { type: 'bandwidth', capabilities: { bandwidth: true } },
+      {
+        type: 'tuning',
+        sysctl: { 'net.ipv6.conf.IFNAME.hop_limit': HOP_LIMIT },
+        dataDir: join(dir, 'tuning'),
+      },
+    ],
+  });
+  await mkdir(join(dir, 'net.d'), { recursive: true });
+  await writeFile(join(dir, 'net.d', `${name}.conflist`), JSON.stringify(conflist));
 }
 
 const tc = async (dev: string) =>
@@ -128,21 +150,7 @@ beforeAll(async () => {
     socketPath: socket.socketPath,
     handle: (r) => handlers.handle(r),
   });
-  const conflist = flockConflist({
-    name: network,
-    socketPath: socket.socketPath,
-    timeoutMs: 30_000,
-    chained: [
-      { type: 'bandwidth', capabilities: { bandwidth: true } },
-      {
-        type: 'tuning',
-        sysctl: { 'net.ipv6.conf.IFNAME.hop_limit': HOP_LIMIT },
-        dataDir: join(dir, 'tuning'),
-      },
-    ],
-  });
-  await mkdir(join(dir, 'net.d'));
-  await writeFile(join(dir, 'net.d', `${network}.conflist`), JSON.stringify(conflist));
+  await writeConflist(network);
   limited = await newPod(true);
   unlimited = await newPod(false);
 });
@@ -248,4 +256,37 @@ describe('plugins chained after flock (bandwidth, tuning) under libcni', () => {
     const again = await cnitool('del', limited);
     expect(again.code, again.stdout + again.stderr).toBe(0);
   });
+});
+
+describe('older callers: the converted result is a prevResult the plugins after flock can use', () => {
+  for (const version of ['1.0.0', '0.4.0'] as const) {
+    it(`${version}: ADD, CHECK and DEL through flock, bandwidth and tuning`, async () => {
+      const net = `${network}-${version.replaceAll('.', '')}`;
+      await writeConflist(net, version);
+      const p = await newPod(true, net);
+      const add = await cnitool('add', p);
+      expect(add.code, add.stdout + add.stderr).toBe(0);
+      const result = JSON.parse(add.stdout) as {
+        cniVersion: string;
+        interfaces: { name: string; sandbox?: string }[];
+        ips: { interface: number; version?: string }[];
+      };
+      expect(result.cniVersion).toBe(version);
+      expect(result.interfaces.map((i) => i.sandbox)).toEqual([undefined, p.ns.path, undefined]);
+      expect(result.ips.map((ip) => result.interfaces[ip.interface]?.name)).toEqual([
+        'eth0',
+        'eth0',
+      ]);
+      if (version === '0.4.0') expect(result.ips.map((ip) => ip.version)).toEqual(['6', '4']);
+      expect((await tc(p.veth)).find((q) => q.root)?.kind).toBe('tbf');
+      const hop = await p.ns.exec('sysctl', ['-n', 'net.ipv6.conf.eth0.hop_limit']);
+      expect(hop.stdout.trim()).toBe(HOP_LIMIT);
+      const check = await cnitool('check', p);
+      expect(check.code, check.stdout + check.stderr).toBe(0);
+      const del = await cnitool('del', p);
+      expect(del.code, del.stdout + del.stderr).toBe(0);
+      expect(await ifbLinks()).toEqual([]);
+      expect(store.entries()).toEqual([]);
+    });
+  }
 });
