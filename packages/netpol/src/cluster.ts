@@ -64,6 +64,26 @@ function podAddresses(key: string, ips: string[]): PodAddress[] {
   return out;
 }
 
+// What replicas have in common, shared: a PodInfo for each of 150,000 pods is most of the
+// translator's memory. The agent's pod cache shares one containers array among replicas.
+const EMPTY: Record<string, string> = Object.freeze({});
+const NAMED_PORTS = new WeakMap<object, NamedPort[]>();
+
+function namedPortsOf(
+  containers: NonNullable<NonNullable<Pod['spec']>['containers']>,
+): NamedPort[] {
+  let hit = NAMED_PORTS.get(containers);
+  if (!hit) {
+    hit = containers.flatMap((c) =>
+      (c.ports ?? []).flatMap((p) =>
+        p.name ? [{ name: p.name, protocol: p.protocol ?? 'TCP', port: p.containerPort }] : [],
+      ),
+    );
+    NAMED_PORTS.set(containers, hit);
+  }
+  return hit;
+}
+
 function podInfo(pod: Pod): PodInfo {
   const { namespace, name } = pod.metadata;
   const key = `${namespace}/${name}`;
@@ -71,15 +91,12 @@ function podInfo(pod: Pod): PodInfo {
   return {
     key,
     namespace,
-    labels: pod.metadata.labels ?? {},
+    labels: pod.metadata.labels ?? EMPTY,
     addresses: podAddresses(key, ips),
-    namedPorts: (pod.spec?.containers ?? []).flatMap((c) =>
-      (c.ports ?? []).flatMap((p) =>
-        p.name ? [{ name: p.name, protocol: p.protocol ?? 'TCP', port: p.containerPort }] : [],
-      ),
-    ),
-    annotations: pod.metadata.annotations ?? {},
+    namedPorts: pod.spec?.containers ? namedPortsOf(pod.spec.containers) : [],
+    annotations: pod.metadata.annotations ?? EMPTY,
     live: pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed',
+    [STAMP]: 0, // in the object from the start: set on every update()
   };
 }
 

@@ -7,10 +7,13 @@ import { CniCommandError } from '../core/cni-error.js';
 import {
   CachedPod,
   MAX_ANNOTATION_BYTES,
+  MAX_POD_LABELS,
   OVERSIZE,
+  OVER_LIMIT_LABEL,
   PodLookupWithFallback,
   clusterPodCache,
   nodePods,
+  overLimit,
 } from './pods.js';
 import { parsePinnedIp } from '@flock/api';
 
@@ -51,7 +54,6 @@ describe('the pod cache', () => {
         name: 'web',
         namespace: 'shop',
         uid: 'u1',
-        resourceVersion: '7',
         labels: { app: 'web' },
         annotations: { 'flock.fritzlab.net/ip-algo': 'stable' },
         deletionTimestamp: '2026-12-02T07:00:00Z',
@@ -63,10 +65,15 @@ describe('the pod cache', () => {
         conditions: [{ type: 'Ready', status: 'True' }],
       },
     };
-    // The pod as the API server serves it: what is kept, and more.
+    // The pod as the API server serves it: what is kept, and more (podIP is podIPs[0]; a port
+    // without a name is nothing a policy can name).
     const served = {
       metadata: {
         ...kept.metadata,
+        resourceVersion: '7',
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'u', blockOwnerDeletion: true },
+        ],
         annotations: {
           ...kept.metadata.annotations,
           'kubectl.kubernetes.io/last-applied-configuration': '{"a": "long"}',
@@ -75,11 +82,15 @@ describe('the pod cache', () => {
       },
       spec: {
         nodeName: 'node-a',
-        containers: [{ name: 'c', image: 'x', ports: kept.spec.containers[0]!.ports }],
+        containers: [
+          { name: 'c', image: 'x', ports: kept.spec.containers[0]!.ports },
+          { name: 'sidecar', ports: [{ containerPort: 15090 }] },
+        ],
         restartPolicy: 'Always',
       },
       status: {
         ...kept.status,
+        podIP: '2001:db8::1',
         conditions: [
           { type: 'PodScheduled', status: 'True' },
           { type: 'Ready', status: 'True', lastTransitionTime: '2026-12-02T06:00:00Z' },
@@ -112,6 +123,57 @@ describe('the pod cache', () => {
     expect(JSON.stringify(cached).length).toBeLessThan(MAX_ANNOTATION_BYTES);
     // The kept marker is no address: the pod is refused, never given one.
     expect(parsePinnedIp(OVERSIZE)?.ok).toBe(false);
+  });
+
+  it('a pod over 64 labels or 64 named ports is kept without them, marked over-limit (fail-closed)', () => {
+    const labels = Object.fromEntries(
+      Array.from({ length: MAX_POD_LABELS + 1 }, (_, i) => [`example.com/l${i}`, 'x'.repeat(63)]),
+    );
+    const many = CachedPod.parse({
+      metadata: { name: 'p', namespace: 'evil', labels: { ...labels, 'pod-template-hash': 'h1' } },
+      spec: { containers: [{ ports: [{ name: 'http', containerPort: 80 }] }] },
+    });
+    expect(overLimit(many)).toBe('66 labels (flock keeps at most 64)');
+    // What its claim key reads stays; nothing a selector could match does.
+    expect(many.metadata.labels).toEqual({
+      [OVER_LIMIT_LABEL]: '66 labels (flock keeps at most 64)',
+      'pod-template-hash': 'h1',
+    });
+    expect(many.spec?.containers).toEqual([]);
+    expect(JSON.stringify(many).length).toBeLessThan(1024);
+    const ports = Array.from({ length: 65 }, (_, i) => ({
+      name: `p${i}`,
+      containerPort: 1000 + i,
+    }));
+    const named = CachedPod.parse({
+      metadata: { name: 'q', namespace: 'evil', labels: { app: 'q' } },
+      spec: { containers: [{ ports }] },
+    });
+    expect(overLimit(named)).toBe('65 named ports (flock keeps at most 64)');
+    expect(named.metadata.labels).toEqual({ [OVER_LIMIT_LABEL]: overLimit(named) });
+    const fine = CachedPod.parse({
+      metadata: { name: 'r', namespace: 'ok', labels: { app: 'r' } },
+      spec: { containers: [{ ports: ports.slice(0, 64) }] },
+    });
+    expect(overLimit(fine)).toBeUndefined();
+  });
+
+  it('replicas share one frozen copy of their labels and named ports; each keeps its own root', () => {
+    const replica = (name: string, ip: string) =>
+      CachedPod.parse(
+        pod({
+          name,
+          labels: { app: 'web', 'pod-template-hash': 'abc' },
+          podIPs: [ip],
+          ports: [{ name: 'http', port: 80 }],
+        }),
+      );
+    const [a, b] = [replica('web-1', '2001:db8::1'), replica('web-2', '2001:db8::2')];
+    expect(a.metadata.labels).toBe(b.metadata.labels);
+    expect(a.spec?.containers).toBe(b.spec?.containers);
+    expect(Object.isFrozen(a.metadata.labels)).toBe(true);
+    expect(Object.isExtensible(a)).toBe(true); // netpol keeps its per-pod memo on it
+    expect(a.status?.podIPs).toEqual([{ ip: '2001:db8::1' }]);
   });
 
   it("serves a lookup from this node's pods only: a namesake on another node is asked for", async () => {

@@ -3,16 +3,7 @@
 // there were two. And the lookup ADD uses: the view first, the API server when the cache has
 // not seen the pod yet (the kubelet calls ADD right after the pod was bound) or holds an older
 // pod of the same name.
-import {
-  ANYCAST_ANNOTATION,
-  BGP_COMMUNITIES_ANNOTATION,
-  CLAIM_KEY_ANNOTATION,
-  CniErrorCode,
-  IP_ALGO_ANNOTATION,
-  PINNED_IP_ANNOTATION,
-  Pod,
-  type Logger,
-} from '@flock/api';
+import { CniErrorCode, Pod, type Logger } from '@flock/api';
 import {
   Cache,
   CacheView,
@@ -24,80 +15,21 @@ import {
   type MetricsOptions,
 } from '@flock/kube';
 import { CniCommandError } from '../core/cni-error.js';
+import { CachedPod } from './pod-trim.js';
+
+export {
+  CachedPod,
+  MAX_ANNOTATION_BYTES,
+  MAX_NAMED_PORTS,
+  MAX_POD_LABELS,
+  OVERSIZE,
+  OVER_LIMIT_LABEL,
+  overLimit,
+  trimPod,
+} from './pod-trim.js';
 
 /** The pod cache's index of pods by spec.nodeName. */
 export const BY_NODE = 'node';
-
-/** The pod annotations flock reads; any other (flock.fritzlab.net/* included) is not kept. */
-const POD_ANNOTATIONS: ReadonlySet<string> = new Set([
-  IP_ALGO_ANNOTATION,
-  PINNED_IP_ANNOTATION,
-  ANYCAST_ANNOTATION,
-  BGP_COMMUNITIES_ANNOTATION,
-  CLAIM_KEY_ANNOTATION,
-]);
-/**
- * Longest value of one of them that is kept (far above any valid one: the longest are the anycast
- * and community lists). A longer one is kept as OVERSIZE, which no parser accepts: the pod is
- * refused as with any bad annotation, and a namespace cannot make every agent hold its 256 KiB.
- */
-export const MAX_ANNOTATION_BYTES = 4096;
-export const OVERSIZE = '<over 4096 bytes: not kept by flock>';
-
-/**
- * What the cache keeps of a pod: the fields flock reads (identity, labels, flock's own
- * annotations, its controller, node, named ports, phase, addresses, the Ready condition). Trimmed as it enters
- * the cache, so 10,000 pods cost a fraction of their objects (no managedFields, no
- * last-applied-configuration) and a change costs no re-parsing.
- */
-export function trimPod(p: Pod): Pod {
-  const m = p.metadata;
-  const annotations = Object.entries(m.annotations ?? {})
-    .filter(([k]) => POD_ANNOTATIONS.has(k))
-    .map(([k, v]) => [k, v.length > MAX_ANNOTATION_BYTES ? OVERSIZE : v] as const);
-  const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
-  const owner = (m.ownerReferences ?? []).find((r) => r['controller'] === true);
-  const controller = owner
-    ? { kind: owner['kind'], name: owner['name'], controller: true }
-    : undefined;
-  return {
-    // Always (list items of built-in types carry neither): an Event about the pod needs its kind.
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: m.name,
-      namespace: m.namespace,
-      ...(m.uid ? { uid: m.uid } : {}),
-      ...(m.resourceVersion ? { resourceVersion: m.resourceVersion } : {}),
-      ...(m.labels ? { labels: m.labels } : {}),
-      ...(annotations.length ? { annotations: Object.fromEntries(annotations) } : {}),
-      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
-      // The controller names the pod's claim key (claims/keys.ts); nothing else of the list.
-      ...(controller ? { ownerReferences: [controller] } : {}),
-    },
-    spec: {
-      ...(p.spec?.nodeName ? { nodeName: p.spec.nodeName } : {}),
-      // The pod uses the node's addresses: not a pod peer (see docs).
-      ...(p.spec?.hostNetwork === true ? { hostNetwork: true } : {}),
-      containers: (p.spec?.containers ?? []).map((c) => ({
-        ports: (c.ports ?? []).map((port) => ({
-          ...(port.name ? { name: port.name } : {}),
-          containerPort: port.containerPort,
-          ...(port.protocol ? { protocol: port.protocol } : {}),
-        })),
-      })),
-    },
-    status: {
-      ...(p.status?.phase ? { phase: p.status.phase } : {}),
-      ...(p.status?.podIP ? { podIP: p.status.podIP } : {}),
-      ...(p.status?.podIPs ? { podIPs: p.status.podIPs.map((i) => ({ ip: i.ip })) } : {}),
-      ...(ready ? { conditions: [{ type: ready.type, status: ready.status }] } : {}),
-    },
-  };
-}
-
-/** A pod as the cache holds it: parsed, then trimmed. */
-export const CachedPod = Pod.transform(trimPod);
 
 /** Every pod of the cluster, by node (BY_NODE). */
 export function clusterPodCache(

@@ -2,8 +2,9 @@
 // addresses wherever they run), every namespace (namespaceSelector) and every NetworkPolicy.
 // Pods are the agent's one pod cache (pods.ts), shared with the node side, which starts and
 // stops it. Namespaces are validated and trimmed to what translate() reads once, as they enter
-// the cache. NetworkPolicies stay raw: an invalid one must not be skipped by the cache (that
-// would silently allow what it denies) but reported and enforced fail-closed (see state.ts).
+// the cache. NetworkPolicies are kept as identity and spec (trim-policy.ts), never skipped: an
+// invalid or over-size one must not be dropped by the cache (that would silently allow what it
+// denies) but reported and enforced fail-closed (validate.ts, state.ts).
 import { ANYCAST_ANNOTATION, isPodReady, type Logger, type Pod } from '@flock/api';
 import {
   Cache,
@@ -17,6 +18,7 @@ import {
 import { Namespace } from '@flock/netpol';
 import type { z } from 'zod';
 import { ClusterPolicyCaches } from './cluster-caches.js';
+import { CachedNetworkPolicy } from './trim-policy.js';
 
 /**
  * The part of a pod policy enforcement reads: a change elsewhere (annotations) is none. Ready
@@ -55,7 +57,7 @@ export interface PolicyCaches {
   /** Shared with the node side (pods.ts): started and stopped by its owner, not the reconciler. */
   pods: Cache<Pod>;
   namespaces: Cache<PolicyNamespace>;
-  /** Raw objects: validated by the reconciler, which reports what it cannot enforce. */
+  /** Identity and spec: validated by the reconciler, which reports what it cannot enforce. */
   policies: Cache<KubeObject>;
   /** ClusterNetworkPolicies and Nodes, when their CRD is installed (absent: not enforced). */
   cluster?: ClusterPolicyCaches;
@@ -87,6 +89,7 @@ export function policyCaches(
     }),
     policies: new Cache<KubeObject>({
       source: resourceListWatch(transport, NETWORK_POLICIES),
+      schema: CachedNetworkPolicy,
       name: 'policy-networkpolicies',
       ...common,
     }),

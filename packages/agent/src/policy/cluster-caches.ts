@@ -1,7 +1,8 @@
 // The inputs of ClusterNetworkPolicy enforcement, which exist only when sig-network's CRD
-// (policy.networking.k8s.io/v1alpha2) is installed: the ClusterNetworkPolicies themselves (raw,
-// like NetworkPolicies: checked by the reconciler, enforced fail-closed when unreadable) and the
-// Nodes (labels and status.addresses, for `nodes` peers). Whether the CRD is there is asked of
+// (policy.networking.k8s.io/v1alpha2) is installed: the ClusterNetworkPolicies themselves
+// (identity and spec, like NetworkPolicies: trim-policy.ts; checked by the reconciler, enforced
+// fail-closed when unreadable or over-size) and the Nodes (labels and status.addresses, for
+// `nodes` peers). Whether the CRD is there is asked of
 // discovery (@flock/kube whenServed: not listed means not installed) at start and then every
 // `recheckMs`; its absence is logged once. The caches start when it is found, and `ready`
 // resolves after the first definite answer (and, when installed, the caches' first sync), so the
@@ -19,6 +20,7 @@ import {
 } from '@flock/kube';
 import { Node } from '@flock/netpol';
 import type { z } from 'zod';
+import { CachedClusterNetworkPolicy } from './trim-policy.js';
 
 /** A Node as a `nodes` peer reads it: name, labels, the addresses of its status. */
 export const PolicyNode = Node.transform((n) => ({
@@ -85,7 +87,7 @@ export class ClusterPolicyCaches {
     await Promise.all([this.policies?.stop(), this.nodes?.stop()]);
   }
 
-  /** The raw ClusterNetworkPolicies (none while the CRD is not installed). */
+  /** The ClusterNetworkPolicies as kept (none while the CRD is not installed). */
   clusterPolicies(): KubeObject[] {
     return this.policies?.list() ?? [];
   }
@@ -99,6 +101,7 @@ export class ClusterPolicyCaches {
     const common = { logger, ...(watchdogMs ? { watchdogMs } : {}) };
     const policies = new Cache<KubeObject>({
       source: resourceListWatch(transport, CLUSTER_NETWORK_POLICIES),
+      schema: CachedClusterNetworkPolicy,
       name: 'policy-clusternetworkpolicies',
       ...common,
     });

@@ -7,6 +7,8 @@
 //   subject: every pod; an unreadable tier: Admin). v1alpha2 ingress peers cannot name addresses,
 //   so an ingress "deny everything" is every pod of the cluster (`namespaces: {}`); egress is every
 //   address (0.0.0.0/0 and ::/0).
+// - it is over flock's size limit: the cache kept only what the stand-in reads (trim-policy.ts),
+//   and it is enforced by that stand-in.
 // - it has `domainNames` peers: flock sees no DNS, so they match nothing (the API allows them in
 //   Accept rules only, where that is its fail-closed reading); the policy is enforced otherwise.
 // Either is reported (a Warning Event on the policy) on nodes where its subject selects a pod.
@@ -25,18 +27,24 @@ export interface CheckedClusterPolicy {
   policy: ClusterPolicy;
   /** Set when the policy cannot be enforced as written. */
   problem?: string;
+  /** Set when that is because the policy is over flock's size limit (its Event's reason). */
+  reason?: 'PolicyOverLimit';
 }
 
 const Identity = z.looseObject({
   metadata: z.looseObject({ name: z.string().min(1), uid: z.string().optional() }),
+  /** Why the cache kept only what the stand-in reads (trim-policy.ts). */
+  overLimit: z.string().optional(),
 });
+/** How many rules of a direction the stand-in reads (the API allows 25). */
+export const STAND_IN_RULES = 25;
 const Priority = z.int().min(0).max(1000);
 const DENY_EVERY_POD = [{ namespaces: {} }];
 const DENY_EVERY_ADDRESS = [{ networks: ['0.0.0.0/0', '::/0'] }];
 
 function standInRules(rules: unknown, peers: 'from' | 'to'): Record<string, unknown>[] {
   if (!Array.isArray(rules)) return [];
-  return rules.slice(0, 25).flatMap((rule: unknown) => {
+  return rules.slice(0, STAND_IN_RULES).flatMap((rule: unknown) => {
     const action = RuleAction.safeParse((rule as { action?: unknown } | null)?.action);
     if (action.success && action.data === 'Accept') return [];
     return [
@@ -51,18 +59,21 @@ function standInRules(rules: unknown, peers: 'from' | 'to'): Record<string, unkn
 
 /** Check one raw ClusterNetworkPolicy; undefined when it has no name (cannot happen for API objects). */
 export function checkClusterPolicy(raw: unknown): CheckedClusterPolicy | undefined {
-  const verdict = enforceability(raw);
-  if (verdict.ok) return { policy: verdict.policy };
-  if (verdict.reason === 'DomainNamesNotEnforced')
+  const id = Identity.safeParse(raw);
+  const overLimit = id.success ? id.data.overLimit : undefined;
+  const verdict = overLimit === undefined ? enforceability(raw) : undefined;
+  if (verdict?.ok) return { policy: verdict.policy };
+  if (verdict?.reason === 'DomainNamesNotEnforced')
     return {
       policy: verdict.policy,
       problem: `clusternetworkpolicy ${verdict.policy.metadata.name}: ${verdict.fields.join(', ')}: domainNames peers cannot be enforced (flock does not see DNS) — they match nothing`,
     };
-  const id = Identity.safeParse(raw);
   if (!id.success) return undefined;
   const { name, uid } = id.data.metadata;
   const object = `clusternetworkpolicy ${name}`;
-  const issues: NetpolIssue[] = verdict.issues.map((i) => ({ object, ...i }));
+  const issues: NetpolIssue[] = verdict
+    ? verdict.issues.map((i) => ({ object, ...i }))
+    : [{ object, field: 'spec', message: overLimit ?? '' }];
   const spec = ((raw as { spec?: unknown }).spec ?? {}) as Record<string, unknown>;
   const tier = Tier.safeParse(spec['tier']);
   const priority = Priority.safeParse(spec['priority']);
@@ -80,6 +91,7 @@ export function checkClusterPolicy(raw: unknown): CheckedClusterPolicy | undefin
   return {
     policy: stand,
     problem: `${issues.map(formatIssue).join('; ')} — enforced fail-closed until it is fixed: its Accept rules match nothing, its Deny and Pass rules deny everything`,
+    ...(overLimit === undefined ? {} : { reason: 'PolicyOverLimit' as const }),
   };
 }
 

@@ -290,6 +290,33 @@ describe('PolicyReconciler', () => {
     expect(warnings).toHaveLength(1);
   });
 
+  it('over the limits: an over-size policy isolates its pods, an over-limit pod is isolated; each told by a Warning', async () => {
+    const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`l${i}`, 'v']));
+    entries = [
+      addPod('web', { app: 'web' }, [], '2001:db8:1::5'),
+      addPod('big', { app: 'big', ...many }, [], '2001:db8:1::6'),
+    ];
+    const from = Array.from({ length: 3000 }, (_, i) => ({
+      ipBlock: { cidr: `2001:db8:${i.toString(16)}::/48` },
+    }));
+    put(
+      NETWORK_POLICIES,
+      networkPolicy('shop/huge', {
+        podSelector: { matchLabels: { app: 'web' } },
+        ingress: [{ from }],
+      }),
+    );
+    await start();
+    expect(warnings.map((w) => [w.kind ?? 'NetworkPolicy', w.name, w.reason])).toEqual([
+      ['Pod', 'big', 'PodOverLimit'],
+      ['NetworkPolicy', 'huge', 'PolicyOverLimit'],
+    ]);
+    expect(results.at(-1)).toMatchObject({ ok: false, reason: 'PolicyNotEnforceable' });
+    expect(isolatedForIngress(nft.last, veth('web'))).toBe(true);
+    expect(isolatedForIngress(nft.last, veth('big'))).toBe(true);
+    expect(nft.last).toContain(`"${veth('big')}" : jump egress_${veth('big')}`);
+  });
+
   it('a deleted pod keeps its labels until its attachment goes; an unknown one is isolated', async () => {
     put(
       NETWORK_POLICIES,

@@ -112,6 +112,44 @@ describe('buildPolicyState', () => {
     expect(text).toContain(`"${veth('gone')}" : jump egress_${veth('gone')}`);
   });
 
+  it('a pod over the label limit matches no selector: no peer anywhere, isolated on its own node, reported on the pod', () => {
+    const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`l${i}`, 'v']));
+    const big = (name: string, ip: string) => p(name, { app: 'web', ...many }, [ip]);
+    // Would let any pod without label x (the over-limit pod's stand-in labels too) reach db.
+    const open = networkPolicy('shop/db', {
+      podSelector: { matchLabels: { app: 'db' } },
+      ingress: [
+        { from: [{ podSelector: { matchExpressions: [{ key: 'x', operator: 'DoesNotExist' }] } }] },
+      ],
+    });
+    const db = { entry: entry('db', '2001:db8:1::6'), pod: p('db', { app: 'db' }, []) };
+    const elsewhere = build({
+      locals: [db],
+      pods: [big('far', '2001:db8:2::9'), p('near', {}, ['2001:db8:2::8'])],
+      policies: [checked(open)],
+    });
+    expect(elsewhere.state.pods.map((x) => x.metadata.name)).toEqual(['db', 'near']);
+    expect(render(translate(elsewhere.state))).not.toContain('2001:db8:2::9');
+
+    const web = { entry: entry('web', '2001:db8:1::5'), pod: big('web', '2001:db8:1::5') };
+    const here = build({ locals: [web, db], policies: [checked(open)] });
+    expect(here.problems).toEqual([
+      {
+        kind: 'Pod',
+        namespace: 'shop',
+        name: 'web',
+        uid: web.entry.podUID,
+        message:
+          'pod shop/web: 66 labels (flock keeps at most 64) — isolated both ways until it has fewer',
+        reason: 'PodOverLimit',
+      },
+    ]);
+    expect(here.unknownPods).toEqual([]);
+    const text = render(translate(here.state));
+    expect(isolatedForIngress(text, veth('web'))).toBe(true);
+    expect(text).toContain(`"${veth('web')}" : jump egress_${veth('web')}`);
+  });
+
   it('an attachment being torn down stays isolated both ways, sending from its own addresses only, whatever its pod', () => {
     const half = { ...entry('half', '2001:db8:1::8'), anycast: ['2001:db8:ac::1'] };
     const pod = p('half', { app: 'x' }, ['2001:db8:1::8']);
@@ -131,6 +169,18 @@ describe('buildPolicyState', () => {
     expect(text).toContain(`"${veth('half')}" : jump egress_${veth('half')}`);
     expect(text).toContain(`"${veth('half')}" . 2001:db8:1::8`); // anti-spoofing: its own address
     expect(text).not.toContain('2001:db8:ac::1');
+  });
+
+  it("a pod's hostPorts from its entry become DNAT map elements; none for a pod being torn down", () => {
+    const hostPorts = [{ protocol: 'tcp' as const, hostPort: 8080, containerPort: 80 }];
+    const web = entry('web', '2001:db8:1::5', { ip4: '192.0.2.5', hostPorts });
+    const text = script({ locals: [{ entry: web, pod: p('web', { app: 'web' }, []) }] });
+    expect(text).toContain('tcp . 8080 : 2001:db8:1::5 . 80');
+    expect(text).toContain('tcp . 8080 : 192.0.2.5 . 80');
+    const gone = script({
+      locals: [{ entry: web, pod: p('web', { app: 'web' }, []), removing: true }],
+    });
+    expect(gone).not.toContain('tcp . 8080');
   });
 
   it('two attachments of one pod (an old sandbox) both get the pod labels; the newest keeps the name', () => {
@@ -171,18 +221,6 @@ describe('buildPolicyState', () => {
     const tooMany = Array.from({ length: 70 }, (_, i) => `v${i}`);
     const bad = networkPolicy('shop/bad', {
       podSelector: { matchLabels: { app: 'web' } },
-  it("a pod's hostPorts from its entry become DNAT map elements; none for a pod being torn down", () => {
-    const hostPorts = [{ protocol: 'tcp' as const, hostPort: 8080, containerPort: 80 }];
-    const web = entry('web', '2001:db8:1::5', { ip4: '192.0.2.5', hostPorts });
-    const text = script({ locals: [{ entry: web, pod: p('web', { app: 'web' }, []) }] });
-    expect(text).toContain('tcp . 8080 : 2001:db8:1::5 . 80');
-    expect(text).toContain('tcp . 8080 : 192.0.2.5 . 80');
-    const gone = script({
-      locals: [{ entry: web, pod: p('web', { app: 'web' }, []), removing: true }],
-    });
-    expect(gone).not.toContain('tcp . 8080');
-  });
-
       ingress: [
         {
           from: [

@@ -7,6 +7,7 @@ import { matchesSelector, type Pod } from '@flock/api';
 import type { AllocationEntry } from '../store/index.js';
 import { NAMESPACE_NAME_LABEL, type LocalPod, type NetworkPolicy, type State } from '@flock/netpol';
 import { hostVethName } from '../datapath/index.js';
+import { overLimit } from '../node/pod-trim.js';
 import type { PolicyNamespace } from './caches.js';
 import type { PolicyNode } from './cluster-caches.js';
 import type { CheckedClusterPolicy } from './cluster-validate.js';
@@ -51,15 +52,20 @@ export interface PolicyInputs {
   admitPeer?: (pod: Pod) => Pod | undefined;
 }
 
-/** A policy that cannot be enforced as written and selects a pod of this node. */
+/**
+ * A policy that cannot be enforced as written and selects a pod of this node, or a pod of this
+ * node over flock's limits (pod-trim.ts), which no policy can select as written.
+ */
 export interface PolicyProblem {
   /** A NetworkPolicy unless said otherwise. */
-  kind?: 'ClusterNetworkPolicy';
+  kind?: 'ClusterNetworkPolicy' | 'Pod';
   /** '' for a ClusterNetworkPolicy (cluster-scoped). */
   namespace: string;
   name: string;
   uid?: string;
   message: string;
+  /** The Event's reason when not PolicyNotEnforceable: the object is over flock's limits. */
+  reason?: 'PolicyOverLimit' | 'PodOverLimit';
 }
 
 export interface BuiltState {
@@ -111,17 +117,29 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
   const unknownPods: string[] = [];
   const unknownNamespaces = new Set<string>();
   const localLabels: { namespace: string; labels: Record<string, string> }[] = [];
+  const problems: PolicyProblem[] = [];
 
   for (const l of locals) {
     const { entry } = l;
     const veth = hostVethName(entry.containerID, entry.ifname);
     const key = podKey(entry.namespace, entry.pod);
-    const known = knows(l) && !l.removing;
+    // Its labels were not kept: isolated like an unknown pod, and said so on the pod.
+    const over = knows(l) && !l.removing ? overLimit(l.pod) : undefined;
+    if (over)
+      problems.push({
+        kind: 'Pod',
+        namespace: entry.namespace,
+        name: entry.pod,
+        uid: entry.podUID,
+        message: `pod ${key}: ${over} — isolated both ways until it has fewer`,
+        reason: 'PodOverLimit',
+      });
+    const known = knows(l) && !l.removing && !over;
     // A second attachment of the same pod (an old sandbox) or an unknown pod: a name of its own.
     const name = known && primary.get(key) === l ? entry.pod : `${entry.pod}@${veth}`;
     const labels = known ? (l.pod.metadata.labels ?? {}) : { [UNKNOWN_POD_LABEL]: 'true' };
     if (!known) {
-      if (!l.removing) unknownPods.push(key);
+      if (!l.removing && !over) unknownPods.push(key);
       unknownNamespaces.add(entry.namespace);
     }
     pods.push({
@@ -144,6 +162,7 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
     if (primary.has(podKey(namespace, name))) continue; // this node's: from the store
     if (pod.spec?.hostNetwork) continue; // the node's addresses, not the pod's
     if (!pod.status?.podIPs?.length && !pod.status?.podIP) continue; // nothing to match
+    if (overLimit(pod)) continue; // its labels were not kept: it matches no selector
     const peer = input.admitPeer ? input.admitPeer(pod) : pod;
     if (peer) pods.push(peer);
   }
@@ -158,14 +177,21 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
       },
     });
   }
-  const problems: PolicyProblem[] = input.policies.flatMap(({ policy, problem }) => {
-    if (!problem) return [];
+  for (const { policy, problem, reason } of input.policies) {
+    if (!problem) continue;
     const { namespace, name, uid } = policy.metadata;
     const selects = localLabels.some(
       (l) => l.namespace === namespace && matchesSelector(policy.spec.podSelector, l.labels),
     );
-    return selects ? [{ namespace, name, ...(uid ? { uid } : {}), message: problem }] : [];
-  });
+    if (selects)
+      problems.push({
+        namespace,
+        name,
+        ...(uid ? { uid } : {}),
+        message: problem,
+        ...(reason ? { reason } : {}),
+      });
+  }
   const clusterPolicies = (input.clusterPolicies ?? []).map((c) => c.policy);
   problems.push(...clusterProblems(input, localLabels));
 
@@ -196,7 +222,7 @@ function clusterProblems(
       { ...n.metadata.labels, [NAMESPACE_NAME_LABEL]: n.metadata.name },
     ]),
   );
-  return checked.flatMap(({ policy, problem }) => {
+  return checked.flatMap(({ policy, problem, reason }) => {
     const { namespaces, pods } = policy.spec.subject;
     const selects = locals.some((l) => {
       const labels = nsLabels.get(l.namespace) ?? { [NAMESPACE_NAME_LABEL]: l.namespace };
@@ -216,6 +242,7 @@ function clusterProblems(
             name,
             ...(uid ? { uid } : {}),
             message: problem ?? '',
+            ...(reason ? { reason } : {}),
           },
         ]
       : [];

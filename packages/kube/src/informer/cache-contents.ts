@@ -1,7 +1,7 @@
 // What a cache holds and how changes get in: a full list replaces the contents (adds, updates,
 // deletes for objects that vanished), a watch event changes one object, and each change goes
-// to the handlers. Objects are parsed by the cache's schema; invalid ones are logged, counted
-// and skipped. Also the resourceVersion the contents are at.
+// to the handlers. Objects are parsed by the cache's schema (a list's page by page); invalid
+// ones are logged, counted and skipped. Also the resourceVersion the contents are at.
 import type { z } from 'zod';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -19,6 +19,12 @@ interface ContentsOptions<T> {
   metrics: CacheMetrics | undefined;
 }
 
+/** An object of a list: its key, and what the cache keeps of it (undefined: it did not parse). */
+export interface Listed<T> {
+  key: string;
+  object: T | undefined;
+}
+
 export class CacheContents<T extends KubeObject> {
   readonly store: IndexedStore<T>;
   readonly handlers: HandlerSet<T>;
@@ -33,19 +39,27 @@ export class CacheContents<T extends KubeObject> {
     this.handlers = new HandlerSet(logger, name);
   }
 
-  /** Apply a full list: adds, updates, and deletes for objects that vanished. */
-  replace(items: unknown[], resourceVersion: string): void {
-    const fresh = new Map<string, T>();
-    const present = new Set<string>();
+  /**
+   * One page of a list as the cache keeps it: each object's key and its parsed form (undefined:
+   * invalid, logged). Parsed page by page, so a list never holds every raw object at once.
+   */
+  parsePage(items: unknown[]): Listed<T>[] {
+    const out: Listed<T>[] = [];
     for (const item of items) {
       const key = rawObjectKey(item);
-      if (key === undefined) {
-        this.invalid(item, 'no metadata.name');
-        continue;
-      }
+      if (key === undefined) this.invalid(item, 'no metadata.name');
+      else out.push({ key, object: this.parse(item) });
+    }
+    return out;
+  }
+
+  /** Apply a full list (its parsed pages): adds, updates, and deletes for objects that vanished. */
+  replace(listed: Listed<T>[], resourceVersion: string): void {
+    const fresh = new Map<string, T>();
+    const present = new Set<string>();
+    for (const { key, object } of listed) {
       present.add(key);
-      const obj = this.parse(item);
-      if (obj) fresh.set(key, obj);
+      if (object) fresh.set(key, object);
     }
     // An object that is still there but no longer parses keeps its last valid state.
     for (const key of this.store.keys()) {

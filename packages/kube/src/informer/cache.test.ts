@@ -84,6 +84,25 @@ describe('Cache: list then watch', () => {
     expect(watch?.query).toMatchObject({ resourceVersion: listRv, allowWatchBookmarks: true });
   });
 
+  it('parses each page as it comes: only what the schema keeps outlives a page', async () => {
+    for (let i = 0; i < 6; i++)
+      server.putObject(CONFIGMAPS, cm(`c${i}`, { big: 'x'.repeat(1000) }));
+    const parsedAtRequest: number[] = [];
+    let parsed = 0;
+    server.inject((r) => void (r.method === 'GET' && parsedAtRequest.push(parsed)));
+    const schema = z
+      .looseObject({ metadata: z.looseObject({ name: z.string(), namespace: z.string() }) })
+      .transform((o) => {
+        parsed++;
+        return { metadata: { name: o.metadata.name, namespace: o.metadata.namespace } };
+      });
+    const cache = start({ pageSize: 2, schema });
+    await tick();
+    await cache.synced;
+    expect(parsedAtRequest).toEqual([0, 2, 4]);
+    expect(cache.get('ns/c5')).toEqual({ metadata: { name: 'c5', namespace: 'ns' } });
+  });
+
   it('does not lose a change made while it was paging', async () => {
     for (let i = 0; i < 4; i++) server.putObject(CONFIGMAPS, cm(`c${i}`, { v: '1' }));
     server.inject((r) => {

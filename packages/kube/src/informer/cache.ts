@@ -11,7 +11,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { MetricsOptions } from '../core/metrics.js';
 import type { KubeObject } from '../core/resource.js';
-import { CacheContents } from './cache-contents.js';
+import { CacheContents, type Listed } from './cache-contents.js';
 import { CacheMetrics } from './cache-metrics.js';
 import type { CacheHandler } from './handlers.js';
 import type { ListWatchSource } from './listwatch-source.js';
@@ -232,6 +232,7 @@ export class Cache<T extends KubeObject = KubeObject> {
       () => this.stopped,
       this.log,
       this.name,
+      (items) => this.contents.parsePage(items),
     );
     if (!list) return false;
     this.metrics?.relisted();
@@ -247,8 +248,8 @@ export class Cache<T extends KubeObject = KubeObject> {
   }
 
   /** Apply a full list; the first one syncs the cache. */
-  private replace(items: unknown[], resourceVersion: string): void {
-    this.contents.replace(items, resourceVersion);
+  private replace(listed: Listed<T>[], resourceVersion: string): void {
+    this.contents.replace(listed, resourceVersion);
     if (!this.synced_) {
       this.synced_ = true;
       this.log.info('cache synced', {

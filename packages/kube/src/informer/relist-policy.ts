@@ -77,24 +77,27 @@ export function afterWatch(
 
 type ListQuery = Omit<Parameters<ListWatchSource['list']>[0], 'continue'>;
 
-export interface FullList {
-  items: unknown[];
+export interface FullList<T> {
+  items: T[];
   /** The first page's: where the watch after this list starts. */
   resourceVersion: string;
 }
 
 /**
- * Every page of a list. Undefined when it failed (logged: the caller retries with backoff) or
- * when `stopped()` turned true meanwhile.
+ * Every page of a list, each page through `keep` as it arrives: only what the cache keeps of a
+ * page outlives it (150,000 raw pods held until the last page would need gigabytes). Undefined
+ * when it failed (logged: the caller retries with backoff) or when `stopped()` turned true
+ * meanwhile.
  */
-export async function listAll(
+export async function listAll<T>(
   source: ListWatchSource,
   query: ListQuery,
   stopped: () => boolean,
   log: Logger,
   cache: string,
-): Promise<FullList | undefined> {
-  const items: unknown[] = [];
+  keep: (items: unknown[]) => T[],
+): Promise<FullList<T> | undefined> {
+  const items: T[] = [];
   let resourceVersion: string | undefined;
   let token: string | undefined;
   try {
@@ -102,7 +105,7 @@ export async function listAll(
       const page = await source.list({ ...query, ...(token ? { continue: token } : {}) });
       if (stopped()) return undefined;
       resourceVersion ??= page.resourceVersion;
-      for (const item of page.items) items.push(item); // (a spread overflows on huge pages)
+      for (const item of keep(page.items)) items.push(item); // (a spread overflows on huge pages)
       token = page.continue;
     } while (token);
   } catch (err) {

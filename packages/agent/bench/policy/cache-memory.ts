@@ -1,0 +1,176 @@
+// What the agent's cluster-wide caches cost in memory at 150,000 pods and 10,000 NetworkPolicies
+// (issue 38 item 4; goal ≤ 200 MB RSS):
+//   ./dev npx nx run agent:build-testing &&
+//   ./dev node --max-old-space-size=8192 packages/agent/dist/bench/policy/cache-memory.js
+// (--pods N, --policies N, --heap MiB). This process is the API server: @flock/kube's
+// FakeApiServer filled with the objects as a real server serves them (cluster-objects.ts),
+// behind real HTTP. The agent side is a child process with the image's V8 flags but the heap
+// (--heap, default 512 MiB: the chart's 128 MiB does not hold 150,000 pods) and the real code
+// over HttpTransport: the pod cache, then the NetworkPolicy reconciler (namespace and policy
+// caches, a first pass with no local pod), then a pass over this node's pods (nft replaced by a
+// no-op). It reports its own RSS and heap after a forced GC at each step, the first before any
+// cache. Not a test: nothing passes or fails on a figure.
+import { spawn } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { silentLogger } from '@flock/api';
+import { HttpTransport, NAMESPACES, NETWORK_POLICIES, PODS } from '@flock/kube';
+import { FakeApiServer, serveOverHttp } from '@flock/kube/testing';
+import { clusterPodCache, nodePods } from '../../src/node/pods.js';
+import { policyCaches } from '../../src/policy/caches.js';
+import { PolicyReconciler } from '../../src/policy/reconciler.js';
+import type { AllocationEntry } from '../../src/store/index.js';
+import { SHAPE, namespace, networkPolicy, nodeName, pod } from './cluster-objects.js';
+
+interface Sample {
+  step: string;
+  rssMiB: number;
+  heapMiB: number;
+  peakRssMiB: number;
+  seconds: number;
+  objects?: number;
+}
+
+const MiB = 1024 * 1024;
+const arg = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+
+if (process.argv.includes('--agent'))
+  await agentSide(process.argv[process.argv.indexOf('--agent') + 1] as string);
+else await serverSide();
+
+async function serverSide(): Promise<void> {
+  const pods = arg('pods', 150_000);
+  const policies = arg('policies', 10_000);
+  const heap = arg('heap', 512);
+  const t0 = performance.now();
+  const api = new FakeApiServer();
+  for (let n = 0; n < SHAPE.namespaces; n++) api.putObject(NAMESPACES, namespace(n));
+  for (let i = 0; i < pods; i++) api.putObject(PODS, pod(i));
+  for (let p = 0; p < policies; p++)
+    api.putObject(
+      NETWORK_POLICIES,
+      networkPolicy(p % SHAPE.namespaces, Math.floor(p / SHAPE.namespaces)),
+    );
+  api.compact(); // the watch history of the fill: not what a server keeps
+  const bytes = JSON.stringify(pod(1)).length;
+  console.log(
+    `cluster: ${pods.toLocaleString('en-US')} pods (${bytes.toLocaleString('en-US')} bytes of JSON each), ` +
+      `${policies.toLocaleString('en-US')} NetworkPolicies, ${SHAPE.namespaces} namespaces, ` +
+      `${SHAPE.nodes} nodes; filled in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  console.log(
+    `machine: ${cpus().length} CPUs, load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  const front = await serveOverHttp(api);
+  const flags = [
+    '--lite-mode',
+    '--max-semi-space-size=1',
+    `--max-old-space-size=${heap}`,
+    '--expose-gc',
+  ];
+  console.log(`agent side: node ${flags.join(' ')}`);
+  const child = spawn(process.execPath, [...flags, import.meta.filename, '--agent', front.url], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  const samples: Sample[] = [];
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const sample = JSON.parse(line) as Sample;
+    samples.push(sample);
+    const objects =
+      sample.objects === undefined ? '' : `${sample.objects.toLocaleString('en-US')} objects, `;
+    console.log(
+      `  ${sample.step.padEnd(40)} RSS ${sample.rssMiB.toFixed(1).padStart(6)} MiB  heap ${sample.heapMiB
+        .toFixed(1)
+        .padStart(
+          6,
+        )} MiB  peak RSS ${sample.peakRssMiB.toFixed(0).padStart(4)} MiB  (${objects}${sample.seconds.toFixed(1)} s)`,
+    );
+  });
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  await front.close();
+  const base = samples[0];
+  const last = samples.at(-1);
+  if (code !== 0 || !base || !last) {
+    console.log(
+      `the agent side failed (exit ${String(code)}): a heap of ${heap} MiB is too small?`,
+    );
+    process.exitCode = 1;
+    return;
+  }
+  console.log(
+    `caches and a pass: +${(last.rssMiB - base.rssMiB).toFixed(1)} MiB RSS, ` +
+      `+${(last.heapMiB - base.heapMiB).toFixed(1)} MiB heap over the process before them; ` +
+      `total RSS ${last.rssMiB.toFixed(1)} MiB = ${((last.rssMiB * MiB) / 1e6).toFixed(0)} MB (goal ≤ 200 MB)`,
+  );
+}
+
+async function agentSide(url: string): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
+  const t0 = performance.now();
+  const report = (step: string, objects?: number) => {
+    gc();
+    gc();
+    const m = process.memoryUsage();
+    const sample: Sample = {
+      step,
+      rssMiB: m.rss / MiB,
+      heapMiB: m.heapUsed / MiB,
+      peakRssMiB: process.resourceUsage().maxRSS / 1024,
+      seconds: (performance.now() - t0) / 1000,
+      ...(objects === undefined ? {} : { objects }),
+    };
+    console.log(JSON.stringify(sample));
+  };
+  report('before any cache');
+  const transport = new HttpTransport({ server: url });
+  const pods = clusterPodCache(transport, silentLogger);
+  pods.start();
+  await pods.synced;
+  report('pod cache synced', pods.size);
+  const caches = policyCaches(transport, pods, silentLogger);
+  let entries: AllocationEntry[] = [];
+  const reconciler = new PolicyReconciler({
+    caches,
+    store: { entries: () => entries },
+    pods: { get: async () => undefined },
+    applier: { applyTable: async () => 'replace', forget: () => undefined },
+    logger: silentLogger,
+    resyncMs: 3_600_000,
+  });
+  reconciler.start();
+  await reconciler.waitForSync(600_000);
+  while (reconciler.lastResult === undefined) await new Promise((r) => setTimeout(r, 50));
+  report(
+    '+ namespace and policy caches',
+    pods.size + caches.namespaces.size + caches.policies.size,
+  );
+  // This node's pods as the allocation store holds them (committed, their addresses).
+  entries = nodePods(pods, nodeName(0))
+    .list()
+    .map((p, i) => ({
+      containerID: `c${i}`,
+      ifname: 'eth0',
+      namespace: p.metadata.namespace,
+      pod: p.metadata.name,
+      podUID: p.metadata.uid ?? '',
+      ip6: p.status?.podIPs?.[0]?.ip ?? '',
+      ip4: p.status?.podIPs?.[1]?.ip ?? '',
+      pinned: false,
+      anycast: [],
+      state: 'committed',
+      createdAt: '2026-12-01T08:00:00.000Z',
+      claimKey: `Pod/${p.metadata.name}`,
+    }));
+  const result = await reconciler.reconcile();
+  report(`+ a pass over ${entries.length} local pods (${result?.rules ?? 0} rules)`);
+  await reconciler.stop();
+  await pods.stop();
+}

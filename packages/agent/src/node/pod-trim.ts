@@ -1,0 +1,180 @@
+// What the agent's cluster-wide pod cache keeps of a pod: only the fields flock reads, each
+// bounded, and what replicas have in common shared (every agent holds every pod of the cluster,
+// so one namespace's pods cost every node; docs/operations.md "A shared cluster").
+import {
+  ANYCAST_ANNOTATION,
+  BGP_COMMUNITIES_ANNOTATION,
+  CLAIM_KEY_ANNOTATION,
+  IP_ALGO_ANNOTATION,
+  PINNED_IP_ANNOTATION,
+  Pod,
+} from '@flock/api';
+import { Interner } from '../core/interner.js';
+
+/** The pod annotations flock reads; any other (flock.fritzlab.net/* included) is not kept. */
+const POD_ANNOTATIONS: ReadonlySet<string> = new Set([
+  IP_ALGO_ANNOTATION,
+  PINNED_IP_ANNOTATION,
+  ANYCAST_ANNOTATION,
+  BGP_COMMUNITIES_ANNOTATION,
+  CLAIM_KEY_ANNOTATION,
+]);
+/**
+ * Longest value of one of them that is kept (far above any valid one: the longest are the anycast
+ * and community lists). A longer one is kept as OVERSIZE, which no parser accepts: the pod is
+ * refused as with any bad annotation, and a namespace cannot make every agent hold its 256 KiB.
+ */
+export const MAX_ANNOTATION_BYTES = 4096;
+export const OVERSIZE = '<over 4096 bytes: not kept by flock>';
+
+/**
+ * Most labels and named ports of a pod that are kept. The API server bounds each label (a key
+ * of 317 characters, a value of 63) but not how many; these bound a pod's share of every
+ * agent's memory. A pod over either is not kept as a policy peer (see overLimit).
+ */
+export const MAX_POD_LABELS = 64;
+export const MAX_NAMED_PORTS = 64;
+/**
+ * The label an over-limit pod is kept with instead of its own (with its pod-template-hash, which
+ * its claim key reads). Not a valid label key: no real pod or selector names it.
+ */
+export const OVER_LIMIT_LABEL = 'flock:over-limit';
+
+/**
+ * Why a cached pod's labels and named ports were not kept (undefined: they were). Such a pod
+ * matches no selector: it is no peer of any rule, and on its own node it is isolated both ways
+ * (policy/state.ts) — denied what it might have been allowed, never allowed what it is denied.
+ */
+export function overLimit(pod: Pod): string | undefined {
+  return pod.metadata.labels?.[OVER_LIMIT_LABEL];
+}
+
+type Labels = Record<string, string>;
+type Container = NonNullable<NonNullable<Pod['spec']>['containers']>[number];
+type Port = NonNullable<Container['ports']>[number];
+type Owner = NonNullable<Pod['metadata']['ownerReferences']>[number];
+
+// Shared, hence frozen: nothing may change one pod's copy under another.
+const labelSets = new Interner<Labels>(50_000, 1024);
+const portSets = new Interner<Container[]>(10_000, 1024);
+const owners = new Interner<Owner[]>(50_000, 512);
+const words = new Interner<string>(50_000, 253);
+type Conditions = NonNullable<NonNullable<Pod['status']>['conditions']>;
+const READY = new Map(
+  ['True', 'False', 'Unknown'].map((status) => [
+    status,
+    Object.freeze([Object.freeze({ type: 'Ready', status })]) as unknown as Conditions,
+  ]),
+);
+
+/** The Ready condition's status alone, shared. */
+function readyCondition(status: string): Conditions {
+  return READY.get(status) ?? [{ type: 'Ready', status }];
+}
+const NO_CONTAINERS: Container[] = Object.freeze([]) as unknown as Container[];
+
+function sharedLabels(labels: Labels): Labels {
+  return labelSets.get(JSON.stringify(labels), () => Object.freeze({ ...labels }));
+}
+
+/** Named ports (the only ones policy reads: a rule's port by name), as one container. */
+function namedPorts(p: Pod): Port[] {
+  const out: Port[] = [];
+  for (const c of p.spec?.containers ?? [])
+    for (const port of c.ports ?? [])
+      if (port.name)
+        out.push({
+          name: port.name,
+          containerPort: port.containerPort,
+          ...(port.protocol ? { protocol: port.protocol } : {}),
+        });
+  return out;
+}
+
+function sharedContainers(ports: Port[]): Container[] {
+  if (ports.length === 0) return NO_CONTAINERS;
+  return portSets.get(
+    JSON.stringify(ports),
+    () =>
+      Object.freeze([
+        Object.freeze({ ports: Object.freeze(ports.map((port) => Object.freeze(port))) }),
+      ]) as unknown as Container[],
+  );
+}
+
+/** The controller's kind and name (claims/keys.ts); nothing else of the owner list. */
+function controllerOf(p: Pod): Owner[] | undefined {
+  const owner = (p.metadata.ownerReferences ?? []).find((r) => r['controller'] === true);
+  if (!owner) return undefined;
+  const kind = String(owner['kind']);
+  const name = String(owner['name']);
+  return owners.get(
+    `${kind}/${name}`,
+    () => Object.freeze([Object.freeze({ kind, name, controller: true })]) as unknown as Owner[],
+  );
+}
+
+function overLimitReason(labels: number, ports: number): string | undefined {
+  if (labels > MAX_POD_LABELS) return `${labels} labels (flock keeps at most ${MAX_POD_LABELS})`;
+  if (ports > MAX_NAMED_PORTS)
+    return `${ports} named ports (flock keeps at most ${MAX_NAMED_PORTS})`;
+  return undefined;
+}
+
+/**
+ * What the cache keeps of a pod: identity, labels, flock's own annotations, its controller,
+ * node, named ports, phase, addresses, the Ready condition. Trimmed as it enters the cache, so
+ * 150,000 pods cost a fraction of their objects (no managedFields, no last-applied
+ * configuration, replicas sharing their labels) and a change costs no re-parsing. The root
+ * object is the pod's own (netpol keeps its per-pod memo on it); what it shares is frozen.
+ */
+export function trimPod(p: Pod): Pod {
+  const m = p.metadata;
+  const annotations = Object.entries(m.annotations ?? {})
+    .filter(([k]) => POD_ANNOTATIONS.has(k))
+    .map(([k, v]) => [k, v.length > MAX_ANNOTATION_BYTES ? OVERSIZE : v] as const);
+  const ports = namedPorts(p);
+  const over = overLimitReason(Object.keys(m.labels ?? {}).length, ports.length);
+  const hash = m.labels?.['pod-template-hash'];
+  const labels = over
+    ? { [OVER_LIMIT_LABEL]: over, ...(hash === undefined ? {} : { 'pod-template-hash': hash }) }
+    : m.labels;
+  const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
+  const controller = controllerOf(p);
+  const podIPs = p.status?.podIPs;
+  return {
+    // Always (list items of built-in types carry neither): an Event about the pod needs its kind.
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: m.name,
+      namespace: words.get(m.namespace, () => m.namespace),
+      ...(m.uid ? { uid: m.uid } : {}),
+      ...(labels ? { labels: sharedLabels(labels) } : {}),
+      ...(annotations.length ? { annotations: Object.fromEntries(annotations) } : {}),
+      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      ...(controller ? { ownerReferences: controller } : {}),
+    },
+    spec: {
+      ...(p.spec?.nodeName
+        ? { nodeName: words.get(p.spec.nodeName, () => p.spec!.nodeName!) }
+        : {}),
+      // The pod uses the node's addresses: not a pod peer (see docs).
+      ...(p.spec?.hostNetwork === true ? { hostNetwork: true } : {}),
+      containers: over ? NO_CONTAINERS : sharedContainers(ports),
+    },
+    status: {
+      ...(p.status?.phase ? { phase: words.get(p.status.phase, () => p.status!.phase!) } : {}),
+      // podIP is podIPs[0] when podIPs is there: one copy.
+      ...(podIPs?.length
+        ? { podIPs: podIPs.map((i) => ({ ip: i.ip })) }
+        : p.status?.podIP
+          ? { podIP: p.status.podIP }
+          : {}),
+      ...(ready ? { conditions: readyCondition(ready.status) } : {}),
+    },
+  };
+}
+
+/** A pod as the cache holds it: parsed, then trimmed. */
+export const CachedPod = Pod.transform(trimPod);
