@@ -134,9 +134,9 @@ describe('the flock chart on a real API server', () => {
       'clusternetworkpolicies.policy.networking.k8s.io',
     ]);
     const objects = await manifest();
-    // The 15 default objects (the BFD speaker's DaemonSet and the dashboard ConfigMap among them),
-    // the ClusterNetworkPolicy CRD and the sample Pool.
-    expect(objects.length).toBe(19);
+    // The 16 default objects (the BFD speaker's DaemonSet, the dashboard and CNI ConfigMaps among
+    // them), the ClusterNetworkPolicy CRD and the sample Pool.
+    expect(objects.length).toBe(20);
     for (const o of objects) {
       const ns = o.metadata.namespace ? ['-n', o.metadata.namespace] : [];
       const kind =

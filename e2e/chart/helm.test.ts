@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { run } from '@flock/exec';
 import { requireTools } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { flockConflist } from '@flock/api';
 import {
   CHART,
   CNP_CRD_SOURCE,
@@ -18,6 +20,7 @@ import {
   helmTemplate,
   parseObjects,
   podSpec,
+  render,
   withoutSource,
 } from './support.js';
 
@@ -63,6 +66,7 @@ describe('helm lint and template', () => {
       'ClusterRole/flock-operator',
       'ClusterRoleBinding/flock-agent',
       'ClusterRoleBinding/flock-operator',
+      'ConfigMap/flock-cni',
       'ConfigMap/flock-dashboard',
       // The upstream ClusterNetworkPolicy CRD (cnp-crd.test.ts).
       'CustomResourceDefinition/clusternetworkpolicies.policy.networking.k8s.io',
@@ -172,12 +176,48 @@ describe('helm lint and template', () => {
       [['--set', 'operator.image.digest=sha256:xyz'], [/\/operator\/image\/digest/]],
       [['--set', 'agent.extraArgs={oops}'], [/\/agent\/extraArgs\/0/]],
       [['--set', 'bfdSpeaker.updateStrategy=Never'], [/\/bfdSpeaker\/updateStrategy/]],
+      // flock's own entry is the chart's, always the first: not a chained plugin.
+      [['--set-json', 'cni.chainedPlugins=[{"type":"flock"}]'], [/\/cni\/chainedPlugins\/0\/type/]],
+      [
+        ['--set-json', 'cni.chainedPlugins=[{"capabilities":{"bandwidth":true}}]'],
+        [/\/cni\/chainedPlugins\/0/, /missing property 'type'/],
+      ],
     ];
     for (const [args, patterns] of cases) {
       const stderr = await helmFails(['template', 'flock', CHART, ...args]);
       expect(stderr).toContain("values don't meet the specifications of the schema");
       for (const p of patterns) expect(stderr, args.join(' ')).toMatch(p);
     }
+  });
+});
+
+describe('the CNI network configuration', () => {
+  /** The conflist install-cni writes, from the chart's ConfigMap, and the agents' checksum of it. */
+  async function conflistOf(args: string[], prefix = 'flock') {
+    const objects = await render(args);
+    const cm = find(objects, 'ConfigMap', `${prefix}-cni`) as unknown as {
+      data: Record<string, string>;
+    };
+    const ds = find(objects, 'DaemonSet', `${prefix}-agent`) as unknown as {
+      spec: { template: { metadata: { annotations: Record<string, string> } } };
+    };
+    return {
+      conflist: JSON.parse(cm.data['10-flock.conflist']!) as unknown,
+      checksum: ds.spec.template.metadata.annotations['checksum/cni-conflist'],
+    };
+  }
+
+  it('is flockConflist() of @flock/api, with cni.chainedPlugins after flock', async () => {
+    const plain = await conflistOf([]);
+    expect(plain.conflist).toEqual(flockConflist());
+    const custom = await conflistOf(['-f', CUSTOM], 'edge-flock');
+    const chained = (parse(readFileSync(CUSTOM, 'utf8')) as { cni: { chainedPlugins: [] } }).cni
+      .chainedPlugins;
+    expect(chained.length).toBeGreaterThan(0);
+    expect(custom.conflist).toEqual(flockConflist({ chained }));
+    // A changed conflist rolls the agents (install-cni writes it when an agent pod starts).
+    expect(plain.checksum).toMatch(/^[0-9a-f]{16}$/);
+    expect(custom.checksum).not.toBe(plain.checksum);
   });
 });
 

@@ -211,6 +211,18 @@ describe('the chart runs what the images hold', () => {
       return `${v.hostPath!.path}${p.slice(m.mountPath.length)}`;
     };
     const installed = Object.fromEntries(puts.map((p) => [host(p.to), p.from]));
+    // A path inside a ConfigMap volume of the pod → that ConfigMap's entry.
+    const fromConfigMap = (p: string) => {
+      const m = init.volumeMounts.find((v) => p.startsWith(`${v.mountPath}/`));
+      const v = spec.volumes.find((x) => x.name === m?.name) as { configMap?: { name: string } };
+      if (!m || !v.configMap) return undefined;
+      const cm = objects.find(
+        (o) => o.kind === 'ConfigMap' && o.metadata.name === v.configMap!.name,
+      );
+      return (cm as { data?: Record<string, string> } | undefined)?.data?.[
+        p.slice(m.mountPath.length + 1)
+      ];
+    };
     expect(Object.keys(installed).sort()).toEqual([
       '/etc/cni/net.d/10-flock.conflist',
       '/opt/cni/bin/flock',
@@ -221,13 +233,15 @@ describe('the chart runs what the images hold', () => {
     // The launcher's default Node is exactly where the chart puts it.
     const launcher = readRepo('packages', 'cni', 'bin', 'flock');
     expect(launcher).toContain('node=${FLOCK_NODE:-/opt/flock/bin/node}');
-    for (const [, from] of Object.entries(installed).filter(([, f]) => f !== NODE)) {
+    // The conflist is the chart's (cni.chainedPlugins), the programs the image's.
+    const conflistFrom = installed['/etc/cni/net.d/10-flock.conflist']!;
+    for (const [, from] of Object.entries(installed).filter(
+      ([, f]) => f !== NODE && f !== conflistFrom,
+    )) {
       const file = inImage('agent', from);
       expect(file && existsSync(file), `${from} in the assembled agent image`).toBe(true);
     }
-    const conflist = JSON.parse(
-      readFileSync(inImage('agent', installed['/etc/cni/net.d/10-flock.conflist']!)!, 'utf8'),
-    ) as {
+    const conflist = JSON.parse(fromConfigMap(conflistFrom) ?? 'null') as {
       plugins: { type: string; socketPath: string }[];
     };
     expect(conflist).toEqual(

@@ -53,3 +53,27 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "%s:%s" $image.repository (default $root.Chart.AppVersion $image.tag) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The CNI network configuration install-cni writes (10-flock.conflist): flock's plugin, then
+cni.chainedPlugins. It is @flock/api's flockConflist({ chained }) (e2e/chart/helm.test.ts holds
+the two equal), the socket the agent's --socket flag names.
+*/}}
+{{- define "flock.cni.conflist" -}}
+{
+  "cniVersion": "1.1.0",
+  "cniVersions": ["0.4.0", "1.0.0", "1.1.0"],
+  "name": "flock",
+  "plugins": [
+    {
+      "type": "flock",
+      "socketPath": "/run/flock/cni.sock",
+      "timeoutMs": 60000,
+      "capabilities": { "portMappings": true }
+    }
+    {{- range .Values.cni.chainedPlugins }},
+    {{ toJson . }}
+    {{- end }}
+  ]
+}
+{{- end -}}
