@@ -8,3 +8,4 @@ export * from './unix-bridge.js';
 export * from './stats.js';
 export * from './crds.js';
 export * from './repo.js';
+export * from './tcp-rate.js';

@@ -1,7 +1,6 @@
 // Kernel-test helpers: read a namespace with `ip -json`, start TCP servers, connect to them,
-// measure a TCP transfer's rate, and a runner that records every command the datapath runs.
+// and a runner that records every command the datapath runs.
 import type { ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { run, type RunOptions, type RunResult } from '@flock/exec';
 import type { Netns } from '@flock/testkit';
 
@@ -43,57 +42,6 @@ export async function pingOnce(ns: Netns, ip: string): Promise<boolean> {
   const args = [ip.includes(':') ? '-6' : '-4', '-c', '1', '-W', '1', ip];
   const res = await ns.exec('ping', args, { okCodes: [0, 1, 2] });
   return res.code === 0;
-}
-
-// From source (tests) Node runs the .ts itself; from dist the compiled .js.
-const TCP_RATE = fileURLToPath(
-  new URL(import.meta.url.endsWith('.ts') ? './tcp-rate.ts' : './tcp-rate.js', import.meta.url),
-);
-
-/**
- * Bytes per second of one TCP connection from `from` to `host` in `to`, as the receiver counts
- * them over `measureMs` after `warmupMs` (slow start and a shaper's burst left out).
- */
-export async function tcpRate(
-  from: Netns,
-  to: Netns,
-  host: string,
-  o: { port?: number; warmupMs?: number; measureMs?: number } = {},
-): Promise<number> {
-  const port = o.port ?? 5201;
-  const [warmupMs, measureMs] = [o.warmupMs ?? 1_000, o.measureMs ?? 3_000];
-  const sink = to.spawn(process.execPath, [
-    TCP_RATE,
-    'sink',
-    `${port}`,
-    `${warmupMs}`,
-    `${measureMs}`,
-  ]);
-  let out = '';
-  const printed = (line: RegExp) =>
-    new Promise<string>((resolve, reject) => {
-      const check = () => {
-        const m = line.exec(out);
-        if (m) resolve(m[0]);
-      };
-      sink.stdout?.on('data', (d: Buffer) => {
-        out += d.toString();
-        check();
-      });
-      sink.once('exit', (code) => reject(new Error(`tcp-rate sink exited (${code}): ${out}`)));
-    });
-  const ready = printed(/^ready$/m);
-  const measured = printed(/^\{.*\}$/m);
-  measured.catch(() => undefined); // awaited below, unless the sink never got ready
-  try {
-    await ready;
-    const timeoutMs = warmupMs + measureMs + 30_000;
-    await from.exec(process.execPath, [TCP_RATE, 'send', host, `${port}`], { timeoutMs });
-    const { bytes, ms } = JSON.parse(await measured) as { bytes: number; ms: number };
-    return (bytes * 1_000) / ms;
-  } finally {
-    sink.kill();
-  }
 }
 
 export interface RecordedCall {

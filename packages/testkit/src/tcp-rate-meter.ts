@@ -1,4 +1,4 @@
-// A TCP rate meter for the kernel tier, run with `node tcp-rate.ts ...` inside a network
+// A TCP rate meter (tcp-rate.ts runs it), run with `node tcp-rate-meter.ts ...` inside a network
 // namespace (Node strips the types; only node: imports). The receiver measures: what a shaper
 // lets through is what arrives, not what the sender's socket buffers took.
 //   sink PORT WARMUP_MS MEASURE_MS  accept one connection on [::]:PORT ("ready" once listening);
@@ -49,6 +49,8 @@ function send(host: string, port: number): void {
 if (mode === 'sink') sink(Number(args[0]), Number(args[1]), Number(args[2]));
 else if (mode === 'send') send(args[0]!, Number(args[1]));
 else {
-  process.stderr.write('usage: tcp-rate.ts sink PORT WARMUP_MS MEASURE_MS | send HOST PORT\n');
+  process.stderr.write(
+    'usage: tcp-rate-meter.ts sink PORT WARMUP_MS MEASURE_MS | send HOST PORT\n',
+  );
   process.exit(2);
 }
