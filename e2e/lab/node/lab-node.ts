@@ -1,14 +1,15 @@
 // One lab node, a machine of its own: network, mount and UTS namespaces (namespaces.ts), a
 // cgroup tree (cgroup.ts), and in them what a node runs — containerd (with runc), the kubelet,
 // kube-proxy in nftables mode, flock's agent and BIRD — plus flock's CNI plugin and conflist in
-// the node's /opt/cni/bin and /etc/cni/net.d, where the container runtime finds them.
+// the node's /opt/cni/bin and /etc/cni/net.d, where the container runtime finds them, beside the
+// CNI project's reference plugins a node's OS package installs (what cni.chainedPlugins names).
 import { access, copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { flockConflist } from '@flock/api';
 import { BirdProcess, type BirdPaths } from '@flock/bird/testing';
-import { NODE_BINARIES, requireTools, which } from '@flock/testkit';
+import { CNI_PLUGINS, NODE_BINARIES, cniPluginsDir, requireTools, which } from '@flock/testkit';
 import { running, stopDaemon, waitForLog, watchDaemon, type Daemon } from '../../shared/daemon.js';
 import {
   CLUSTER_DNS_IPS,
@@ -91,11 +92,14 @@ export class LabNode {
     primary: PrimaryFamily = 'IPv6',
   ): Promise<LabNode> {
     requireTools('unshare', 'runc', ...NODE_BINARIES);
+    const plugins = cniPluginsDir();
     const dir = join(labDir, plan.name);
     await mkdir(join(dir, 'run'), { recursive: true });
     const ns = await NodeNamespaces.create(NODE_NS_PREFIX, plan.name, dir);
     const node = new LabNode(plan, ns, dir, creds, primary);
     try {
+      // bandwidth, tuning, sbr, portmap (scripts/build-cni-plugins.sh), executable as built.
+      for (const p of CNI_PLUGINS) await copyFile(join(plugins, p), join(dir, 'cni-bin', p));
       await ns.enter('sysctl', ['-qw', 'net.ipv6.conf.all.forwarding=1']);
       await node.cgroup.create();
       await writeFile(
