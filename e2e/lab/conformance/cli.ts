@@ -4,7 +4,7 @@
 // has it, runs every suite of suites.ts with ginkgo's parallel processes, writes the JUnit reports
 // into --report-dir and the results sections of docs/conformance.md (the loadbalancer suite's a
 // section of its own); exits non-zero if any spec failed.
-//   --suite NAME      only this suite (netpol, cni, netpol-subset, loadbalancer,
+//   --suite NAME      only this suite (netpol, cni, netpol-subset, hostport, loadbalancer,
 //                     loadbalancer-ipv4: on an IPv4-first lab); repeatable, one lab for all
 //   --procs N         ginkgo processes (default 3)
 //   --nodes N         lab nodes (default 3)
@@ -14,11 +14,11 @@ import { option } from './options.js';
 import { ran, SECTIONS, writeResults, type SuiteReport } from './report.js';
 import { conformanceLab, runSuite, versions } from './run.js';
 import { conformanceMain, type SuiteContext } from './runner.js';
-import { ALL_SUITES, LOADBALANCER, LOADBALANCER_IPV4, SUBSET } from './suites.js';
+import { ALL_SUITES, HOSTPORT, LOADBALANCER, LOADBALANCER_IPV4, SUBSET } from './suites.js';
 
 function selected(args: string[]) {
   const names = option(args, '--suite');
-  const known = [...ALL_SUITES, SUBSET, LOADBALANCER, LOADBALANCER_IPV4];
+  const known = [...ALL_SUITES, SUBSET, HOSTPORT, LOADBALANCER, LOADBALANCER_IPV4];
   if (!names.length) return ALL_SUITES;
   const suites = names.map((n) => {
     const s = known.find((k) => k.name === n);

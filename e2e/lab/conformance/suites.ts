@@ -51,6 +51,7 @@ export const CNI: Suite = {
     String.raw`\[sig-network\] \[Feature:IPv6DualStack\]`,
     String.raw`\[sig-network\] Services should allow pods to hairpin back to themselves through services`,
     String.raw`\[sig-network\] Conntrack`,
+    String.raw`\[sig-network\] HostPort`,
   ],
   skip: [
     {
@@ -66,6 +67,14 @@ export const CNI: Suite = {
 };
 
 export const ALL_SUITES: readonly Suite[] = [NETPOL, CNI];
+
+/** The HostPort conformance spec alone (flock's native hostPort, docs/install.md). */
+export const HOSTPORT: Suite = {
+  name: 'hostport',
+  about: 'the HostPort [Conformance] spec: same hostPort, other hostIP or protocol, on one node',
+  focus: [String.raw`\[sig-network\] HostPort`],
+  skip: [],
+};
 
 /**
  * A spec that needs a cloud load balancer: one that balances each connection on its own and

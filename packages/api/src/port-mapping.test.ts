@@ -31,6 +31,15 @@ describe('parsePortMappings', () => {
       ],
     });
     expect(parsePortMappings({}, lower)).toEqual({ ok: true, value: [] });
+  });
+
+  it("reads containerd's field names too (go-cni marshals them capitalised: HostPort, ...)", () => {
+    expect(
+      parse([{ HostPort: 54323, ContainerPort: 8080, Protocol: 'TCP', HostIP: '::1' }]),
+    ).toEqual({
+      ok: true,
+      value: [{ protocol: 'tcp', hostPort: 54323, containerPort: 8080, hostIP: '::1' }],
+    });
     expect(parsePortMappings({ runtimeConfig: {} }, lower)).toEqual({ ok: true, value: [] });
   });
 

@@ -33,6 +33,23 @@ const RuntimePortMapping = z.looseObject({
 
 const ANY: Record<string, Family> = { '0.0.0.0': 4, '::': 6 };
 
+const FIELDS = ['hostPort', 'containerPort', 'protocol', 'hostIP'];
+
+/**
+ * The fields by their names in any case: containerd's go-cni marshals its PortMapping struct
+ * without JSON tags (`HostPort`, `ContainerPort`, ...), and Go plugins read them because Go's
+ * encoding/json matches names case-insensitively. The exact spelling wins over another.
+ */
+function goFieldNames(item: unknown): unknown {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return item;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(item)) {
+    const field = FIELDS.find((f) => f.toLowerCase() === k.toLowerCase());
+    if (field && (k === field || !(field in item))) out[field] = v;
+  }
+  return out;
+}
+
 export type PortMappingsResult = { ok: true; value: HostPort[] } | { ok: false; error: string };
 
 /**
@@ -47,7 +64,10 @@ export function parsePortMappings(
   const raw = (config as { runtimeConfig?: { portMappings?: unknown } } | undefined)?.runtimeConfig
     ?.portMappings;
   if (raw === undefined || raw === null) return { ok: true, value: [] };
-  const list = z.array(RuntimePortMapping).max(MAX_HOST_PORTS).safeParse(raw);
+  const list = z
+    .array(z.preprocess(goFieldNames, RuntimePortMapping))
+    .max(MAX_HOST_PORTS)
+    .safeParse(raw);
   if (!list.success) {
     const issue = list.error.issues[0];
     return {
