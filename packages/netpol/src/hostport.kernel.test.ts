@@ -6,6 +6,7 @@ import { requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { policy } from '../testing/builders.js';
 import { PolicyLab, UPLINK, type Probe } from '../testing/lab.js';
+import { SctpListener, sendSctp } from '../testing/sctp-probe.js';
 import { NAMESPACE_LABELS, topology } from '../testing/topology.js';
 
 const tcp = (port: number, family: 4 | 6): Probe => ({ proto: 'tcp', port, family });
@@ -99,6 +100,39 @@ describe('hostPort (kernel)', () => {
     // From 127.0.0.1 / ::1 itself: not DNATed (the kernel would drop it), refused by the node.
     expect((await nc('127.0.0.1')).code).toBe(1);
     expect((await nc('::1')).code).toBe(1);
+  });
+
+  it('SCTP (crafted packets, no SCTP stack in this kernel): DNATed to the container port with a valid checksum, both families', async () => {
+    await lab.apply([], {
+      hostPorts: { 'x/a': [{ protocol: 'sctp', hostPort: 19000, containerPort: 9000 }] },
+    });
+    const listener = await SctpListener.start(lab.podNamespace('x/a'));
+    try {
+      const xa = lab.endpoint('x/a');
+      for (const [family, node, pod] of [
+        [4, UPLINK.node4, xa.v4],
+        [6, UPLINK.node6, xa.v6],
+      ] as const) {
+        const token = `hp${family}${Date.now()}`;
+        await sendSctp(lab.remote, { dst: node, sport: 40000 + family, dport: 19000, token });
+        expect(await listener.seen(token, 2000)).toMatchObject({
+          dst: pod,
+          dport: 9000,
+          crc: 'ok',
+        });
+        // Another port of the node: not DNATed, never reaches the pod.
+        const other = `${token}x`;
+        await sendSctp(lab.remote, {
+          dst: node,
+          sport: 41000 + family,
+          dport: 19001,
+          token: other,
+        });
+        expect(await listener.seen(other, 500)).toBeUndefined();
+      }
+    } finally {
+      listener.close();
+    }
   });
 
   it('1,000 mappings: the first and the last answer; the table is one apply', async () => {
