@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseJUnit, tally, unescapeXml } from './junit.js';
 import { BEGIN, END, ran, renderResults } from './report.js';
-import { LOADBALANCER, LOADBALANCER_IPV4, POLICY_SUBSET, SUBSET } from './suites.js';
+import { CNI_SUBSET, LOADBALANCER, LOADBALANCER_IPV4, POLICY_SUBSET, SUBSET } from './suites.js';
 
 // The shape ginkgo 2.28 writes (--junit-report), trimmed.
 const JUNIT = `<?xml version="1.0" encoding="UTF-8"?>
@@ -88,7 +88,7 @@ describe('renderResults', () => {
 
 describe('the ./dev test subset', () => {
   it('has one focus per feature, each matching its spec name and no UDP/SCTP variant', () => {
-    expect(SUBSET.focus).toHaveLength(POLICY_SUBSET.length);
+    expect(SUBSET.focus).toHaveLength(POLICY_SUBSET.length + CNI_SUBSET.length);
     for (const [i, { spec }] of POLICY_SUBSET.entries()) {
       const re = new RegExp(SUBSET.focus[i]!);
       expect(
@@ -97,6 +97,17 @@ describe('the ./dev test subset', () => {
         ) || re.test(`[sig-network] Netpol API ${spec}`),
       ).toBe(true);
     }
+    // The HostPort spec is [LinuxOnly] too: the skip leaves it in.
+    const hostPort = `[sig-network] HostPort ${CNI_SUBSET[0]!.spec} [LinuxOnly] [Conformance]`;
+    expect(new RegExp(SUBSET.focus[POLICY_SUBSET.length]!).test(hostPort)).toBe(true);
+    expect(SUBSET.skip.some((s) => new RegExp(s.pattern).test(hostPort))).toBe(false);
+    expect(
+      SUBSET.skip.some((s) =>
+        new RegExp(s.pattern).test(
+          '[sig-network] Netpol NetworkPolicy between server and client should enforce policy based on Ports [LinuxOnly]',
+        ),
+      ),
+    ).toBe(true);
   });
 });
 

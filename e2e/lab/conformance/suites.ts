@@ -168,6 +168,15 @@ export const POLICY_SUBSET: { feature: string; spec: string }[] = [
   { feature: 'policy updates', spec: 'should enforce updated policy' },
 ];
 
+/** `./dev test`'s other upstream specs: what flock itself must do beyond NetworkPolicy. */
+export const CNI_SUBSET: { feature: string; spec: string; prefix: string }[] = [
+  {
+    feature: 'hostPort',
+    spec: 'validates that there is no conflict between pods with same hostPort but different hostIP and protocol',
+    prefix: String.raw`\[sig-network\] HostPort .*`,
+  },
+];
+
 export function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -175,15 +184,18 @@ export function escapeRegExp(s: string): string {
 /** The subset as one ginkgo suite (TCP only: the UDP and SCTP variants are the full run's). */
 export const SUBSET: Suite = {
   name: 'netpol-subset',
-  about: 'one Netpol spec per NetworkPolicy feature (what `./dev test` runs)',
-  focus: POLICY_SUBSET.map(
-    (s) =>
-      String.raw`\[sig-network\] Netpol (API |NetworkPolicy between server and client ).*` +
-      escapeRegExp(s.spec),
-  ),
+  about: 'one Netpol spec per NetworkPolicy feature and the HostPort spec (what `./dev test` runs)',
+  focus: [
+    ...POLICY_SUBSET.map(
+      (s) =>
+        String.raw`\[sig-network\] Netpol (API |NetworkPolicy between server and client ).*` +
+        escapeRegExp(s.spec),
+    ),
+    ...CNI_SUBSET.map((s) => s.prefix + escapeRegExp(s.spec)),
+  ],
   skip: [
     {
-      pattern: String.raw`\[LinuxOnly\]`,
+      pattern: String.raw`\[sig-network\] Netpol .*\[LinuxOnly\]`,
       reason: 'the UDP and SCTP variants run in the full suite',
     },
   ],

@@ -1,5 +1,5 @@
-// `./dev test`'s share of Kubernetes' own NetworkPolicy e2e suite (docs/conformance.md): one
-// upstream Netpol spec per policy feature (conformance/suites.ts POLICY_SUBSET), unmodified, run
+// `./dev test`'s share of Kubernetes' own e2e suite (docs/conformance.md): one upstream Netpol
+// spec per policy feature and the HostPort [Conformance] spec (conformance/suites.ts), unmodified, run
 // by ginkgo against a lab of two real nodes. The whole suite and the CNI specs are
 // `npm run test:conformance`.
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import {
   preloadConformanceImages,
   runSuite,
 } from '../conformance/run.js';
-import { POLICY_SUBSET, SUBSET } from '../conformance/suites.js';
+import { CNI_SUBSET, POLICY_SUBSET, SUBSET } from '../conformance/suites.js';
 import { startLab } from '../core/test-lab.js';
 
 const { lab, dir } = startLab({
@@ -23,7 +23,7 @@ const { lab, dir } = startLab({
   setup: preloadConformanceImages,
 });
 
-describe("Kubernetes' Netpol e2e specs, one per NetworkPolicy feature", () => {
+describe("Kubernetes' Netpol e2e specs, one per NetworkPolicy feature, and the HostPort spec", () => {
   it('every spec of the subset passes on the lab', async () => {
     const reportDir = process.env['FLOCK_TEST_RESULTS']
       ? join(process.env['FLOCK_TEST_RESULTS'], 'conformance')
@@ -31,12 +31,12 @@ describe("Kubernetes' Netpol e2e specs, one per NetworkPolicy feature", () => {
     const report = await runSuite(lab, SUBSET, { procs: 2, reportDir });
     const specs = ran(report.specs);
     // Each feature's spec ran, exactly once (a renamed upstream spec must not drop silently).
-    for (const { feature, spec } of POLICY_SUBSET)
+    for (const { feature, spec } of [...POLICY_SUBSET, ...CNI_SUBSET])
       expect(
         specs.filter((s) => s.name.includes(spec)).map((s) => s.name),
         feature,
       ).toHaveLength(1);
-    expect(specs).toHaveLength(POLICY_SUBSET.length);
+    expect(specs).toHaveLength(POLICY_SUBSET.length + CNI_SUBSET.length);
     const failed = specs
       .filter((s) => s.status !== 'passed')
       .map((s) => `${s.name}: ${s.status}: ${s.message ?? ''}`);
