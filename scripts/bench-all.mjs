@@ -27,6 +27,13 @@ const benches = [
     ['npx', ['tsc', '-b', 'packages/netpol/tsconfig.testing.json']],
     ['node', ['packages/netpol/dist/bench/cluster-run.js']],
   ],
+  // hostPort DNAT: new UDP flows/s and one flow's packets/s through 1 mapping, 1,000 in flock's
+  // maps, 1,000 sequential rules, no DNAT, interleaved (root, python3, conntrack).
+  [
+    'netpol: hostPort DNAT, 1,000 mappings vs 1 (root)',
+    ['npx', ['tsc', '-b', 'packages/netpol/tsconfig.testing.json']],
+    ['node', ['packages/netpol/dist/bench/hostport-dnat.js']],
+  ],
   ['agent: datapath setup/teardown (root)', npmBench('@flock/agent')],
   [
     'agent: NetworkPolicy pass from the caches',
