@@ -3,6 +3,7 @@
 // selector shared by many policies is evaluated once.
 import {
   ANYCAST_ANNOTATION,
+  ipFamily,
   matchesSelector,
   parseAnycast,
   type Family,
@@ -14,13 +15,8 @@ import { addressInterval } from './addresses.js';
 import { fail } from './errors.js';
 import type { Node, State } from './state.js';
 
-// Per-object memos for update(), kept on the objects themselves: a WeakMap lookup per pod costs
-// more than the rest of an unchanged pod's handling. A pod's PodInfo is a function of the pod
-// (objects are read as immutable); a PodInfo's stamp is the last update() that saw it, from one
-// counter shared by every Cluster, so stamps of different clusters never collide.
-const INFO = Symbol('flock.netpol.podInfo');
-const STAMP = Symbol('flock.netpol.stamp');
-type Memo = { [INFO]?: PodInfo };
+// One update() counter shared by every Cluster: a PodInfo's stamp is the last update() that saw
+// it.
 let epochs = 0;
 
 /** Label every namespace carries (set by the API server since Kubernetes 1.21). */
@@ -37,18 +33,9 @@ export interface NamedPort {
   port: number;
 }
 
-export interface PodInfo {
-  /** `namespace/name` */
-  key: string;
-  namespace: string;
-  labels: Record<string, string>;
-  addresses: PodAddress[];
-  namedPorts: NamedPort[];
-  annotations: Record<string, string>;
-  /** Running or pending: a Succeeded or Failed pod's addresses may already belong to another pod. */
-  live: boolean;
-  /** The last Cluster.update() that saw this pod. */
-  [STAMP]?: number;
+/** status.podIPs, else status.podIP. */
+function podIPs(pod: Pod): string[] {
+  return pod.status?.podIPs?.map((p) => p.ip) ?? (pod.status?.podIP ? [pod.status.podIP] : []);
 }
 
 function podAddresses(key: string, ips: string[]): PodAddress[] {
@@ -64,9 +51,10 @@ function podAddresses(key: string, ips: string[]): PodAddress[] {
   return out;
 }
 
-// What replicas have in common, shared: a PodInfo for each of 150,000 pods is most of the
-// translator's memory. The agent's pod cache shares one containers array among replicas.
+// What replicas have in common, shared. The agent's pod cache shares one containers array among
+// replicas.
 const EMPTY: Record<string, string> = Object.freeze({});
+const NO_PORTS: NamedPort[] = [];
 const NAMED_PORTS = new WeakMap<object, NamedPort[]>();
 
 function namedPortsOf(
@@ -84,20 +72,70 @@ function namedPortsOf(
   return hit;
 }
 
-function podInfo(pod: Pod): PodInfo {
-  const { namespace, name } = pod.metadata;
-  const key = `${namespace}/${name}`;
-  const ips = pod.status?.podIPs?.map((p) => p.ip) ?? (pod.status?.podIP ? [pod.status.podIP] : []);
-  return {
-    key,
-    namespace,
-    labels: pod.metadata.labels ?? EMPTY,
-    addresses: podAddresses(key, ips),
-    namedPorts: pod.spec?.containers ? namedPortsOf(pod.spec.containers) : [],
-    annotations: pod.metadata.annotations ?? EMPTY,
-    live: pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed',
-    [STAMP]: 0, // in the object from the start: set on every update()
-  };
+/**
+ * A pod as translate() reads it: a view of the Pod object, not a copy. Every agent indexes every
+ * pod of the cluster, and a copy of each (parsed addresses, its key) cost as much as the agent's
+ * pod cache; addresses are parsed when a set first needs them, so only the pods some local pod's
+ * policies select keep theirs.
+ */
+export class PodInfo {
+  /** The last Cluster.update() that saw this pod. */
+  stamp = 0;
+  private parsed: PodAddress[] | undefined = undefined;
+
+  /** Throws NetpolError when an address does not parse. */
+  constructor(public pod: Pod) {
+    for (const ip of podIPs(pod))
+      if (!ipFamily(ip))
+        fail(`pod ${this.key}`, 'status.podIPs', `${JSON.stringify(ip)} is not an IP address`);
+  }
+
+  /** `namespace/name` */
+  get key(): string {
+    return `${this.pod.metadata.namespace}/${this.pod.metadata.name}`;
+  }
+
+  get namespace(): string {
+    return this.pod.metadata.namespace;
+  }
+
+  get labels(): Record<string, string> {
+    return this.pod.metadata.labels ?? EMPTY;
+  }
+
+  get annotations(): Record<string, string> {
+    return this.pod.metadata.annotations ?? EMPTY;
+  }
+
+  /** Running or pending: a Succeeded or Failed pod's addresses may already belong to another pod. */
+  get live(): boolean {
+    const phase = this.pod.status?.phase;
+    return phase !== 'Succeeded' && phase !== 'Failed';
+  }
+
+  get namedPorts(): NamedPort[] {
+    const containers = this.pod.spec?.containers;
+    return containers ? namedPortsOf(containers) : NO_PORTS;
+  }
+
+  /** Its addresses, parsed once (repeats left out). */
+  get addresses(): PodAddress[] {
+    return (this.parsed ??= this.parse());
+  }
+
+  /** Same addresses as `other`, without keeping either's parsed form. */
+  sameAddresses(other: PodInfo): boolean {
+    const a = podIPs(this.pod);
+    const b = podIPs(other.pod);
+    if (a.length === b.length && a.every((ip, i) => ip === b[i])) return true;
+    const x = this.parsed ?? this.parse();
+    const y = other.parsed ?? other.parse();
+    return x.length === y.length && x.every((v, i) => v.family === y[i]?.family && v.n === y[i].n);
+  }
+
+  private parse(): PodAddress[] {
+    return podAddresses(this.key, podIPs(this.pod));
+  }
 }
 
 const json = (x: unknown) => JSON.stringify(x);
@@ -127,10 +165,7 @@ function samePod(a: PodInfo, b: PodInfo): boolean {
     a === b ||
     (a.key === b.key &&
       a.live === b.live &&
-      a.addresses.length === b.addresses.length &&
-      a.addresses.every(
-        (x, i) => x.family === b.addresses[i]?.family && x.n === b.addresses[i].n,
-      ) &&
+      a.sameAddresses(b) &&
       json(a.labels) === json(b.labels) &&
       json(a.namedPorts) === json(b.namedPorts) &&
       json(a.annotations) === json(b.annotations))
@@ -157,11 +192,12 @@ export interface ClusterChanges {
 
 export class Cluster {
   namespaceLabels = new Map<string, Record<string, string>>();
-  readonly pods = new Map<string, PodInfo>();
 
   private namespaceCache = new Map<string, string[]>();
-  /** Per namespace: its live pods, and selector results in it. */
+  /** Pods by namespace and name (no `namespace/name` string a pod); live or not. */
   private readonly byNamespace = new Map<string, Map<string, PodInfo>>();
+  private podCount = 0;
+  /** Per namespace: its live pods, and selector results in it. */
   private readonly liveCache = new Map<string, PodInfo[]>();
   private readonly podCache = new Map<string, Map<string, PodInfo[]>>();
   private allLive: PodInfo[] | undefined;
@@ -176,9 +212,14 @@ export class Cluster {
     this.update(state);
   }
 
+  /** The pod `namespace/name`, if the state has it. */
+  pod(namespace: string, name: string): PodInfo | undefined {
+    return this.byNamespace.get(namespace)?.get(name);
+  }
+
   /**
    * Make this index describe `state`; returns what changed since the last state. Pod objects
-   * seen before (the same object) are not parsed again. Throws NetpolError on invalid input,
+   * seen before (the same object) are not read again. Throws NetpolError on invalid input,
    * leaving the index as it was.
    */
   update(state: State): ClusterChanges {
@@ -195,29 +236,34 @@ export class Cluster {
     // call's epoch (a pod listed twice meets its own stamp); only what differs is collected.
     const epoch = ++epochs;
     const fresh = new Map<string, PodInfo>(); // keys whose PodInfo differs from the index's
+    // Same content in a new object: the index's PodInfo reads the new one once the state is valid.
+    const rebound: [PodInfo, Pod][] = [];
     let kept = 0;
     for (const pod of state.pods) {
-      let info = (pod as Memo)[INFO];
-      if (!info) {
-        info = podInfo(pod);
-        const old = this.pods.get(info.key);
-        if (old && samePod(old, info)) info = old; // same content: keep one object
-        // Not enumerable: copies ({ ...pod }) do not inherit it. A frozen pod is parsed each time.
-        if (Object.isExtensible(pod)) Object.defineProperty(pod, INFO, { value: info });
+      const { namespace, name } = pod.metadata;
+      const current = this.pod(namespace, name);
+      let info = current;
+      if (info?.pod !== pod) {
+        const read = new PodInfo(pod);
+        if (current && samePod(current, read)) rebound.push([current, pod]);
+        else info = read;
       }
-      const current = this.pods.get(info.key);
-      if (fresh.has(info.key) || (current !== undefined && current[STAMP] === epoch))
-        fail(`pod ${info.key}`, 'metadata.name', 'listed twice');
-      if (!labels.has(info.namespace))
+      // The key only for what is new: a pass over unchanged pods allocates nothing.
+      const key = current === info ? undefined : `${namespace}/${name}`;
+      if (current?.stamp === epoch || (key !== undefined && fresh.has(key)))
+        fail(`pod ${namespace}/${name}`, 'metadata.name', 'listed twice');
+      if (!labels.has(namespace))
         fail(
-          `pod ${info.key}`,
+          `pod ${namespace}/${name}`,
           'metadata.namespace',
-          `namespace ${JSON.stringify(info.namespace)} is not in the state's namespaces`,
+          `namespace ${JSON.stringify(namespace)} is not in the state's namespaces`,
         );
-      info[STAMP] = epoch;
-      if (current === info) kept++;
-      else fresh.set(info.key, info);
+      if (key === undefined) {
+        (current as PodInfo).stamp = epoch;
+        kept++;
+      } else fresh.set(key, info as PodInfo);
     }
+    for (const [info, pod] of rebound) info.pod = pod;
     const changes: ClusterChanges = { pods: [], namespaces: [] };
     for (const [name, after] of labels) {
       const before = this.namespaceLabels.get(name);
@@ -226,25 +272,29 @@ export class Cluster {
     for (const [name, before] of this.namespaceLabels) {
       if (!labels.has(name)) changes.namespaces.push({ name, before });
     }
-    for (const [key, after] of fresh) changes.pods.push({ before: this.pods.get(key), after });
+    for (const after of fresh.values())
+      changes.pods.push({ before: this.pod(after.namespace, after.pod.metadata.name), after });
     const replaced = changes.pods.filter((c) => c.before).length;
-    if (kept + replaced < this.pods.size) {
-      for (const [key, before] of this.pods) {
-        if (before[STAMP] !== epoch && !fresh.has(key)) changes.pods.push({ before });
-      }
+    if (kept + replaced < this.podCount) {
+      for (const pods of this.byNamespace.values())
+        for (const before of pods.values())
+          if (before.stamp !== epoch && !fresh.has(before.key)) changes.pods.push({ before });
     }
     this.namespaceLabels = labels;
-    for (const c of changes.pods) {
-      if (c.after) this.pods.set(c.after.key, c.after);
-      else if (c.before) this.pods.delete(c.before.key);
-    }
     if (changes.namespaces.length) this.namespaceCache = new Map();
     for (const c of changes.pods) {
-      if (c.before) this.byNamespace.get(c.before.namespace)?.delete(c.before.key);
+      if (c.before) {
+        const pods = this.byNamespace.get(c.before.namespace);
+        pods?.delete(c.before.pod.metadata.name);
+        if (pods?.size === 0) this.byNamespace.delete(c.before.namespace);
+        this.podCount--;
+      }
       if (c.after) {
-        let list = this.byNamespace.get(c.after.namespace);
-        if (!list) this.byNamespace.set(c.after.namespace, (list = new Map<string, PodInfo>()));
-        list.set(c.after.key, c.after);
+        c.after.stamp = epoch;
+        let pods = this.byNamespace.get(c.after.namespace);
+        if (!pods) this.byNamespace.set(c.after.namespace, (pods = new Map<string, PodInfo>()));
+        pods.set(c.after.pod.metadata.name, c.after);
+        this.podCount++;
       }
       for (const ns of [c.before?.namespace, c.after?.namespace]) {
         if (ns === undefined) continue;
@@ -296,9 +346,9 @@ export class Cluster {
     return hit;
   }
 
-  /** Every live pod of the cluster, in state order. */
+  /** Every live pod of the cluster (namespace by namespace). */
   allLivePods(): PodInfo[] {
-    this.allLive ??= [...this.pods.values()].filter((p) => p.live);
+    this.allLive ??= [...this.byNamespace.keys()].flatMap((ns) => this.podsIn(ns));
     return this.allLive;
   }
 

@@ -113,7 +113,7 @@ function localViews(state: State, cluster: Cluster): LocalView[] {
   const byPod = new Set<string>();
   state.local.forEach((entry, i) => {
     const key = `${entry.namespace}/${entry.name}`;
-    const info = cluster.pods.get(key);
+    const info = cluster.pod(entry.namespace, entry.name);
     if (!info) fail(`local pod ${key}`, `local[${i}]`, 'no such pod in the state');
     if (byPod.has(key)) fail(`local pod ${key}`, `local[${i}]`, 'listed twice');
     if (byInterface.has(entry.interface))

@@ -86,7 +86,8 @@ export function objectPath(r: ResourceRef, name: string, namespace?: string, sub
 export function objectKey(obj: KubeObject): string {
   const { name, namespace } = obj.metadata;
   if (!name) throw new Error('object has no metadata.name');
-  return namespace ? `${namespace}/${name}` : name;
+  // join, not a template: one flat string, where `${a}/${b}` keeps two (caches hold one a pod).
+  return namespace ? [namespace, name].join('/') : name;
 }
 
 // The resources flock's components use.

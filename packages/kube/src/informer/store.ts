@@ -9,10 +9,11 @@ export class IndexedStore<T> {
   /** index name -> value -> keys */
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
   /**
-   * key -> the values it was indexed under, one entry per index (in `names` order), a lone value
-   * as itself: one small array per object (a Map and a Set each cost 100,000 pods 60 MiB).
+   * key -> the values it was indexed under, one list per index (in `names` order), for objects
+   * not under exactly one value of each index. The rest are found from the object when they
+   * leave (a record of each costs 150,000 pods 15 MiB).
    */
-  private readonly indexed = new Map<string, (string | readonly string[])[]>();
+  private readonly irregular = new Map<string, (readonly string[])[]>();
   private readonly names: readonly string[];
 
   constructor(
@@ -51,7 +52,7 @@ export class IndexedStore<T> {
   /** Insert or replace; returns the previous object. */
   set(key: string, obj: T): T | undefined {
     const old = this.objects.get(key);
-    if (old !== undefined) this.unindex(key);
+    if (old !== undefined) this.unindex(key, old);
     this.objects.set(key, obj);
     this.index(key, obj);
     return old;
@@ -61,7 +62,7 @@ export class IndexedStore<T> {
   delete(key: string): T | undefined {
     const old = this.objects.get(key);
     if (old === undefined) return undefined;
-    this.unindex(key);
+    this.unindex(key, old);
     this.objects.delete(key);
     return old;
   }
@@ -89,6 +90,7 @@ export class IndexedStore<T> {
 
   private index(key: string, obj: T): void {
     if (this.names.length === 0) return;
+    let single = true;
     const under = this.names.map((name) => {
       const index = this.indexes.get(name) as Map<string, Set<string>>;
       const values = this.valuesOf(name, this.indexers[name] as IndexFunc<T>, obj);
@@ -97,24 +99,43 @@ export class IndexedStore<T> {
         if (!keys) index.set(value, (keys = new Set()));
         keys.add(key);
       }
-      return values.size === 1 ? (values.values().next().value as string) : [...values];
+      if (values.size !== 1) single = false;
+      return [...values];
     });
-    this.indexed.set(key, under);
+    if (!single) this.irregular.set(key, under);
   }
 
-  // Removes what index() recorded, not a recomputation: a handler may have mutated the object.
-  private unindex(key: string): void {
-    const under = this.indexed.get(key) ?? [];
+  // Removes what index() did, whatever the object says now: a handler may have mutated it.
+  private unindex(key: string, obj: T): void {
+    const recorded = this.irregular.get(key);
+    this.irregular.delete(key);
     this.names.forEach((name, i) => {
       const index = this.indexes.get(name) as Map<string, Set<string>>;
-      const recorded = under[i] ?? [];
-      for (const value of typeof recorded === 'string' ? [recorded] : recorded) {
+      const remove = (value: string) => {
         const keys = index.get(value);
         keys?.delete(key);
         if (keys?.size === 0) index.delete(value);
+      };
+      if (recorded) {
+        for (const value of recorded[i] ?? []) remove(value);
+        return;
       }
+      // Under exactly one value: the one the object names, else (mutated) the one holding it.
+      const named = this.quietValues(this.indexers[name] as IndexFunc<T>, obj);
+      const value =
+        named.find((v) => index.get(v)?.has(key)) ??
+        [...index].find(([, keys]) => keys.has(key))?.[0];
+      if (value !== undefined) remove(value);
     });
-    this.indexed.delete(key);
+  }
+
+  /** The index function's values, a failure as none (the key is then looked for). */
+  private quietValues(fn: IndexFunc<T>, obj: T): readonly string[] {
+    try {
+      return fn(obj);
+    } catch {
+      return [];
+    }
   }
 
   private valuesOf(name: string, fn: IndexFunc<T>, obj: T): Set<string> {
