@@ -102,3 +102,20 @@ function tierChainOf(
   const name = `${tier}_${direction}_${hash}`;
   return { name, hook: false, lines: [`\tchain ${name} {`, ...body, '\t}'] };
 }
+
+/** A named set or verdict map: its declaration (without elements) and its elements. */
+export interface NftSet {
+  kind: 'set' | 'map';
+  name: string;
+  /** Declaration lines between `set NAME {` and the elements: type, flags, comment. */
+  head: string[];
+  elements: string[];
+}
+
+/** flock's table as data: what render() prints and what diffTables() compares. */
+export interface NftTable {
+  sets: NftSet[];
+  chains: NftChain[];
+  /** The ARP guard (an `arp` table of the same name), written and changed with this one. */
+  arp?: NftTable;
+}

@@ -12,16 +12,24 @@ import {
   tierChain,
   type Families,
   type NftChain,
+  type NftSet,
+  type NftTable,
 } from './render-rules.js';
+import { ARP_TABLE_COMMENT, ARP_TABLE_FAMILY, arpGuard } from './render-arp.js';
+import { HOST_PORT_CHAINS, hostPortMaps } from './render-hostports.js';
 
-export { EGRESS_ALLOWED, comment, type NftChain } from './render-rules.js';
+export {
+  EGRESS_ALLOWED,
+  comment,
+  type NftChain,
+  type NftSet,
+  type NftTable,
+} from './render-rules.js';
+export { ARP_TABLE_FAMILY } from './render-arp.js';
 
 export const TABLE_FAMILY = 'inet';
 export const TABLE_NAME = 'flock';
 export const TABLE_COMMENT = 'flock NetworkPolicy: replaced as a whole by the agent';
-/** The family of the ARP guard: an `inet` table does not see ARP. */
-export const ARP_TABLE_FAMILY = 'arp';
-const ARP_TABLE_COMMENT = 'flock ARP guard: pods announce only their own addresses';
 
 const ICMP_ERRORS =
   'icmp type { destination-unreachable, time-exceeded, parameter-problem } accept';
@@ -53,23 +61,6 @@ export function elements(items: readonly string[], indent: string): string[] {
   const lines: string[] = [];
   for (let i = 0; i < items.length; i += 8) lines.push(items.slice(i, i + 8).join(', '));
   return [`${indent}elements = { ${lines.join(`,\n${indent}\t     `)} }`];
-}
-
-/** A named set or verdict map: its declaration (without elements) and its elements. */
-export interface NftSet {
-  kind: 'set' | 'map';
-  name: string;
-  /** Declaration lines between `set NAME {` and the elements: type, flags, comment. */
-  head: string[];
-  elements: string[];
-}
-
-/** flock's table as data: what render() prints and what diffTables() compares. */
-export interface NftTable {
-  sets: NftSet[];
-  chains: NftChain[];
-  /** The ARP guard (an `arp` table of the same name), written and changed with this one. */
-  arp?: NftTable;
 }
 
 function set(
@@ -261,135 +252,12 @@ const baseChains = (o: RenderOptions): NftChain[] => [
 ];
 
 /**
- * hostPort: DNAT maps keyed by node address (or any node address) . protocol . port, whose
- * data is the pod's address . container port: a packet costs two hash lookups per family,
- * whatever the number of mappings. Two pods asking for one key (the store refuses that at ADD)
- * would make the table fail: the first pod (by interface) keeps it.
- */
-function hostPortMaps(pods: readonly LocalPodIR[]): NftSet[] {
-  const lists = {
-    v4: [] as string[],
-    v6: [] as string[],
-    anyV4: [] as string[],
-    anyV6: [] as string[],
-  };
-  const keys = new Set<string>();
-  for (const p of pods) {
-    if (!p.hostPorts) continue;
-    for (const k of ['v4', 'v6', 'anyV4', 'anyV6'] as const)
-      for (const e of p.hostPorts[k]) {
-        const key = `${k} ${e.slice(0, e.indexOf(' : '))}`;
-        if (keys.has(key)) continue;
-        keys.add(key);
-        lists[k].push(e);
-      }
-  }
-  const dnatMap = (name: string, key: string, family: 4 | 6, items: string[]): NftSet => ({
-    kind: 'map',
-    name,
-    head: [`\t\ttype ${key}inet_proto . inet_service : ipv${family}_addr . inet_service`],
-    elements: items,
-  });
-  return [
-    dnatMap('hostports_v4', 'ipv4_addr . ', 4, lists.v4),
-    dnatMap('hostports_any_v4', '', 4, lists.anyV4),
-    dnatMap('hostports_v6', 'ipv6_addr . ', 6, lists.v6),
-    dnatMap('hostports_any_v6', '', 6, lists.anyV6),
-  ];
-}
-
-/**
- * hostPort chains: traffic to the node's own addresses (from outside, from pods, from the node)
- * is DNATed by the maps; then the filter chains judge it as traffic to the pod, its
- * NetworkPolicy included. A pod reaching its own hostPort (hairpin) is masqueraded: its
- * answer to itself would otherwise never leave it. A hostIP of 127.0.0.1 or ::1 works for the
- * node's clients that send from a node address (`curl --interface`, as the HostPort
- * conformance spec does); from a loopback source nothing is DNATed: the kernel routes such a
- * packet out of no other interface, and route_localnet, which would let it, would also let
- * pods reach the node's loopback services (CVE-2020-8558).
- */
-const HOST_PORT_CHAINS: NftChain[] = [
-  {
-    name: 'hostport_dnat',
-    hook: false,
-    lines: [
-      '\tchain hostport_dnat {',
-      '\t\tdnat ip to ip daddr . meta l4proto . th dport map @hostports_v4',
-      '\t\tdnat ip to meta l4proto . th dport map @hostports_any_v4',
-      '\t\tdnat ip6 to ip6 daddr . meta l4proto . th dport map @hostports_v6',
-      '\t\tdnat ip6 to meta l4proto . th dport map @hostports_any_v6',
-      '\t}',
-    ],
-  },
-  {
-    name: 'hostport_prerouting',
-    hook: true,
-    lines: [
-      '\tchain hostport_prerouting {',
-      '\t\ttype nat hook prerouting priority dstnat; policy accept;',
-      '\t\tfib daddr type local jump hostport_dnat',
-      '\t}',
-    ],
-  },
-  {
-    name: 'hostport_output',
-    hook: true,
-    lines: [
-      '\tchain hostport_output {',
-      '\t\ttype nat hook output priority -100; policy accept;',
-      `\t\tip saddr 127.0.0.0/8 return ${comment('a loopback source cannot leave lo')}`,
-      `\t\tip6 saddr ::1 return ${comment('a loopback source cannot leave lo')}`,
-      '\t\tfib daddr type local jump hostport_dnat',
-      '\t}',
-    ],
-  },
-  {
-    name: 'hostport_postrouting',
-    hook: true,
-    lines: [
-      '\tchain hostport_postrouting {',
-      '\t\ttype nat hook postrouting priority srcnat; policy accept;',
-      `\t\tct status dnat oifname . ip saddr @pod_sources_v4 masquerade ${comment('hostPort hairpin')}`,
-      `\t\tct status dnat oifname . ip6 saddr @pod_sources_v6 masquerade ${comment('hostPort hairpin')}`,
-      '\t}',
-    ],
-  },
-];
-
-/**
  * An always empty set that a change (diff.ts) flushes before anything else: that fails when
  * the table is gone and otherwise changes nothing. The guard before (adding and deleting a
  * chain) deleted an object, and a deletion makes the kernel wait for the transaction's readers:
  * 10–20 ms per `nft` run, against 3.5 ms (docs/benchmarks/cni.md).
  */
 export const GUARD_SET = 'flock_table_exists';
-
-/**
- * The ARP guard: from a pod only ARP whose sender is one of its own IPv4 addresses, or 0.0.0.0
- * (a probe). Any other sender is forged and would take a slot of the node's neighbour table
- * (an ARP request for a node address makes the node learn its sender). Its sets are copies of
- * the inet table's: nft sets belong to one table.
- */
-function arpGuard(podIfaces: NftSet, podSources: NftSet, guard: NftSet): NftTable {
-  return {
-    sets: [podIfaces, podSources, guard],
-    chains: [
-      {
-        name: 'input',
-        hook: true,
-        lines: [
-          '\tchain input {',
-          '\t\ttype filter hook input priority filter; policy accept;',
-          '\t\tiifname != @pod_ifaces accept',
-          '\t\tarp saddr ip 0.0.0.0 accept',
-          '\t\tiifname . arp saddr ip @pod_sources_v4 accept',
-          `\t\tcounter drop ${comment('ARP from a pod with a forged sender')}`,
-          '\t}',
-        ],
-      },
-    ],
-  };
-}
 
 /** The table of an IR as data (sets and maps in declaration order, then the chains). */
 export function renderTable(ir: NetpolIR, options: RenderOptions = {}): NftTable {
