@@ -26,12 +26,7 @@ export interface FlockNode {
   stop(): Promise<void>;
 }
 
-/** The agent image's Node flags: NODE_OPTIONS plus --lite-mode (images/agent/Dockerfile). */
-export const AGENT_IMAGE_NODE_FLAGS = [
-  '--max-old-space-size=128',
-  '--max-semi-space-size=1',
-  '--lite-mode',
-];
+export { AGENT_IMAGE_NODE_FLAGS } from '../../node/lab-node.js';
 
 export async function startFlockNode(
   pods: number,
