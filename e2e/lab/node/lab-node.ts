@@ -29,13 +29,6 @@ import { pauseImage, type LabImage } from './images.js';
 import { NodeNamespaces } from './namespaces.js';
 
 const require = createRequire(import.meta.url);
-/** The agent image's Node flags: NODE_OPTIONS plus --lite-mode (images/agent/Dockerfile). */
-export const AGENT_IMAGE_NODE_FLAGS = [
-  '--max-old-space-size=128',
-  '--max-semi-space-size=1',
-  '--lite-mode',
-];
-
 export const AGENT_MAIN = join(
   dirname(require.resolve('@flock/agent/package.json')),
   'dist',
@@ -226,7 +219,8 @@ export class LabNode {
   async startAgent(extraArgs: string[] = this.agentArgs, timeoutMs = 120_000): Promise<void> {
     this.agentArgs = extraArgs;
     this.agent = await this.startInNode('agent', process.execPath, [
-      ...AGENT_IMAGE_NODE_FLAGS,
+      // The heap the agent image runs with (images/agent/Dockerfile's NODE_OPTIONS).
+      ...['--max-old-space-size=128', '--max-semi-space-size=1'],
       AGENT_MAIN,
       ...['--node-name', this.plan.name, '--kubeconfig', this.creds.agentKubeconfig],
       ...['--socket', this.socketPath, '--store', join(this.dir, 'lib', 'allocations.json')],

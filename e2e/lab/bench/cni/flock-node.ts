@@ -26,7 +26,12 @@ export interface FlockNode {
   stop(): Promise<void>;
 }
 
-export { AGENT_IMAGE_NODE_FLAGS } from '../../node/lab-node.js';
+/** The agent image's Node flags: NODE_OPTIONS plus --lite-mode (images/agent/Dockerfile). */
+export const AGENT_IMAGE_NODE_FLAGS = [
+  '--max-old-space-size=128',
+  '--max-semi-space-size=1',
+  '--lite-mode',
+];
 
 export async function startFlockNode(
   pods: number,
