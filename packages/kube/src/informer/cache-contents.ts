@@ -33,8 +33,11 @@ export class CacheContents<T extends KubeObject> {
 
   constructor(private readonly options: ContentsOptions<T>) {
     const { name, logger } = options;
-    this.store = new IndexedStore(options.indexers, (index, err) =>
-      logger.error('index function failed', { cache: name, index, err: errorMessage(err) }),
+    this.store = new IndexedStore(
+      options.indexers,
+      (index, err) =>
+        logger.error('index function failed', { cache: name, index, err: errorMessage(err) }),
+      (obj) => obj.metadata?.name,
     );
     this.handlers = new HandlerSet(logger, name);
   }

@@ -1,17 +1,19 @@
 // The cache's contents: objects by key, plus secondary indexes (e.g. pods by spec.nodeName)
 // kept up to date on every change.
+import { ObjectsByKey } from './objects-by-key.js';
 
 /** Index values of an object, e.g. pod => [pod.spec.nodeName]. Empty: not in the index. */
 export type IndexFunc<T> = (obj: T) => readonly string[];
 
 export class IndexedStore<T> {
-  private readonly objects = new Map<string, T>();
-  /** index name -> value -> keys */
-  private readonly indexes = new Map<string, Map<string, Set<string>>>();
+  private readonly objects: ObjectsByKey<T>;
+  /** index name -> value -> objects */
+  private readonly indexes = new Map<string, Map<string, Set<T>>>();
   /**
    * key -> the values it was indexed under, one list per index (in `names` order), for objects
-   * not under exactly one value of each index. The rest are found from the object when they
-   * leave (a record of each costs 150,000 pods 15 MiB).
+   * under more than one value of some index. The rest are found from the object when they leave
+   * (a record of each costs 150,000 pods 15 MiB; an index of one node's pods leaves most pods
+   * under none).
    */
   private readonly irregular = new Map<string, (readonly string[])[]>();
   private readonly names: readonly string[];
@@ -20,7 +22,10 @@ export class IndexedStore<T> {
     private readonly indexers: Readonly<Record<string, IndexFunc<T>>> = {},
     /** Told when an index function throws; the object is then left out of that index. */
     private readonly onIndexError: (index: string, err: unknown) => void = () => {},
+    /** An object's own name (the key's part after `/`), kept as its key: see ObjectsByKey. */
+    nameOf?: (obj: T) => string | undefined,
   ) {
+    this.objects = new ObjectsByKey(nameOf);
     this.names = Object.keys(indexers);
     for (const name of this.names) this.indexes.set(name, new Map());
   }
@@ -38,11 +43,11 @@ export class IndexedStore<T> {
   }
 
   keys(): string[] {
-    return [...this.objects.keys()];
+    return this.objects.keys();
   }
 
   values(): T[] {
-    return [...this.objects.values()];
+    return this.objects.values();
   }
 
   entries(): IterableIterator<[string, T]> {
@@ -71,7 +76,7 @@ export class IndexedStore<T> {
   byIndex(name: string, value: string): T[] {
     const index = this.indexes.get(name);
     if (!index) throw new Error(`no index named ${JSON.stringify(name)}`);
-    return [...(index.get(value) ?? [])].map((k) => this.objects.get(k) as T);
+    return [...(index.get(value) ?? [])];
   }
 
   /** Would `obj` be indexed under `value` in index `name`? (Computed: `obj` need not be stored.) */
@@ -92,14 +97,14 @@ export class IndexedStore<T> {
     if (this.names.length === 0) return;
     let single = true;
     const under = this.names.map((name) => {
-      const index = this.indexes.get(name) as Map<string, Set<string>>;
+      const index = this.indexes.get(name) as Map<string, Set<T>>;
       const values = this.valuesOf(name, this.indexers[name] as IndexFunc<T>, obj);
       for (const value of values) {
-        let keys = index.get(value);
-        if (!keys) index.set(value, (keys = new Set()));
-        keys.add(key);
+        let objects = index.get(value);
+        if (!objects) index.set(value, (objects = new Set()));
+        objects.add(obj);
       }
-      if (values.size !== 1) single = false;
+      if (values.size > 1) single = false;
       return [...values];
     });
     if (!single) this.irregular.set(key, under);
@@ -110,11 +115,11 @@ export class IndexedStore<T> {
     const recorded = this.irregular.get(key);
     this.irregular.delete(key);
     this.names.forEach((name, i) => {
-      const index = this.indexes.get(name) as Map<string, Set<string>>;
+      const index = this.indexes.get(name) as Map<string, Set<T>>;
       const remove = (value: string) => {
-        const keys = index.get(value);
-        keys?.delete(key);
-        if (keys?.size === 0) index.delete(value);
+        const objects = index.get(value);
+        objects?.delete(obj);
+        if (objects?.size === 0) index.delete(value);
       };
       if (recorded) {
         for (const value of recorded[i] ?? []) remove(value);
@@ -123,8 +128,8 @@ export class IndexedStore<T> {
       // Under exactly one value: the one the object names, else (mutated) the one holding it.
       const named = this.quietValues(this.indexers[name] as IndexFunc<T>, obj);
       const value =
-        named.find((v) => index.get(v)?.has(key)) ??
-        [...index].find(([, keys]) => keys.has(key))?.[0];
+        named.find((v) => index.get(v)?.has(obj)) ??
+        [...index].find(([, objects]) => objects.has(obj))?.[0];
       if (value !== undefined) remove(value);
     });
   }

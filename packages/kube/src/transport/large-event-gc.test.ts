@@ -21,6 +21,20 @@ describe('LargeEventCollector', () => {
     expect(c.runs).toBe(1);
   });
 
+  it('collects within maxWaitMs while a stream of large events never pauses', () => {
+    vi.useFakeTimers();
+    const collect = vi.fn();
+    const c = new LargeEventCollector(500, collect, 5000);
+    for (let i = 0; i < 120; i++) {
+      c.noteLine(LARGE_EVENT_BYTES);
+      vi.advanceTimersByTime(100); // 12 s of one large line every 100 ms
+    }
+    // at 5 s and 10 s after the first line of each unbroken stretch, not 500 ms after its end
+    expect(collect).toHaveBeenCalledTimes(2);
+    vi.advanceTimersByTime(500);
+    expect(collect).toHaveBeenCalledTimes(3);
+  });
+
   it('reaches V8 full collection without --expose-gc: garbage is gone after it', async () => {
     let garbage: object | undefined = { big: 'x'.repeat(LARGE_EVENT_BYTES) };
     const ref = new WeakRef(garbage);
