@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { loadAgentConfig } from '@flock/agent';
+import { AGENT_MALLOC_ENV, loadAgentConfig } from '@flock/agent';
 import { run } from '@flock/exec';
 import { parseOptions } from '@flock/operator';
 import { parse } from 'yaml';
@@ -91,6 +91,12 @@ describe('Dockerfiles', () => {
       .map((e) => e.text)
       .join(' ');
     expect(env).toContain('NODE_OPTIONS="--max-old-space-size=128 --max-semi-space-size=1"');
+  });
+
+  it("agent image sets the malloc settings the agent's memory figures are measured with", () => {
+    const env = instructions(finalStage(images.agent), 'ENV').map((e) => e.text);
+    const malloc = Object.entries(AGENT_MALLOC_ENV).map(([k, v]) => `${k}=${v}`);
+    expect(env).toContain(malloc.join(' '));
   });
 
   it('image names in values.yaml are the images the Dockerfiles label', () => {

@@ -2,5 +2,6 @@
 // the CNI socket server and the status document `flock-agent status` reads.
 export { startAgent, type RunningAgent } from './agent.js';
 export * from './core/config.js';
+export { AGENT_MALLOC_ENV } from './core/image-env.js';
 export * from './cni-server/index.js';
 export { AgentStatus } from './status/snapshot.js';

@@ -6,8 +6,9 @@
 // FakeApiServer filled with the objects as a real server serves them (cluster-objects.ts),
 // behind real HTTP. The agent side is a child process with the image's V8 flags but the heap
 // (--heap, default 512 MiB: the chart's 128 MiB does not hold 150,000 pods) and the real code
-// over HttpTransport: the pod cache, then the NetworkPolicy reconciler (namespace and policy
-// caches, a first pass with no local pod), then a pass over this node's pods (nft replaced by a
+// over HttpTransport, with the image's malloc settings (core/image-env.ts): the pod cache, then the NetworkPolicy reconciler (namespace, policy and
+// NodeConfig caches, peers' addresses checked against their node's ranges, a first pass with no
+// local pod), then a pass over this node's pods (nft replaced by a
 // no-op). It reports its own RSS and heap after a forced GC at each step, the first before any
 // cache. Not a test: nothing passes or fails on a figure.
 import { spawn } from 'node:child_process';
@@ -15,13 +16,15 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { silentLogger } from '@flock/api';
-import { HttpTransport, NAMESPACES, NETWORK_POLICIES, PODS } from '@flock/kube';
+import { HttpTransport, NAMESPACES, NETWORK_POLICIES, NODECONFIGS, PODS } from '@flock/kube';
 import { FakeApiServer, serveOverHttp } from '@flock/kube/testing';
+import { AGENT_MALLOC_ENV } from '../../src/core/image-env.js';
 import { clusterPodCache, nodePods } from '../../src/node/pods.js';
 import { policyCaches } from '../../src/policy/caches.js';
+import { PeerRanges } from '../../src/policy/peer-ranges.js';
 import { PolicyReconciler } from '../../src/policy/reconciler.js';
 import type { AllocationEntry } from '../../src/store/index.js';
-import { SHAPE, namespace, networkPolicy, nodeName, pod } from './cluster-objects.js';
+import { SHAPE, namespace, networkPolicy, nodeConfig, nodeName, pod } from './cluster-objects.js';
 
 interface Sample {
   step: string;
@@ -33,6 +36,7 @@ interface Sample {
 }
 
 const MiB = 1024 * 1024;
+
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`);
   return at > 0 ? Number(process.argv[at + 1]) : fallback;
@@ -49,6 +53,7 @@ async function serverSide(): Promise<void> {
   const t0 = performance.now();
   const api = new FakeApiServer();
   for (let n = 0; n < SHAPE.namespaces; n++) api.putObject(NAMESPACES, namespace(n));
+  for (let n = 0; n < SHAPE.nodes; n++) api.putObject(NODECONFIGS, nodeConfig(n));
   for (let i = 0; i < pods; i++) api.putObject(PODS, pod(i));
   for (let p = 0; p < policies; p++)
     api.putObject(
@@ -74,10 +79,14 @@ async function serverSide(): Promise<void> {
     `--max-old-space-size=${heap}`,
     '--expose-gc',
   ];
-  console.log(`agent side: node ${flags.join(' ')}`);
+  console.log(
+    `agent side: ${Object.entries(AGENT_MALLOC_ENV)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')} node ${flags.join(' ')}`,
+  );
   const child = spawn(process.execPath, [...flags, import.meta.filename, '--agent', front.url], {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_OPTIONS: '' },
+    env: { ...process.env, ...AGENT_MALLOC_ENV, NODE_OPTIONS: '' },
   });
   const samples: Sample[] = [];
   createInterface({ input: child.stdout }).on('line', (line) => {
@@ -131,7 +140,7 @@ async function agentSide(url: string): Promise<void> {
   };
   report('before any cache');
   const transport = new HttpTransport({ server: url });
-  const pods = clusterPodCache(transport, silentLogger);
+  const pods = clusterPodCache(transport, silentLogger, undefined, undefined, nodeName(0));
   pods.start();
   await pods.synced;
   report('pod cache synced', pods.size);
@@ -144,6 +153,8 @@ async function agentSide(url: string): Promise<void> {
     applier: { applyTable: async () => 'replace', forget: () => undefined },
     logger: silentLogger,
     resyncMs: 3_600_000,
+    // Peers' addresses checked against their node's ranges, as the agent does.
+    peerRanges: { ranges: new PeerRanges({ transport, logger: silentLogger }) },
   });
   reconciler.start();
   await reconciler.waitForSync(600_000);

@@ -1,6 +1,7 @@
 // A large cluster's objects as an API server serves them (managedFields, last-applied
 // configuration, probes, container statuses): what the agent's caches receive, for the memory
 // benchmark (cache-memory.ts). Deterministic: object i is the same in every run.
+import * as builders from '@flock/api/testing';
 
 /** Namespaces, pods per app (a Deployment's replicas), nodes. */
 export const SHAPE = { namespaces: 1_000, replicas: 10, nodes: 1_000 };
@@ -48,8 +49,11 @@ export function pod(i: number) {
   const app = `app-${appIndex}`;
   const hash = hex(0x5d000000 + appIndex * 7919, 8);
   const rs = `${app}-${hash}`;
-  const ip6 = `2001:db8:${hex(i >> 16, 1)}:${hex(i & 0xffff, 4)}::a`;
-  const ip4 = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+  // Inside its node's ranges (nodeConfig): the k-th pod of node n.
+  const n = i % SHAPE.nodes;
+  const k = Math.floor(i / SHAPE.nodes) + 1;
+  const ip6 = `2001:db8:${hex(n, 4)}::${hex(k, 1)}`;
+  const ip4 = `10.${n >> 8}.${n & 255}.${k & 255}`;
   const container = {
     name: 'main',
     image: `registry.example.com/shop/${app}:1.4.2`,
@@ -162,6 +166,14 @@ export function pod(i: number) {
       qosClass: 'Burstable',
     },
   };
+}
+
+/** Node n's NodeConfig: the ranges its pods' addresses are in (the agent checks peers' podIPs). */
+export function nodeConfig(n: number) {
+  return builders.nodeConfig({
+    name: nodeName(n),
+    spec: { cidr6: `2001:db8:${hex(n, 4)}::/64`, cidr4: `10.${n >> 8}.${n & 255}.0/24` },
+  });
 }
 
 /** NetworkPolicy k of namespace n (ten kinds, as a namespace's set of policies has). */

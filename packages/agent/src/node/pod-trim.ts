@@ -10,6 +10,14 @@ import {
   Pod,
 } from '@flock/api';
 import { Interner } from '../core/interner.js';
+import {
+  trimmedPod,
+  type Conditions,
+  type Container,
+  type Labels,
+  type Owner,
+  type RareFields,
+} from './trimmed-pod.js';
 
 /** The pod annotations flock reads; any other (flock.fritzlab.net/* included) is not kept. */
 const POD_ANNOTATIONS: ReadonlySet<string> = new Set([
@@ -49,17 +57,16 @@ export function overLimit(pod: Pod): string | undefined {
   return pod.metadata.labels?.[OVER_LIMIT_LABEL];
 }
 
-type Labels = Record<string, string>;
-type Container = NonNullable<NonNullable<Pod['spec']>['containers']>[number];
 type Port = NonNullable<Container['ports']>[number];
-type Owner = NonNullable<Pod['metadata']['ownerReferences']>[number];
+type Metadata = Pod['metadata'];
 
 // Shared, hence frozen: nothing may change one pod's copy under another.
 const labelSets = new Interner<Labels>(50_000, 1024);
 const portSets = new Interner<Container[]>(10_000, 1024);
 const owners = new Interner<Owner[]>(50_000, 512);
 const words = new Interner<string>(50_000, 253);
-type Conditions = NonNullable<NonNullable<Pod['status']>['conditions']>;
+/** A namespace, node or phase name: one copy of each. */
+const word = (w: string) => words.get(w, () => w);
 const READY = new Map(
   ['True', 'False', 'Unknown'].map((status) => [
     status,
@@ -125,8 +132,8 @@ function overLimitReason(labels: number, ports: number): string | undefined {
  * What the cache keeps of a pod: identity, labels, flock's own annotations, its controller,
  * node, named ports, phase, addresses, the Ready condition. Trimmed as it enters the cache, so
  * 150,000 pods cost a fraction of their objects (no managedFields, no last-applied
- * configuration, replicas sharing their labels) and a change costs no re-parsing. The root
- * object is the pod's own; what it shares is frozen.
+ * configuration, replicas sharing their labels) and a change costs no re-parsing. One object
+ * a pod (trimmed-pod.ts); what it shares with other pods is frozen.
  */
 export function trimPod(p: Pod): Pod {
   const m = p.metadata;
@@ -139,73 +146,29 @@ export function trimPod(p: Pod): Pod {
   const labels = over
     ? { [OVER_LIMIT_LABEL]: over, ...(hash === undefined ? {} : { 'pod-template-hash': hash }) }
     : m.labels;
-  return {
-    // Always (list items of built-in types carry neither): an Event about the pod needs its kind.
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: metadataOf(m, labels ? sharedLabels(labels) : undefined, annotations),
-    spec: specOf(p, over ? NO_CONTAINERS : sharedContainers(ports)),
-    status: statusOf(p),
-  };
-}
-
-type Metadata = Pod['metadata'];
-type Spec = NonNullable<Pod['spec']>;
-type Status = NonNullable<Pod['status']>;
-
-// The common case of each part is written as one literal, so that the object holds exactly its
-// properties (built property by property, V8 gives a pod's spec and status an extra property
-// array each and its metadata spare room: 150,000 pods × 100 bytes).
-
-function metadataOf(
-  m: Metadata,
-  labels: Labels | undefined,
-  annotations: (readonly [string, string])[],
-): Metadata {
-  const namespace = words.get(m.namespace, () => m.namespace);
-  const { name, uid, deletionTimestamp } = m;
-  const controller = controllerOf(m);
-  if (uid && labels && !annotations.length && !deletionTimestamp && controller)
-    return { name, namespace, uid, labels, ownerReferences: controller };
-  return {
-    name,
-    namespace,
-    ...(uid ? { uid } : {}),
-    ...(labels ? { labels } : {}),
-    ...(annotations.length ? { annotations: Object.fromEntries(annotations) } : {}),
-    ...(deletionTimestamp ? { deletionTimestamp } : {}),
-    ...(controller ? { ownerReferences: controller } : {}),
-  };
-}
-
-function specOf(p: Pod, containers: Container[]): Spec {
-  const node = p.spec?.nodeName;
-  const nodeName = node ? words.get(node, () => node) : undefined;
-  if (nodeName !== undefined && p.spec?.hostNetwork !== true) return { nodeName, containers };
-  const spec: Spec = {};
-  if (nodeName !== undefined) spec.nodeName = nodeName;
+  const rare: RareFields = {};
+  if (annotations.length) rare.annotations = Object.fromEntries(annotations);
+  if (m.deletionTimestamp) rare.deletionTimestamp = m.deletionTimestamp;
   // The pod uses the node's addresses: not a pod peer (see docs).
-  if (p.spec?.hostNetwork === true) spec.hostNetwork = true;
-  spec.containers = containers;
-  return spec;
-}
-
-function statusOf(p: Pod): Status {
+  if (p.spec?.hostNetwork === true) rare.hostNetwork = true;
   const s = p.status;
-  const given = s?.phase;
-  const phase = given ? words.get(given, () => given) : undefined;
+  const ips = s?.podIPs?.length ? s.podIPs.map((i) => i.ip) : [];
   // podIP is podIPs[0] when podIPs is there: one copy.
-  const podIPs = s?.podIPs?.length ? s.podIPs.map((i) => ({ ip: i.ip })) : undefined;
+  if (!ips.length && s?.podIP) rare.podIP = s.podIP;
   const ready = s?.conditions?.find((c) => c.type === 'Ready');
-  const conditions = ready ? readyCondition(ready.status) : undefined;
-  if (phase !== undefined && podIPs !== undefined && conditions !== undefined)
-    return { phase, podIPs, conditions };
-  const status: Status = {};
-  if (phase !== undefined) status.phase = phase;
-  if (podIPs !== undefined) status.podIPs = podIPs;
-  else if (s?.podIP) status.podIP = s.podIP;
-  if (conditions !== undefined) status.conditions = conditions;
-  return status;
+  return trimmedPod({
+    name: m.name,
+    namespace: word(m.namespace),
+    uid: m.uid || undefined,
+    labels: labels ? sharedLabels(labels) : undefined,
+    ownerReferences: controllerOf(m),
+    nodeName: p.spec?.nodeName ? word(p.spec.nodeName) : undefined,
+    containers: over ? NO_CONTAINERS : sharedContainers(ports),
+    phase: s?.phase ? word(s.phase) : undefined,
+    conditions: ready ? readyCondition(ready.status) : undefined,
+    ips,
+    rare: Object.keys(rare).length ? rare : undefined,
+  });
 }
 
 /** A pod as the cache holds it: parsed, then trimmed. */

@@ -98,7 +98,17 @@ describe('the pod cache', () => {
         startTime: '2026-12-02T06:00:00Z',
       },
     };
-    expect(CachedPod.parse(served)).toEqual(kept);
+    const cached = CachedPod.parse(served);
+    // One object a pod: its JSON is the trimmed pod, and the nested fields read the same.
+    expect(JSON.parse(JSON.stringify(cached))).toEqual(kept);
+    expect(cached.metadata).toMatchObject(kept.metadata);
+    expect(cached.spec).toMatchObject(kept.spec);
+    expect(cached.status).toMatchObject(kept.status);
+    expect([cached.apiVersion, cached.kind, cached.status?.podIP]).toEqual([
+      'v1',
+      'Pod',
+      undefined,
+    ]);
   });
 
   it('keeps only the annotations flock reads, and none of them whole past 4 KiB (fail-closed)', () => {
@@ -195,6 +205,27 @@ describe('the pod cache', () => {
           .filter((r) => r.method === 'GET')
           .map((r) => r.path),
       ).toEqual(['/api/v1/namespaces/default/pods/web']);
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it("indexes only the agent's own node when told: its view is whole, other nodes' pods are in no index", async () => {
+    const api = new FakeApiServer();
+    api.putObject(PODS, pod({ name: 'a1', nodeName: 'node-a' }));
+    api.putObject(PODS, pod({ name: 'b1', nodeName: 'node-b' }));
+    const cache = clusterPodCache(api, silentLogger, undefined, undefined, 'node-a');
+    cache.start();
+    try {
+      await cache.synced;
+      const view = nodePods(cache, 'node-a');
+      expect(view.list().map((p) => p.metadata.name)).toEqual(['a1']);
+      expect(cache.indexValues('node')).toEqual(['node-a']);
+      expect(cache.getObject('b1', 'default')).toBeDefined(); // still a peer
+      // A pod that moves in (rescheduled namesake) joins the view; one that leaves goes.
+      api.putObject(PODS, pod({ name: 'b1', uid: 'uid-b1-again', nodeName: 'node-a' }));
+      api.deleteObject(PODS, 'a1', 'default');
+      await expect.poll(() => view.list().map((p) => p.metadata.name)).toEqual(['b1']);
     } finally {
       await cache.stop();
     }

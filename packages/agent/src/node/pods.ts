@@ -31,18 +31,28 @@ export {
 /** The pod cache's index of pods by spec.nodeName. */
 export const BY_NODE = 'node';
 
-/** Every pod of the cluster, by node (BY_NODE). */
+/**
+ * Every pod of the cluster, by node (BY_NODE). With `onlyNode`, the index holds that node's pods
+ * alone: the agent asks for no other, and an index entry for each of 150,000 pods is ≈ 4 MiB.
+ */
 export function clusterPodCache(
   transport: KubeTransport,
   logger: Logger,
   watchdogMs?: number,
   metrics?: MetricsOptions,
+  onlyNode?: string,
 ): Cache<Pod> {
+  const node = (p: Pod) => p.spec?.nodeName;
   return new Cache<Pod>({
     source: resourceListWatch(transport, PODS),
     schema: CachedPod,
     name: 'pods',
-    indexers: { [BY_NODE]: (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []) },
+    indexers: {
+      [BY_NODE]:
+        onlyNode === undefined
+          ? (p) => (node(p) ? [node(p) as string] : [])
+          : (p) => (node(p) === onlyNode ? [onlyNode] : []),
+    },
     ...(metrics ? { metrics } : {}),
     logger,
     ...(watchdogMs ? { watchdogMs } : {}),

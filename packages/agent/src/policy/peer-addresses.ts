@@ -8,6 +8,7 @@
 import type { Logger, Pod } from '@flock/api';
 import { parseAddress, prefixContainsAddress, type Prefix } from '@flock/ipam';
 import { holdsPinned, type ClaimOf } from '../claims/ownership.js';
+import { withPodIPs } from '../node/trimmed-pod.js';
 import { prefixes, type NodeRanges } from './peer-ranges.js';
 
 export interface PeerAddressesOptions {
@@ -38,7 +39,11 @@ const within = (list: readonly Prefix[], ip: string) => {
 
 export class PeerAddresses {
   private readonly other: NodeRanges;
-  private readonly verdicts = new WeakMap<Pod, Verdict>();
+  /**
+   * Each pod's verdict; for the common one (every address kept, no claim read) just the ranges
+   * it was decided with: no object a pod for 150,000 pods.
+   */
+  private readonly verdicts = new WeakMap<Pod, Verdict | NodeRanges>();
   /** Pod → the addresses reported about it, in this pass and the one before. */
   private reported = new Map<string, ReadonlySet<string>>();
   private previous = new Map<string, ReadonlySet<string>>();
@@ -58,10 +63,13 @@ export class PeerAddresses {
   private admit(pod: Pod): Pod | undefined {
     const node = pod.spec?.nodeName;
     const ranges = (node !== undefined && this.options.nodeRanges(node)) || this.other;
-    let v = this.verdicts.get(pod);
+    const memo = this.verdicts.get(pod);
+    if (memo === ranges) return pod;
+    let v = memo && 'claims' in memo ? memo : undefined;
     if (!v || v.ranges !== ranges || v.claims) {
       v = this.decide(pod, ranges);
-      this.verdicts.set(pod, v);
+      const plain = v.pod === pod && !v.claims && !v.ignored.length;
+      this.verdicts.set(pod, plain ? ranges : v);
     }
     if (v.ignored.length) this.report(pod, v.ignored);
     return v.pod;
@@ -83,15 +91,7 @@ export class PeerAddresses {
       }
       (ok ? kept : ignored).push(ip);
     }
-    const out =
-      ignored.length === 0
-        ? pod
-        : kept.length === 0
-          ? undefined
-          : {
-              ...pod,
-              status: { ...pod.status, podIP: kept[0], podIPs: kept.map((ip) => ({ ip })) },
-            };
+    const out = ignored.length === 0 ? pod : kept.length === 0 ? undefined : withPodIPs(pod, kept);
     return { ranges, pod: out, ignored, claims };
   }
 
