@@ -8,20 +8,19 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ANYCAST_ANNOTATION } from '@flock/api';
 import { NAMESPACES, NETWORK_POLICIES, PODS } from '@flock/kube';
-import { run } from '@flock/exec';
 import { eventually } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
-import { labDeployment, ROUTER_ID4, ROUTER_ID6 } from '../core/plan.js';
+import { labDeployment, ROUTER_ID4, ROUTER_ID6, workloadContainer } from '../core/plan.js';
 import { readState } from '../core/state.js';
 import { startLab } from '../core/test-lab.js';
 import {
   DEPLOYMENTS,
-  inNetns,
   podNetns,
   waitForPods,
   type LabPod,
   type NetnsRef,
 } from '../core/workloads.js';
+import { countArrivals, inRef, pings } from '../probes/arrivals.js';
 import { probeFromRouter } from '../probes/status.js';
 
 const AGENT_PORT = 9901;
@@ -79,61 +78,6 @@ const ips = (p: LabPod) => {
   return { v6: all.find((a) => a.includes(':'))!, v4: all.find((a) => !a.includes(':'))! };
 };
 const routerNs = (): NetnsRef => ({ netns: lab.router!.ns.name });
-const inRef = (ref: NetnsRef, file: string, args: string[], okCodes = [0]) => {
-  const c = inNetns(ref, file, args);
-  return run(c.file, c.args, { okCodes, timeoutMs: 60_000 });
-};
-
-/**
- * Counts, in `ref`'s namespace and before anything else there, the packets that arrive from each
- * source: a table of our own (`hostile_count`), made afresh.
- */
-async function countArrivals(ref: NetnsRef, sources: string[]) {
-  await inRef(ref, 'nft', ['delete', 'table', 'inet', 'hostile_count'], [0, 1]);
-  const rules = sources.map(
-    (s) => `add rule inet hostile_count pre ${s.includes(':') ? 'ip6' : 'ip'} saddr ${s} counter`,
-  );
-  const script = [
-    'add table inet hostile_count',
-    'add chain inet hostile_count pre { type filter hook prerouting priority -400; }',
-    ...rules,
-    '',
-  ].join('\n');
-  const c = inNetns(ref, 'nft', ['-f', '-']);
-  await run(c.file, c.args, { input: script, timeoutMs: 30_000 });
-  return async (): Promise<Record<string, number>> => {
-    const { stdout } = await inRef(ref, 'nft', [
-      '-j',
-      'list',
-      'chain',
-      'inet',
-      'hostile_count',
-      'pre',
-    ]);
-    const out: Record<string, number> = {};
-    for (const o of (JSON.parse(stdout) as { nftables: { rule?: { expr: unknown[] } }[] })
-      .nftables) {
-      if (!o.rule) continue;
-      const expr = o.rule.expr as { match?: { right?: string }; counter?: { packets: number } }[];
-      const src = expr.find((e) => e.match)?.match?.right;
-      const packets = expr.find((e) => e.counter)?.counter?.packets;
-      if (src !== undefined && packets !== undefined) out[src] = packets;
-    }
-    return out;
-  };
-}
-
-/** Three pings from `from` with this source to `to` (answers or not). */
-async function pings(from: NetnsRef, source: string, to: string): Promise<void> {
-  const family = to.includes(':') ? '-6' : '-4';
-  await inRef(
-    from,
-    'ping',
-    [family, '-c', '3', '-i', '0.2', '-W', '1', '-I', source, to],
-    [0, 1, 2],
-  );
-}
-
 describe('a hostile tenant', () => {
   it("a NET_ADMIN pod that takes another pod's address sends nothing from it: not to a pod of its node, another node, nor the router (IPv6 and IPv4)", async () => {
     const attacker = await pod('tenant-a', 'attacker');
@@ -291,6 +235,57 @@ describe('a hostile tenant', () => {
       );
       expect({ address, code: fromRouter.code }).toEqual({ address, code: 0 });
     }
+  });
+
+  it("a pod asking for the node's BGP port or the agent's as its hostPort is refused at ADD: no DNAT, the session stays up", async () => {
+    const plan = lab.plans[0]!;
+    const name = 'port-thief';
+    await lab.apply(PODS, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'tenant-a', labels: { app: name } },
+      spec: {
+        nodeSelector: { 'kubernetes.io/hostname': plan.name },
+        terminationGracePeriodSeconds: 0,
+        containers: [
+          {
+            ...(workloadContainer('w') as Record<string, unknown>),
+            ports: [
+              { containerPort: 8080, hostPort: 179, protocol: 'TCP' },
+              { containerPort: 8081, hostPort: AGENT_PORT, protocol: 'TCP' },
+            ],
+          },
+        ],
+      },
+    });
+    const refusals = await eventually(
+      `a FlockHostPortRefused Event on ${name}`,
+      async () => {
+        const list = (await lab.api!.request({
+          method: 'GET',
+          path: '/api/v1/namespaces/tenant-a/events',
+        })) as {
+          items: { reason?: string; message?: string; involvedObject?: { name?: string } }[];
+        };
+        const found = list.items.filter(
+          (e) => e.reason === 'FlockHostPortRefused' && e.involvedObject?.name === name,
+        );
+        return found.length ? found : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 1_000 },
+    );
+    expect(refusals[0]!.message).toMatch(/179.*reserved|reserved.*179/);
+    // Nothing of it reached the datapath: no address, no DNAT of a node port.
+    const thief = (await lab.api!.request({
+      method: 'GET',
+      path: `/api/v1/namespaces/tenant-a/pods/${name}`,
+    })) as LabPod;
+    expect(thief.status?.podIPs ?? []).toEqual([]);
+    const { stdout } = await lab
+      .node(plan.name)
+      .ns.enter('nft', ['list', 'table', 'inet', 'flock']);
+    expect(stdout).not.toMatch(/\b(179|9901)\s*:/);
+    expect((await lab.router!.sessions()).get(plan.routerIf)).toBe('Established');
   });
 
   it('40 unschedulable pods with 190 KB annotations grow no agent by 8 MiB or more', async () => {

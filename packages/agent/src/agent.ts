@@ -17,10 +17,10 @@ import { metered } from './cni/metered.js';
 import { OrphanSweep } from './cni/orphan-sweep.js';
 import { AttachmentRecovery } from './cni/recovery.js';
 import { startCniServer } from './cni-server/index.js';
-import type { AgentConfig } from './core/config.js';
+import { reservedHostPorts, type AgentConfig } from './core/config.js';
 import { serving, startInOrder, step, type Component } from './core/lifecycle.js';
 import { AgentMetrics } from './core/metrics.js';
-import { agentVersion } from './core/version.js';
+import { statusVersion } from './core/version.js';
 import type { Datapath } from './datapath/index.js';
 import { NetworkConditionKeeper } from './node-status/node-condition.js';
 import { statusInputs } from './node-status/status-inputs.js';
@@ -150,7 +150,7 @@ function buildAgent(deps: AgentDeps) {
   });
   // One pod cache for the whole agent: NetworkPolicy peers are every pod of the cluster, and
   // this node's pods are its by-node view.
-  const allPods = clusterPodCache(transport, logger, config.watchdogMs, metrics.options);
+  const allPods = clusterPodCache(transport, logger, config.watchdogMs, metrics.options, nodeName);
   const pods = nodePods(allPods, nodeName);
   const podLookup = new PodLookupWithFallback(pods, transport);
   // Who owns each floating address: one cache of every claim, read by the plan and the policy;
@@ -217,9 +217,19 @@ function buildAgent(deps: AgentDeps) {
     services: serviceCache(transport, logger, config.watchdogMs, metrics.options),
     slices: endpointSliceCache(transport, nodeName, logger, config.watchdogMs, metrics.options),
   };
+  // Its watch of this one Node also gives routing the Node's addresses (router ID, BFD sources).
+  const nodeCondition = new NetworkConditionKeeper(
+    transport,
+    nodeName,
+    logger,
+    config.resyncMs,
+    config.watchdogMs,
+    metrics,
+  );
   const routing = new Routing({
     nodeName,
     transport,
+    node: nodeCondition.node,
     logger,
     store,
     pods,
@@ -252,6 +262,7 @@ function buildAgent(deps: AgentDeps) {
     },
     logger,
     ready: () => ready,
+    reservedHostPorts: reservedHostPorts(config),
     warn: (pod, reason, note) =>
       void events.event(pod, { type: 'Warning', reason, action: 'AddPod', note }),
     ...(deps.fault ? { fault: deps.fault } : {}),
@@ -371,14 +382,7 @@ function buildAgent(deps: AgentDeps) {
         await Promise.all([serviceCaches.services.stop(), serviceCaches.slices.stop()]);
       },
     },
-    new NetworkConditionKeeper(
-      transport,
-      nodeName,
-      logger,
-      config.resyncMs,
-      config.watchdogMs,
-      metrics,
-    ),
+    nodeCondition,
     new Blackholes({
       datapath,
       nodeConfig,
@@ -447,13 +451,4 @@ function buildAgent(deps: AgentDeps) {
       ...(policy ? { policy } : {}),
     },
   };
-}
-
-/** The agent's version for its status; a status without it beats no status. */
-function statusVersion(): string | undefined {
-  try {
-    return agentVersion();
-  } catch {
-    return undefined;
-  }
 }

@@ -19,3 +19,4 @@ export * from './cluster-network-policy.js';
 export * from './path.js';
 export * from './endpoint-slice.js';
 export * from './port-mapping.js';
+export * from './reserved-host-ports.js';

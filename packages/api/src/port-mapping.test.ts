@@ -3,6 +3,7 @@ import {
   describeHostPort,
   hostPortsOverlap,
   parsePortMappings,
+  servableHostPorts,
   type HostPort,
 } from './port-mapping.js';
 
@@ -101,5 +102,49 @@ describe('hostPortsOverlap', () => {
     expect(describeHostPort(m({}))).toBe('tcp *:80');
     expect(describeHostPort(m({ family: 6, protocol: 'udp' }))).toBe('udp [::]:80');
     expect(describeHostPort(m({ hostIP: '2001:db8::1' }))).toBe('tcp [2001:db8::1]:80');
+  });
+});
+
+describe('servableHostPorts', () => {
+  const m = (over: Partial<HostPort>): HostPort => ({
+    protocol: 'tcp',
+    hostPort: 80,
+    containerPort: 80,
+    ...over,
+  });
+  it('a pod of both families: every mapping as it is', () => {
+    const all = [m({}), m({ family: 4 }), m({ hostIP: '2001:db8::1', hostPort: 81 })];
+    expect(servableHostPorts(all, [6, 4])).toEqual({ ok: true, value: all });
+  });
+
+  it('a pod of one family: a mapping on every node address is kept for that family only', () => {
+    expect(servableHostPorts([m({}), m({ family: 6, hostPort: 81 })], [6])).toEqual({
+      ok: true,
+      value: [m({ family: 6 }), m({ family: 6, hostPort: 81 })],
+    });
+    // `*:80` and `[::]:80` to the same container port are one mapping once narrowed.
+    expect(servableHostPorts([m({}), m({ family: 6 })], [6])).toEqual({
+      ok: true,
+      value: [m({ family: 6 })],
+    });
+  });
+
+  it('refuses a mapping bound to a family the pod has no address in, naming it', () => {
+    expect(servableHostPorts([m({ hostIP: '192.0.2.1' })], [6])).toEqual({
+      ok: false,
+      error:
+        'hostPort tcp 192.0.2.1:80 cannot reach the pod: the pod has no IPv4 address (a hostPort is DNATed within its family)',
+    });
+    expect(servableHostPorts([m({}), m({ family: 4, protocol: 'udp' })], [6])).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(
+        /^hostPort udp 0\.0\.0\.0:80 cannot reach the pod: the pod has no IPv4 address/,
+      ),
+    });
+    expect(servableHostPorts([m({ hostIP: '2001:db8::1' })], [4])).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('no IPv6 address'),
+    });
+    expect(servableHostPorts([m({})], [])).toMatchObject({ ok: false });
   });
 });

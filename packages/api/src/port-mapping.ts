@@ -123,6 +123,31 @@ export function hostPortsOverlap(a: HostPort, b: HostPort): boolean {
   return fa === undefined || fb === undefined || fa === fb;
 }
 
+/**
+ * The mappings a pod with addresses of `families` can serve (flock DNATs within a family): one
+ * bound to a family the pod has no address in (a hostIP of it, 0.0.0.0 or ::) is refused; one on
+ * every node address (no hostIP) is kept for the families the pod has, `family` set when it has
+ * one only (the other family's addresses stay free for other pods).
+ */
+export function servableHostPorts(
+  mappings: readonly HostPort[],
+  families: readonly Family[],
+): PortMappingsResult {
+  const out: HostPort[] = [];
+  for (const m of mappings) {
+    const family = familyOf(m);
+    if (family !== undefined ? !families.includes(family) : families.length === 0)
+      return {
+        ok: false,
+        error: `hostPort ${describeHostPort(m)} cannot reach the pod: the pod has no ${family ? `IPv${family} ` : ''}address (a hostPort is DNATed within its family)`,
+      };
+    const only = families.length === 1 ? families[0] : undefined;
+    const served = family === undefined && only !== undefined ? { ...m, family: only } : m;
+    if (!out.some((o) => sameMapping(o, served))) out.push(served);
+  }
+  return { ok: true, value: out };
+}
+
 const sameMapping = (a: HostPort, b: HostPort) =>
   a.protocol === b.protocol &&
   a.hostPort === b.hostPort &&

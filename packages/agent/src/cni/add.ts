@@ -5,6 +5,8 @@
 import {
   BGP_COMMUNITIES_ANNOTATION,
   CniErrorCode,
+  NODE_DAEMON_PORTS,
+  servableHostPorts,
   type AgentRequest,
   type CniResult,
   type HostPort,
@@ -106,7 +108,9 @@ export async function add(
   const communities = refusing('FlockCommunityRefused', () =>
     communityRequest(pod, allowedCommunities(spec, namespace)),
   );
-  const hostPorts = refusing('FlockHostPortRefused', () => hostPortRequest(request.config));
+  const hostPorts = refusing('FlockHostPortRefused', () =>
+    hostPortRequest(request.config, deps.reservedHostPorts ?? NODE_DAEMON_PORTS),
+  );
   // The keeper leaves these addresses to this ADD until it ends (committed or undone).
   const done = deps.claims.keeper.hold([...floating.pinned, ...floating.anycast]);
   try {
@@ -143,7 +147,7 @@ async function attach(
 ): Promise<CniResult> {
   const { containerID, ifName, netns } = request as Required<AgentRequest>;
   const who = podIdentity(request.args);
-  const { pod, wanted, communities, hostPorts } = asked;
+  const { pod, wanted, communities } = asked;
   const owner = entryKey(containerID, ifName);
   const allocated = node.allocator.allocate({
     owner,
@@ -160,6 +164,14 @@ async function attach(
   }
   time.mark('lookup');
   const a = allocated.value;
+  // A hostPort reaches the pod within its family: what the pod's addresses cannot serve is refused.
+  const served = servableHostPorts(asked.hostPorts, a.ip4 ? [6, 4] : [6]);
+  if (!served.ok) {
+    node.allocator.release(owner, { used: false });
+    deps.warn?.(pod, 'FlockHostPortRefused', served.error);
+    throw new CniCommandError(CniErrorCode.NotAllowed, served.error);
+  }
+  const hostPorts = served.value;
   let entry: AllocationEntry;
   try {
     entry = await deps.store.putPending({

@@ -1,6 +1,6 @@
 // What the CNI handlers work with: the store, the datapath, the node's state, the pod lookup,
 // and the hooks other parts of the agent hang on ADD and DEL.
-import type { Logger, Pod } from '@flock/api';
+import type { Logger, Pod, ReservedHostPorts } from '@flock/api';
 import type { AllocationEntry, AllocationStore } from '../store/index.js';
 import type { Datapath } from '../datapath/index.js';
 import type { FaultHook, HandlerFaultPoint } from '../core/faults.js';
@@ -41,6 +41,11 @@ export interface CniHandlerDeps {
   logger: Logger;
   hooks?: CniHooks;
   warn?: PodWarning;
+  /**
+   * Ports no hostPort may take on this node (core/config.ts reservedHostPorts: the daemons',
+   * the agent's, --reserved-host-ports); absent: the daemons' only (NODE_DAEMON_PORTS).
+   */
+  reservedHostPorts?: readonly ReservedHostPorts[];
   /** Test-only: called at each fault point (may throw or kill the process); see faults.ts. */
   fault?: FaultHook<HandlerFaultPoint>;
   /** STATUS readiness beyond having a NodeConfig (start-up finished). */

@@ -12,12 +12,14 @@ import {
   parseCommunities,
   parsePinnedIp,
   parsePortMappings,
+  reservedHostPortRefusal,
   type Communities,
   type HostPort,
   type IpAlgo,
   type Logger,
   type PinnedAddresses,
   type Pod,
+  type ReservedHostPorts,
 } from '@flock/api';
 import { canonicalAddress, cidrsContainIp, resolveIpAlgo } from '@flock/ipam';
 import { CniCommandError } from '../core/cni-error.js';
@@ -111,9 +113,19 @@ export function communityRequest(pod: Pod, allowed: Communities | undefined): st
   return parsed.value;
 }
 
-/** The pod's hostPorts (runtimeConfig.portMappings): a bad one is a refusal naming it. */
-export function hostPortRequest(config: unknown): HostPort[] {
+/**
+ * The pod's hostPorts (runtimeConfig.portMappings): a bad one is a refusal naming it, and so is
+ * one of the node's reserved ports (any hostIP: the node's daemons listen on every address).
+ */
+export function hostPortRequest(
+  config: unknown,
+  reserved: readonly ReservedHostPorts[],
+): HostPort[] {
   const parsed = parsePortMappings(config, (ip) => canonicalAddress(ip) ?? ip);
   if (!parsed.ok) throw new CniCommandError(CniErrorCode.InvalidNetworkConfig, parsed.error);
+  for (const m of parsed.value) {
+    const refusal = reservedHostPortRefusal(m, reserved);
+    if (refusal) throw new CniCommandError(CniErrorCode.NotAllowed, refusal);
+  }
   return parsed.value;
 }

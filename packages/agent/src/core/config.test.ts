@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AGENT_FLAGS, loadAgentConfig } from './config.js';
+import { NODE_DAEMON_PORTS } from '@flock/api';
+import { AGENT_FLAGS, loadAgentConfig, reservedHostPorts } from './config.js';
 import { agentVersion } from './version.js';
 
 describe('agent settings', () => {
@@ -47,6 +48,37 @@ describe('agent settings', () => {
     ]);
     for (const bad of ['10.0.0.1', '10.0.0.1/8', 'pods'])
       expect(() => ranges('--peer-pod-ranges', bad), bad).toThrow(/--peer-pod-ranges/);
+  });
+
+  it("--reserved-host-ports: PORT/PROTOCOL or FIRST-LAST/PROTOCOL, comma-separated (default none); with the daemons' and --health-port, what no hostPort may take", () => {
+    const load = (...args: string[]) => loadAgentConfig(args, { NODE_NAME: 'n' });
+    expect(load().reservedHostPorts).toEqual([]);
+    expect(load('--reserved-host-ports', '22/tcp, 30000-32767/UDP').reservedHostPorts).toEqual([
+      {
+        protocol: 'tcp',
+        first: 22,
+        last: 22,
+        owner: expect.stringContaining('--reserved-host-ports'),
+      },
+      { protocol: 'udp', first: 30000, last: 32767, owner: expect.any(String) },
+    ]);
+    for (const bad of ['22', '22/icmp', '0/tcp', '9-8/tcp'])
+      expect(() => load('--reserved-host-ports', bad), bad).toThrow(/--reserved-host-ports: "/);
+    const reserved = (...args: string[]) =>
+      reservedHostPorts(load(...args)).map((r) => `${r.first}-${r.last}/${r.protocol}`);
+    expect(reserved()).toEqual([
+      '179-179/tcp',
+      '3784-3784/udp',
+      '4784-4784/udp',
+      '10250-10250/tcp',
+      '10248-10248/tcp',
+      '10255-10255/tcp',
+      '9901-9901/tcp',
+    ]);
+    expect(reserved('--health-port', '0', '--reserved-host-ports', '22/tcp')).toEqual([
+      ...NODE_DAEMON_PORTS.map((r) => `${r.first}-${r.last}/${r.protocol}`),
+      '22-22/tcp',
+    ]);
   });
 
   it('names every bad setting', () => {

@@ -1,6 +1,13 @@
 // The agent's settings: one flag table (@flock/kube's FlagSet) gives the flags, their
 // FLOCK_<FLAG> environment variables, the defaults, the validation and --help.
-import { DEFAULT_AGENT_SOCKET, cidrString, ipString } from '@flock/api';
+import {
+  DEFAULT_AGENT_SOCKET,
+  NODE_DAEMON_PORTS,
+  cidrString,
+  ipString,
+  reservedHostPortsFlag,
+  type ReservedHostPorts,
+} from '@flock/api';
 import {
   FlagSet,
   durationFlag,
@@ -135,6 +142,16 @@ const FLAGS = {
     arg: 'ADDR',
     schema: z.string().min(1).optional(),
   },
+  /**
+   * Ports no hostPort may take, beside those reserved always (BGP, BFD, the kubelet's, the
+   * --health-port: reservedHostPorts below): the node's own services, e.g. sshd.
+   */
+  reservedHostPorts: {
+    help: "further ports no hostPort may take, comma-separated PORT/PROTOCOL or FIRST-LAST/PROTOCOL (e.g. 22/tcp,9100/tcp); BGP, BFD, the kubelet's and --health-port are always reserved",
+    arg: 'PORTS',
+    schema: reservedHostPortsFlag('a service of the node (--reserved-host-ports)'),
+    default: '',
+  },
   logLevel: logLevelFlag,
   /**
    * Run ip, nft and birdc from a small child process ("server") or from the agent itself
@@ -263,4 +280,27 @@ export function loadAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
       'flock-agent: --bfd-config and --bfd-socket go together (the BFD speaker is both)',
     );
   return config;
+}
+
+/**
+ * The ports no hostPort may take on this node: the node daemons' (BGP, BFD, the kubelet's),
+ * the agent's own --health-port (TCP) and --reserved-host-ports.
+ */
+export function reservedHostPorts(
+  config: Pick<AgentConfig, 'healthPort' | 'reservedHostPorts'>,
+): ReservedHostPorts[] {
+  return [
+    ...NODE_DAEMON_PORTS,
+    ...(config.healthPort
+      ? [
+          {
+            protocol: 'tcp' as const,
+            first: config.healthPort,
+            last: config.healthPort,
+            owner: 'the flock agent (--health-port)',
+          },
+        ]
+      : []),
+    ...config.reservedHostPorts,
+  ];
 }

@@ -9,3 +9,12 @@ export const agentVersion = (): string =>
       import.meta.url,
     ),
   );
+
+/** The version for the agent's status: a status without it beats no status. */
+export function statusVersion(): string | undefined {
+  try {
+    return agentVersion();
+  } catch {
+    return undefined;
+  }
+}

@@ -2,7 +2,8 @@
 // written when the Node's cache shows it otherwise (at start-up, when someone else changes it)
 // and re-checked periodically — a write only when the condition is not already False/FlockReady,
 // keeping its lastTransitionTime when it was False already. One Loop (node-condition): triggered
-// by the cache, ticking every period, a failed write retried with backoff.
+// by the cache, ticking every period, a failed write retried with backoff. The cache, a watch of
+// only this Node, is also where routing reads the Node's addresses (router ID, BFD sources).
 import { NETWORK_UNAVAILABLE_REASON, type Logger } from '@flock/api';
 import {
   Cache,
@@ -24,7 +25,8 @@ const STRATEGIC_MERGE = 'application/strategic-merge-patch+json';
 
 export class NetworkConditionKeeper {
   readonly name = 'keep NetworkUnavailable=False';
-  private readonly cache: Cache<V1Node & KubeObject>;
+  /** This Node, as the watch of that one object keeps it (routing reads its addresses here). */
+  readonly node: Cache<V1Node & KubeObject>;
   private readonly loop: Loop;
   /** The Node as the event that asked for a write showed it. */
   private seen: V1Node | undefined;
@@ -37,7 +39,7 @@ export class NetworkConditionKeeper {
     watchdogMs?: number,
     metrics?: { options: MetricsOptions; loops: LoopMetrics },
   ) {
-    this.cache = new Cache<V1Node & KubeObject>({
+    this.node = new Cache<V1Node & KubeObject>({
       source: resourceListWatch(transport, NODES),
       fieldSelector: formatFieldSelector({ 'metadata.name': nodeName }),
       logger,
@@ -61,16 +63,16 @@ export class NetworkConditionKeeper {
       this.seen = node;
       this.loop.trigger();
     };
-    this.cache.addHandler({ onAdd: check, onUpdate: (_old, node) => check(node) });
+    this.node.addHandler({ onAdd: check, onUpdate: (_old, node) => check(node) });
   }
 
   start(): void {
-    this.cache.start();
+    this.node.start();
     this.loop.start();
   }
 
   async stop(): Promise<void> {
-    await this.cache.stop();
+    await this.node.stop();
     await this.loop.stop();
   }
 
@@ -81,7 +83,7 @@ export class NetworkConditionKeeper {
   private async sync(): Promise<void> {
     const seen = this.seen;
     this.seen = undefined;
-    const node = seen ?? (this.cache.hasSynced ? this.cache.getObject(this.nodeName) : undefined);
+    const node = seen ?? (this.node.hasSynced ? this.node.getObject(this.nodeName) : undefined);
     if (node && isAsserted(node)) return;
     const now = seconds(new Date());
     const previous = node && networkUnavailable(node);

@@ -1,7 +1,8 @@
 // What the bgp-peers loop keeps: this node's BGP peers as BIRD gets them (BFD sources filled in
 // from the Node's addresses, passwords read from their Secrets) and the router ID. Re-read on
-// NodeConfig changes and periodically; warnings (BfdNotConfigured, peer Secret problems) are
-// told once, as Events on the NodeConfig.
+// NodeConfig and Node address changes and periodically; the Node comes from the agent's watch
+// of it (a GET only before that has synced); warnings (BfdNotConfigured, peer Secret problems)
+// are told once, as Events on the NodeConfig.
 import type { Logger, NodeConfigSpec } from '@flock/api';
 import type { KubeTransport } from '@flock/kube';
 import { BfdWarnings, needsBfdSource, withBfdSources } from './bfd-sources.js';
@@ -15,16 +16,20 @@ import {
   type SecretReader,
 } from './peer-secrets.js';
 import {
+  cachedNodeAddresses,
   chooseRouterId,
   logRouterId,
   readNodeAddresses,
   type NodeAddress,
+  type NodeView,
   type RouterIdChoice,
 } from './router-id.js';
 
 interface BgpPeersDeps {
   nodeName: string;
   transport: KubeTransport;
+  /** This node's Node from the agent's watch of it (none, or not synced yet: a GET per refresh). */
+  node?: NodeView | undefined;
   logger: Logger;
   /** --router-id: wins over everything else. */
   routerIdOverride?: string | undefined;
@@ -83,7 +88,9 @@ export class BgpPeers {
       (spec.serviceCIDRs?.length ?? 0) > 0;
     if (needed) {
       try {
-        this.nodeAddresses = await readNodeAddresses(this.deps.transport, nodeName);
+        this.nodeAddresses =
+          cachedNodeAddresses(this.deps.node, nodeName) ??
+          (await readNodeAddresses(this.deps.transport, nodeName));
       } catch (error) {
         logger.warn('cannot read the Node for its address; router ID and BFD sources unchanged', {
           error: String(error),

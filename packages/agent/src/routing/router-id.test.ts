@@ -1,8 +1,17 @@
 import { FakeApiServer } from '@flock/kube/testing';
 import { NODES } from '@flock/kube';
+import { silentLogger } from '@flock/api';
+import { nodeConfig } from '@flock/api/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chooseRouterId, fallbackRouterId, readNodeAddresses } from './router-id.js';
+import { BgpPeers } from './bgp-peers.js';
+import {
+  chooseRouterId,
+  fallbackRouterId,
+  readNodeAddresses,
+  type NodeObject,
+  type NodeView,
+} from './router-id.js';
 
 const internal = (address: string) => ({ type: 'InternalIP', address });
 
@@ -55,5 +64,47 @@ describe('router ID', () => {
       status: { addresses: [internal('10.0.0.10')] },
     });
     expect(await readNodeAddresses(api, 'node-a')).toEqual([internal('10.0.0.10')]);
+  });
+
+  it("takes the Node's addresses from its watch once synced; a GET only before", async () => {
+    const api = new FakeApiServer();
+    api.putObject(NODES, {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'node-a' },
+      status: { addresses: [internal('10.0.0.10')] },
+    });
+    let synced = false;
+    let node: NodeObject | undefined;
+    const view: NodeView = {
+      get hasSynced() {
+        return synced;
+      },
+      getObject: () => node,
+      addHandler: () => () => {},
+    };
+    const bgp = new BgpPeers({
+      nodeName: 'node-a',
+      transport: api,
+      node: view,
+      logger: silentLogger,
+      secretNamespace: 'flock-system',
+    });
+    const gets = () => api.requests.filter((r) => r.path === '/api/v1/nodes/node-a').length;
+    const spec = nodeConfig().spec;
+    await bgp.refresh(spec);
+    expect([bgp.routerId?.routerId, gets()]).toEqual(['10.0.0.10', 1]);
+    synced = true;
+    node = { metadata: { name: 'node-a' }, status: { addresses: [internal('10.0.0.20')] } };
+    await bgp.refresh(spec);
+    await bgp.refresh(spec);
+    expect([bgp.routerId?.routerId, gets()]).toEqual(['10.0.0.20', 1]);
+    // The watch shows no Node: no addresses, as a GET answering 404.
+    node = undefined;
+    await bgp.refresh(spec);
+    expect([bgp.routerId, gets()]).toEqual([
+      { routerId: fallbackRouterId('node-a'), source: 'fallback' },
+      1,
+    ]);
   });
 });

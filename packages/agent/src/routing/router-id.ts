@@ -10,7 +10,14 @@
 import { createHash } from 'node:crypto';
 import { ipFamily, type Logger } from '@flock/api';
 import { canonicalAddress } from '@flock/ipam';
-import { NODES, isNotFound, objectPath, type KubeTransport } from '@flock/kube';
+import {
+  NODES,
+  isNotFound,
+  objectPath,
+  type Cache,
+  type KubeObject,
+  type KubeTransport,
+} from '@flock/kube';
 import { z } from 'zod';
 
 type RouterIdSource = 'flag' | 'nodeconfig' | 'node-internal-ip' | 'fallback';
@@ -62,6 +69,21 @@ const NodeAddresses = z.object({
     })
     .optional(),
 });
+
+/** What the router ID reads of a Node. */
+export type NodeObject = KubeObject & { status?: { addresses?: NodeAddress[] } };
+
+/** This node's Node as the agent's watch of that one object keeps it. */
+export type NodeView = Pick<Cache<NodeObject>, 'hasSynced' | 'getObject' | 'addHandler'>;
+
+/** The Node's addresses from its watch (none when the Node is missing); undefined before it synced. */
+export function cachedNodeAddresses(
+  view: NodeView | undefined,
+  nodeName: string,
+): NodeAddress[] | undefined {
+  if (!view?.hasSynced) return undefined;
+  return view.getObject(nodeName)?.status?.addresses ?? [];
+}
 
 /** The Node object's addresses (empty when the Node is missing); throws on other API errors. */
 export async function readNodeAddresses(

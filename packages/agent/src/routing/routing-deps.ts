@@ -9,6 +9,7 @@ import type { AgentMetrics } from '../core/metrics.js';
 import type { ClaimOf } from '../claims/ownership.js';
 import type { SecretReader } from './peer-secrets.js';
 import type { HealthCheck } from './kube-proxy-health.js';
+import type { NodeView } from './router-id.js';
 import type { ServiceView, SliceView } from './service-addresses.js';
 
 /** Routes in the model BIRD last accepted, by class. */
@@ -58,6 +59,11 @@ export interface RoutingDeps {
    */
   claimsReady: () => Promise<void>;
   nodeConfig: NodeConfigTracker;
+  /**
+   * This node's Node from the agent's watch of it: the router ID and BFD sources are read there
+   * (absent, or before it has synced: one GET of the Node per refresh).
+   */
+  node?: NodeView;
   datapath: Pick<Datapath, 'listAnycastRoutes' | 'ensureAnycastRoute'>;
   /** reload: configure (a few quick attempts; the announcer retries). status: show protocols. */
   bird: { reload: BirdControl; status: BirdControl };

@@ -4,11 +4,12 @@
 // gone" and withdraw the node's pinned and anycast addresses at each agent restart.
 //
 // Triggers: changed() (every ADD/DEL through CniHooks.changed), pod cache events that change a
-// pod's UID, phase or readiness, NodeConfig events (also re-read the peers' Secrets and the
-// router ID), a short tick (anycast period, default 2 s) and the refresh period (default 30 s:
-// Secrets, router ID). Each job is one Loop (@flock/kube): announcements (the pass) and
-// bgp-peers (the refresh). Listeners of onChange() hear of every new state (the NodeConfig
-// status writer).
+// pod's UID, phase or readiness, NodeConfig events and changes of the Node's addresses (also
+// re-read the peers' Secrets and the router ID), a short tick (anycast period, default 2 s) and
+// the refresh period (default 30 s: Secrets, router ID). The Node is read from the agent's watch
+// of it, no GET per refresh once that has synced. Each job is one Loop (@flock/kube):
+// announcements (the pass) and bgp-peers (the refresh). Listeners of onChange() hear of every
+// new state (the NodeConfig status writer).
 import type { NodeConfigSpec } from '@flock/api';
 import { Loop } from '@flock/kube';
 import { steadyNow } from '@flock/ipam';
@@ -21,6 +22,7 @@ import { AnycastReconciler } from './anycast-reconciler.js';
 import { BirdAnnouncer, type AnnouncerState } from './announcer.js';
 import { BfdSpeaker } from './bfd-speaker.js';
 import { BgpPeers } from './bgp-peers.js';
+import type { NodeObject } from './router-id.js';
 import { ExportLatency } from './export-latency.js';
 import type { ExportedRoutes, RoutingDeps } from './routing-deps.js';
 import { SessionPoll, type BgpObservation } from './session-poll.js';
@@ -91,6 +93,7 @@ export class Routing implements Component {
     this.bgp = new BgpPeers({
       nodeName: deps.nodeName,
       transport: deps.transport,
+      node: deps.node,
       logger,
       routerIdOverride: settings.routerIdOverride,
       secretNamespace: settings.secretNamespace,
@@ -167,6 +170,17 @@ export class Routing implements Component {
         { replay: false },
       ),
     );
+    // The router ID and BFD sources follow the Node's addresses (not its status heartbeats).
+    const addresses = (n: NodeObject) => JSON.stringify(n.status?.addresses ?? []);
+    const node = this.deps.node?.addHandler(
+      {
+        onAdd: () => this.refreshLoop.trigger(),
+        onUpdate: (a, b) => void (addresses(a) === addresses(b) || this.refreshLoop.trigger()),
+        onDelete: () => this.refreshLoop.trigger(),
+      },
+      { replay: false },
+    );
+    if (node) this.cleanups.push(node);
     // Service addresses follow their Services and this node's ready endpoints; a change that
     // keeps what the plan reads (the trimmed views are equal) is none.
     for (const cache of [this.deps.services?.services, this.deps.services?.slices])
