@@ -72,7 +72,12 @@ describe('flock-operator process', () => {
       'flock_operator_leader_is_leader{lease="flock-system/flock-operator"} 1',
     );
     expect(metrics).toMatch(/flock_operator_process_resident_memory_bytes \d+/);
-    expect(metrics).toMatch(/flock_operator_cache_objects\{cache="nodeconfigs"\} 6/);
+    // The operator's own cache sees what it wrote a watch event later than the API does.
+    await eventually('the nodeconfigs cache holds 6', async () =>
+      /flock_operator_cache_objects\{cache="nodeconfigs"\} 6/.test(
+        (await first.get('/metrics'))?.text ?? '',
+      ),
+    );
     expect(await leaseHolder()).toMatch(/^first_[0-9a-f]{8}$/);
 
     expect(await first.stop()).toEqual({ code: 0, signal: null });
