@@ -18,7 +18,7 @@ declare -A APT=(
   [bird]=bird2 [nft]=nftables [ip]=iproute2 [ping]=iputils-ping [socat]=socat
   [tcpdump]=tcpdump [/usr/lib/cni/ptp]=containernetworking-plugins
   [runc]=runc [gcc]=gcc [/usr/lib/x86_64-linux-gnu/libc.a]=libc6-dev [/bin/busybox]=busybox-static
-  [conntrack]=conntrack [buildah]=buildah [mmdebstrap]=mmdebstrap [modprobe]=kmod [curl]=curl [nc.openbsd]=netcat-openbsd [wget]=wget [dash]=dash [promtool]=prometheus [python3]=python3-minimal
+  [conntrack]=conntrack [buildah]=buildah [mmdebstrap]=mmdebstrap [modprobe]=kmod [curl]=curl [nc.openbsd]=netcat-openbsd [wget]=wget [dash]=dash [promtool]=prometheus [python3]=python3-minimal [dig]=bind9-dnsutils
 )
 missing=()
 for cmd in "${!APT[@]}"; do

@@ -1,104 +1,27 @@
 // Kubernetes' own networking e2e specs, unmodified, compiled into one test binary at the control
 // plane's version: the NetworkPolicy suite (test/e2e/network/netpol), the rest of sig-network
-// (test/e2e/network) and the granular pod networking checks (test/e2e/common/network). Only these
-// packages are imported (what they import brings some other SIGs' specs along: focus picks).
-//
-// What this file does is what test/e2e/e2e.go does for the full suite, kept to what a lab needs:
-// flags, the per-process cluster IP family, waiting for schedulable nodes, the suite's ginkgo
-// configuration. Build: scripts/build-conformance.sh; run: e2e/conformance/run.ts.
+// (test/e2e/network), the granular pod networking checks (test/e2e/common/network) and
+// sig-api-machinery's (test/e2e/apimachinery: the API server calling webhooks served by pods).
+// Only these packages are imported (what they import brings some other SIGs' specs along: focus
+// picks). The whole suite is e2e/conformance/all. Build: scripts/build-conformance.sh; run:
+// e2e/lab/conformance (npm run test:conformance).
 package conformance
 
 import (
-	"context"
-	"flag"
-	"fmt"
-	"os"
 	"testing"
 
-	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/component-base/logs"
-	"k8s.io/component-base/version"
-	"k8s.io/klog/v2"
-	"k8s.io/kubernetes/test/e2e/framework"
-	"k8s.io/kubernetes/test/e2e/framework/config"
-	e2enode "k8s.io/kubernetes/test/e2e/framework/node"
-	"k8s.io/kubernetes/test/e2e/framework/testfiles"
-	e2etestingmanifests "k8s.io/kubernetes/test/e2e/testing-manifests"
-	utilnet "k8s.io/utils/net"
-
-	// Freeze the feature and environment constants before the specs use them.
-	_ "k8s.io/kubernetes/test/e2e/feature"
+	"flock.local/e2e/conformance/suite"
 
 	// The specs: sig-network's (test/e2e/network, its netpol suite, and the [Conformance]
 	// "Networking Granular Checks" that live in test/e2e/common/network).
 	_ "k8s.io/kubernetes/test/e2e/common/network"
 	_ "k8s.io/kubernetes/test/e2e/network"
 	_ "k8s.io/kubernetes/test/e2e/network/netpol"
-
-	// Framework extensions the full suite loads too: debug dumps on failure, and the check after
-	// each spec that every node is still Ready.
-	_ "k8s.io/kubernetes/test/e2e/framework/debug/init"
-	_ "k8s.io/kubernetes/test/e2e/framework/node/init"
-	_ "k8s.io/kubernetes/test/utils/format"
+	// sig-api-machinery's: the admission webhooks (the API server, off the nodes, calling a
+	// webhook Service's pods through flock's ClusterIP announcement) and the rest of it.
+	_ "k8s.io/kubernetes/test/e2e/apimachinery"
 )
 
-func TestMain(m *testing.M) {
-	versionFlag := flag.CommandLine.Bool("version", false, "Displays version information.")
-	config.CopyFlags(config.Flags, flag.CommandLine)
-	framework.RegisterCommonFlags(flag.CommandLine)
-	framework.RegisterClusterFlags(flag.CommandLine)
-	flag.Parse()
-	if *versionFlag {
-		fmt.Println(version.Get())
-		os.Exit(0)
-	}
-	if flag.CommandLine.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "unknown additional command line arguments: %s\n", flag.CommandLine.Args())
-		os.Exit(1)
-	}
-	testfiles.AddFileSource(e2etestingmanifests.GetE2ETestingManifestsFS())
-	framework.AfterReadingAllFlags(&framework.TestContext)
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { suite.Main(m) }
 
-var _ = ginkgo.SynchronizedBeforeSuite(func(ctx context.Context) []byte {
-	c, err := framework.LoadClientset()
-	framework.ExpectNoError(err, "loading the client")
-	timeouts := framework.NewTimeoutContext()
-	framework.ExpectNoError(e2enode.WaitForAllNodesSchedulable(ctx, c, timeouts.NodeSchedulable))
-	framework.Logf("e2e test version: %s", version.Get().GitVersion)
-	if v, err := c.Discovery().ServerVersion(); err == nil {
-		framework.Logf("kube-apiserver version: %s", v.GitVersion)
-	}
-	return nil
-}, func(ctx context.Context, _ []byte) {
-	// Every ginkgo process (each has its own TestContext): the node count the specs' "at least N
-	// nodes" checks read (upstream's runner passes --num-nodes), and the cluster's primary family,
-	// that of the kubernetes Service.
-	c, err := framework.LoadClientset()
-	framework.ExpectNoError(err, "loading the client")
-	if framework.TestContext.CloudConfig.NumNodes == framework.DefaultNumNodes {
-		nodes, err := e2enode.GetReadySchedulableNodes(ctx, c)
-		framework.ExpectNoError(err)
-		framework.TestContext.CloudConfig.NumNodes = len(nodes.Items)
-	}
-	framework.Logf("Ready schedulable nodes: %d", framework.TestContext.CloudConfig.NumNodes)
-	svc, err := c.CoreV1().Services(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
-	framework.ExpectNoError(err, "the kubernetes Service")
-	framework.TestContext.IPFamily = "ipv4"
-	if utilnet.IsIPv6String(svc.Spec.ClusterIP) {
-		framework.TestContext.IPFamily = "ipv6"
-	}
-	framework.Logf("Cluster IP family: %s", framework.TestContext.IPFamily)
-})
-
-func TestE2E(t *testing.T) {
-	logs.InitLogs()
-	defer logs.FlushLogs()
-	klog.EnableContextualLogging(true)
-	gomega.RegisterFailHandler(framework.Fail)
-	suiteConfig, reporterConfig := framework.CreateGinkgoConfig()
-	ginkgo.RunSpecs(t, "flock conformance: Kubernetes sig-network e2e", suiteConfig, reporterConfig)
-}
+func TestE2E(t *testing.T) { suite.Run(t, "flock conformance: Kubernetes sig-network e2e") }

@@ -4,21 +4,47 @@
 // has it, runs every suite of suites.ts with ginkgo's parallel processes, writes the JUnit reports
 // into --report-dir and the results sections of docs/conformance.md (the loadbalancer suite's a
 // section of its own); exits non-zero if any spec failed.
-//   --suite NAME      only this suite (netpol, cni, netpol-subset, hostport, loadbalancer,
-//                     loadbalancer-ipv4: on an IPv4-first lab); repeatable, one lab for all
+//   --suite NAME      only this suite (netpol, cni, netpol-subset, hostport, dns, webhook, loadbalancer,
+//                     loadbalancer-ipv4: on an IPv4-first lab; conformance, conformance-serial: the
+//                     certification run, every [Conformance] spec of all of test/e2e, whose binary
+//                     this builds first); repeatable, one lab for all
 //   --procs N         ginkgo processes (default 3)
 //   --nodes N         lab nodes (default 3)
 //   --report-dir DIR  default .cache/conformance-report
 //   --no-docs         do not rewrite docs/conformance.md
+import { join } from 'node:path';
+import { run } from '@flock/exec';
+import { REPO_ROOT } from '../core/plan.js';
 import { option } from './options.js';
 import { ran, SECTIONS, writeResults, type SuiteReport } from './report.js';
 import { conformanceLab, runSuite, versions } from './run.js';
 import { conformanceMain, type SuiteContext } from './runner.js';
-import { ALL_SUITES, HOSTPORT, LOADBALANCER, LOADBALANCER_IPV4, SUBSET } from './suites.js';
+import { E2E_ALL_BINARY } from './ginkgo.js';
+import {
+  ALL_SUITES,
+  CONFORMANCE,
+  CONFORMANCE_SERIAL,
+  DNS,
+  HOSTPORT,
+  LOADBALANCER,
+  LOADBALANCER_IPV4,
+  SUBSET,
+  WEBHOOK,
+} from './suites.js';
 
 function selected(args: string[]) {
   const names = option(args, '--suite');
-  const known = [...ALL_SUITES, SUBSET, HOSTPORT, LOADBALANCER, LOADBALANCER_IPV4];
+  const known = [
+    ...ALL_SUITES,
+    SUBSET,
+    HOSTPORT,
+    DNS,
+    WEBHOOK,
+    LOADBALANCER,
+    LOADBALANCER_IPV4,
+    CONFORMANCE,
+    CONFORMANCE_SERIAL,
+  ];
   if (!names.length) return ALL_SUITES;
   const suites = names.map((n) => {
     const s = known.find((k) => k.name === n);
@@ -41,8 +67,15 @@ async function suites({ args, lab, nodes, reportDir, sctp, started, docs, say }:
   const reports: SuiteReport[] = [];
   const bySection = new Map<keyof typeof SECTIONS, SuiteReport[]>();
   const v = await versions(lab);
+  if (selected(args).some((s) => s.binary === E2E_ALL_BINARY)) {
+    // All of test/e2e: not built by ./dev setup (a large compile the first time).
+    say('building all of test/e2e (scripts/build-conformance-all.sh)');
+    await run('bash', [join(REPO_ROOT, 'scripts', 'build-conformance-all.sh')], {
+      timeoutMs: 3_600_000,
+    });
+  }
   for (const suite of selected(args)) {
-    say(`running ${suite.name} (${procs} ginkgo processes): ${suite.about}`);
+    say(`running ${suite.name} (${suite.procs ?? procs} ginkgo processes): ${suite.about}`);
     const r = await runSuite(lab, suite, {
       procs,
       reportDir,

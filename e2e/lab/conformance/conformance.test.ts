@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { E2E_ALL_BINARY } from './ginkgo.js';
 import { parseJUnit, tally, unescapeXml } from './junit.js';
 import { BEGIN, END, ran, renderResults } from './report.js';
-import { CNI_SUBSET, LOADBALANCER, LOADBALANCER_IPV4, POLICY_SUBSET, SUBSET } from './suites.js';
+import {
+  CNI_SUBSET,
+  CONFORMANCE,
+  CONFORMANCE_SERIAL,
+  DNS,
+  WEBHOOK,
+  LOADBALANCER,
+  LOADBALANCER_IPV4,
+  POLICY_SUBSET,
+  SUBSET,
+} from './suites.js';
 
 // The shape ginkgo 2.28 writes (--junit-report), trimmed.
 const JUNIT = `<?xml version="1.0" encoding="UTF-8"?>
@@ -108,6 +119,66 @@ describe('the ./dev test subset', () => {
         ),
       ),
     ).toBe(true);
+  });
+
+  it('runs the cluster DNS [Conformance] spec as the dns suite does, not its GCE or other DNS specs', () => {
+    const dnsFocus = SUBSET.focus.filter((f) => f.includes('DNS'));
+    expect(dnsFocus).toHaveLength(1);
+    for (const focus of [...dnsFocus, ...DNS.focus]) {
+      const re = new RegExp(focus);
+      expect(re.test('[sig-network] DNS should provide DNS for the cluster [Conformance]')).toBe(
+        true,
+      );
+      for (const other of [
+        '[sig-network] DNS should provide DNS for the cluster [Provider:GCE]',
+        '[sig-network] DNS should provide DNS for services [Conformance]',
+        '[sig-network] DNS should provide /etc/hosts entries for the cluster [Conformance]',
+      ])
+        expect(re.test(other), other).toBe(false);
+    }
+  });
+});
+
+describe('the admission-webhook spec', () => {
+  it('the subset and the webhook suite pick that one spec, not the other AdmissionWebhook specs', () => {
+    const spec =
+      '[sig-api-machinery] AdmissionWebhook [Privileged:ClusterAdmin] should be able to deny pod and configmap creation [Conformance]';
+    const focus = [...SUBSET.focus.filter((f) => f.includes('AdmissionWebhook')), ...WEBHOOK.focus];
+    expect(focus).toHaveLength(2);
+    for (const f of focus) {
+      const re = new RegExp(f);
+      expect(re.test(spec)).toBe(true);
+      expect(
+        re.test(
+          '[sig-api-machinery] AdmissionWebhook [Privileged:ClusterAdmin] should be able to deny attaching pod [Conformance]',
+        ),
+      ).toBe(false);
+    }
+  });
+});
+
+describe('the certification run', () => {
+  it('every [Conformance] spec runs in exactly one of its two suites, the [Serial] ones alone', () => {
+    const matches = (suite: typeof CONFORMANCE, name: string) =>
+      suite.focus.some((f) => new RegExp(f).test(name)) &&
+      !suite.skip.some((s) => new RegExp(s.pattern).test(name));
+    for (const name of [
+      '[sig-network] Services should serve a basic endpoint from pods  [Conformance]',
+      '[sig-apps] Daemon set [Serial] should rollback without unnecessary restarts [Conformance]',
+      '[sig-scheduling] SchedulerPredicates [Serial] validates resource limits of pods that are allowed to run  [Conformance]',
+    ]) {
+      const serial = name.includes('[Serial]');
+      expect([matches(CONFORMANCE, name), matches(CONFORMANCE_SERIAL, name)], name).toEqual([
+        !serial,
+        serial,
+      ]);
+    }
+    expect(matches(CONFORMANCE, '[sig-network] Netpol should enforce policy')).toBe(false);
+    expect(CONFORMANCE_SERIAL.procs).toBe(1);
+    expect([CONFORMANCE.binary, CONFORMANCE_SERIAL.binary]).toEqual([
+      E2E_ALL_BINARY,
+      E2E_ALL_BINARY,
+    ]);
   });
 });
 

@@ -9,6 +9,8 @@ import { requireTools, which } from '@flock/testkit';
 import { parseJUnit, type SpecResult } from './junit.js';
 
 export const E2E_BINARY = 'e2e-network.test';
+/** All of test/e2e (scripts/build-conformance-all.sh): the certification run's specs. */
+export const E2E_ALL_BINARY = 'e2e-all.test';
 export const GINKGO = 'ginkgo';
 /** Where the e2e framework looks for agnhost (promoterE2eRegistry in KUBE_TEST_REPO_LIST). */
 export const E2E_REGISTRY = 'flock.local/e2e-test-images';
@@ -26,6 +28,8 @@ export interface GinkgoRun {
   name: string;
   /** Whole-run limit (ginkgo --timeout), default 3 h. */
   timeout?: string;
+  /** The e2e binary (default E2E_BINARY). */
+  binary?: string;
   /** Each line of ginkgo's output as it comes (default: only into the log file). */
   onLine?: (line: string) => void;
   /**
@@ -51,7 +55,8 @@ export function repoList(): string {
 }
 
 export async function runGinkgo(o: GinkgoRun): Promise<GinkgoResult> {
-  requireTools(GINKGO, E2E_BINARY);
+  const binary = o.binary ?? E2E_BINARY;
+  requireTools(GINKGO, binary);
   await mkdir(o.reportDir, { recursive: true });
   const repoListFile = join(o.reportDir, 'repo-list.yaml');
   await writeFile(repoListFile, repoList());
@@ -66,7 +71,7 @@ export async function runGinkgo(o: GinkgoRun): Promise<GinkgoResult> {
     `--timeout=${o.timeout ?? '3h'}`,
     '--no-color',
     '--poll-progress-after=300s',
-    which(E2E_BINARY)!,
+    which(binary)!,
     '--',
     `--kubeconfig=${o.kubeconfig}`,
     '--provider=local',

@@ -1,13 +1,13 @@
-// What Kubernetes' e2e specs need from a lab beyond the lab itself: agnhost and busybox under the
-// registry name the e2e framework is told to use (KUBE_TEST_REPO_LIST), and the kernel's SCTP
-// support.
+// What Kubernetes' e2e specs need from a lab beyond the lab itself: agnhost, busybox and the DNS
+// specs' glibc-dns-testing under the registry name the e2e framework is told to use
+// (KUBE_TEST_REPO_LIST), and the kernel's SCTP support.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { run } from '@flock/exec';
 import { requireTools, which } from '@flock/testkit';
 import type { Lab } from '../core/lab.js';
-import { agnhostImage, busyboxImage } from '../node/images.js';
+import { agnhostImage, busyboxImage, dnsutilsImage } from '../node/images.js';
 import { E2E_BINARY, E2E_REGISTRY, repoList } from './ginkgo.js';
 
 /** agnhost as the e2e framework names it: E2E_REGISTRY/agnhost:<the version built>. */
@@ -30,8 +30,8 @@ export async function e2eImages(repoListFile: string): Promise<string[]> {
 
 /**
  * Preload, on every node, what the specs run under the e2e registry name: agnhost (the lab's
- * own archive, tagged) and busybox (node/images.ts busyboxImage). The agnhost built must be the
- * version the specs name.
+ * own archive, tagged), busybox (node/images.ts busyboxImage) and glibc-dns-testing, the DNS
+ * specs' glibc querier (dnsutilsImage). The agnhost built must be the version the specs name.
  */
 export async function preloadE2eImages(lab: Lab, workDir: string): Promise<string[]> {
   const repoListFile = join(workDir, 'repo-list.yaml');
@@ -43,14 +43,18 @@ export async function preloadE2eImages(lab: Lab, workDir: string): Promise<strin
       `the e2e specs name no ${agnhost} (they name: ${named.filter((n) => n.includes('/agnhost:')).join(', ')}): scripts/build-node.sh and e2e/conformance must build the same k8s.io/kubernetes`,
     );
   const busyboxes = named.filter((n) => n.startsWith(`${E2E_REGISTRY}/busybox:`));
-  const archives = await Promise.all(busyboxes.map((n) => busyboxImage(n)));
+  const dnsutils = named.filter((n) => n.startsWith(`${E2E_REGISTRY}/glibc-dns-testing:`));
+  const archives = await Promise.all([
+    ...busyboxes.map((n) => busyboxImage(n)),
+    ...dnsutils.map((n) => dnsutilsImage(n)),
+  ]);
   await Promise.all(
     lab.nodes.map(async (node) => {
       await node.ctr(['images', 'tag', '--force', agnhostImage(), agnhost]);
       await node.importImages(archives);
     }),
   );
-  return [agnhost, ...busyboxes];
+  return [agnhost, ...busyboxes, ...dnsutils];
 }
 
 export interface SctpSupport {

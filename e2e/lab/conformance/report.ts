@@ -27,6 +27,12 @@ export const SECTIONS = {
       '<!-- BEGIN loadbalancer-ipv4 results (npm run test:conformance -- --suite loadbalancer-ipv4 writes this) -->',
     end: '<!-- END loadbalancer-ipv4 results -->',
   },
+  /** The certification run: every [Conformance] spec (suites `conformance`, `conformance-serial`). */
+  certification: {
+    begin:
+      '<!-- BEGIN certification results (npm run test:conformance -- --suite conformance --suite conformance-serial writes this) -->',
+    end: '<!-- END certification results -->',
+  },
 } satisfies Record<string, Section>;
 
 export interface SuiteReport {

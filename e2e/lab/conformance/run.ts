@@ -87,9 +87,10 @@ export async function runSuite(lab: Lab, suite: Suite, o: SuiteRunOptions): Prom
     ...(client ? { netns: client.netns } : {}),
     focus: suite.focus,
     skip: skipped.map((s) => s.pattern),
-    procs: o.procs,
+    procs: suite.procs ?? o.procs,
     reportDir: o.reportDir,
     name: suite.name,
+    ...(suite.binary ? { binary: suite.binary } : {}),
     ...(o.onLine ? { onLine: o.onLine } : {}),
   });
   if (result.suiteFailures.length)
@@ -100,7 +101,7 @@ export async function runSuite(lab: Lab, suite: Suite, o: SuiteRunOptions): Prom
     name: suite.name,
     about: suite.about,
     seconds: result.seconds,
-    procs: o.procs,
+    procs: suite.procs ?? o.procs,
     specs: result.specs,
     skipped,
   };

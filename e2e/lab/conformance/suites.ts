@@ -1,6 +1,7 @@
 // Which of Kubernetes' own sig-network specs flock runs (docs/conformance.md): ginkgo focus and
 // skip regular expressions on the specs' full text, as upstream names them.
 import type { PrimaryFamily } from '../core/plan.js';
+import { E2E_ALL_BINARY } from './ginkgo.js';
 
 export interface Suite {
   name: string;
@@ -16,7 +17,14 @@ export interface Suite {
    */
   fromRouter?: { frameworks: string[] };
   /** Its results go to a section of docs/conformance.md of its own (default: the main one). */
-  section?: 'loadbalancer' | 'loadbalancer-ipv4';
+  section?: 'loadbalancer' | 'loadbalancer-ipv4' | 'certification';
+  /**
+   * The e2e binary with its specs (default E2E_BINARY, sig-network and sig-api-machinery;
+   * E2E_ALL_BINARY: all of test/e2e, built on demand by scripts/build-conformance-all.sh).
+   */
+  binary?: string;
+  /** Ginkgo processes whatever --procs says ([Serial] specs run alone). */
+  procs?: number;
   /** The lab it needs (LabOptions.primaryFamily; default IPv6 first, flock's own). */
   primaryFamily?: PrimaryFamily;
 }
@@ -37,9 +45,9 @@ export const NETPOL: Suite = {
  * (kube-proxy) and the CNI: the [Conformance] granular pod checks, the Service data paths over
  * both families, dual-stack pods and Services, hairpin, UDP conntrack. Not: [Slow], [Serial] and
  * [Disruptive] specs (they restart or reconfigure cluster components), the DNS specs (they test
- * CoreDNS, not the CNI, and probe with an image not built here, glibc-dns-testing; the lab runs
- * CoreDNS, so specs that reach a Service by name work), LoadBalancer/Ingress (no cloud) and the
- * Internet-connectivity specs (no Internet).
+ * CoreDNS more than the CNI; the one about pods reaching it is the `dns` suite, below, and in
+ * `./dev test`; the lab runs CoreDNS, so specs that reach a Service by name work),
+ * LoadBalancer/Ingress (no cloud) and the Internet-connectivity specs (no Internet).
  */
 export const CNI: Suite = {
   name: 'cni',
@@ -74,6 +82,64 @@ export const HOSTPORT: Suite = {
   about: 'the HostPort [Conformance] spec: same hostPort, other hostIP or protocol, on one node',
   focus: [String.raw`\[sig-network\] HostPort`],
   skip: [],
+};
+
+/**
+ * The DNS [Conformance] spec that is about pods reaching the cluster DNS: a pod's two queriers,
+ * agnhost (musl upstream) and glibc-dns-testing (glibc), resolve
+ * `kubernetes.default.svc.cluster.local` (AAAA on this IPv6-first cluster) with `dig +search`,
+ * over UDP and over TCP, from the pod's own resolv.conf: the queries cross flock's pod network
+ * and kube-proxy's DNAT of the `kube-dns` Service to CoreDNS on either node; the API server
+ * reads the results through the pod proxy.
+ */
+export const DNS: Suite = {
+  name: 'dns',
+  about:
+    'the DNS [Conformance] spec "should provide DNS for the cluster": dig over UDP and TCP from two images to the kube-dns Service',
+  focus: [String.raw`\[sig-network\] DNS should provide DNS for the cluster \[Conformance\]`],
+  skip: [],
+};
+
+/**
+ * An admission-webhook [Conformance] spec: the API server calls a webhook Service. The lab's API
+ * server runs off the nodes, as many real control planes do, and reaches the Service's ClusterIP
+ * through flock: the Pool announces the Service CIDRs from every node (services.clusterIPs), and
+ * kube-proxy there sends it to the webhook's pod. No --enable-aggregator-routing (the spec passes
+ * with it too: then the API server dials the pod's address, which the router also has).
+ */
+export const WEBHOOK: Suite = {
+  name: 'webhook',
+  about: 'an AdmissionWebhook [Conformance] spec: the API server reaches a webhook served by pods',
+  focus: [
+    String.raw`\[sig-api-machinery\] AdmissionWebhook .*should be able to deny pod and configmap creation`,
+  ],
+  skip: [],
+};
+
+/**
+ * The certification run, as upstream's conformance runs do it: every [Conformance] spec of all of
+ * test/e2e, the parallel ones on several ginkgo processes (this suite), then the [Serial] ones
+ * alone (CONFORMANCE_SERIAL). Specs this machine cannot run fail and are listed with the evidence
+ * in docs/conformance.md, never skipped here.
+ */
+export const CONFORMANCE: Suite = {
+  name: 'conformance',
+  about: 'every [Conformance] spec of test/e2e that may run in parallel',
+  focus: [String.raw`\[Conformance\]`],
+  skip: [{ pattern: String.raw`\[Serial\]`, reason: 'runs alone, in `conformance-serial`' }],
+  binary: E2E_ALL_BINARY,
+  section: 'certification',
+};
+
+/** The [Serial] [Conformance] specs, one at a time (after CONFORMANCE). */
+export const CONFORMANCE_SERIAL: Suite = {
+  name: 'conformance-serial',
+  about: 'every [Serial] [Conformance] spec of test/e2e, one at a time',
+  focus: [String.raw`\[Serial\].*\[Conformance\]`],
+  skip: [],
+  binary: E2E_ALL_BINARY,
+  procs: 1,
+  section: 'certification',
 };
 
 /**
@@ -175,6 +241,16 @@ export const CNI_SUBSET: { feature: string; spec: string; prefix: string }[] = [
     spec: 'validates that there is no conflict between pods with same hostPort but different hostIP and protocol',
     prefix: String.raw`\[sig-network\] HostPort .*`,
   },
+  {
+    feature: 'the API server calling an admission webhook Service (ClusterIP announced by flock)',
+    spec: 'should be able to deny pod and configmap creation',
+    prefix: String.raw`\[sig-api-machinery\] AdmissionWebhook .*`,
+  },
+  {
+    feature: 'cluster DNS from pods (UDP and TCP, through kube-dns)',
+    spec: 'should provide DNS for the cluster [Conformance]',
+    prefix: String.raw`\[sig-network\] DNS `,
+  },
 ];
 
 export function escapeRegExp(s: string): string {
@@ -184,7 +260,8 @@ export function escapeRegExp(s: string): string {
 /** The subset as one ginkgo suite (TCP only: the UDP and SCTP variants are the full run's). */
 export const SUBSET: Suite = {
   name: 'netpol-subset',
-  about: 'one Netpol spec per NetworkPolicy feature and the HostPort spec (what `./dev test` runs)',
+  about:
+    'one Netpol spec per NetworkPolicy feature, the HostPort, cluster DNS and admission-webhook specs (what `./dev test` runs)',
   focus: [
     ...POLICY_SUBSET.map(
       (s) =>

@@ -5,9 +5,10 @@
 // probes, and the host's curl, OpenBSD netcat and wget, all with their shared libraries, as the
 // upstream image has them (Alpine's curl and netcat-openbsd, busybox's wget): Kubernetes'
 // networking e2e specs probe with `curl -g -q -s http://POD:9080/dial?...` and `nc -u -w 5 -p
-// PORT HOST PORT` (busybox's nc has no UDP). And CoreDNS, the cluster DNS (core/dns.ts): the
-// static binary scripts/build-coredns.sh built, alone, as upstream's image (distroless) has
-// nothing else. Archives are cached by content hash.
+// PORT HOST PORT` (busybox's nc has no UDP); the DNS specs query with `dig` and `getent`. And
+// CoreDNS, the cluster DNS (core/dns.ts): the static binary scripts/build-coredns.sh built, alone,
+// as upstream's image (distroless) has nothing else. For Kubernetes' e2e specs also busybox and
+// glibc-dns-testing (conformance/prepare.ts). Archives are cached by content hash.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
@@ -48,6 +49,9 @@ const APPLETS = [
   'wc',
   'cut',
   'timeout',
+  // What the DNS specs' probe loops and a person reading their results use (dns_common.go).
+  'awk',
+  'sed',
 ];
 
 /** The host's programs agnhost's image carries: where they go in the image, their Debian package. */
@@ -63,7 +67,54 @@ const HOST_TOOLS = [
   // Not busybox's: Debian's static busybox 1.35 wget segfaults on `-T` (a timeout), which the
   // e2e specs pass (`wget -T 5 -qO- TARGET`, checkReachabilityFromPod).
   { tool: 'wget', at: '/usr/bin/wget', pkg: 'wget' },
+  // The DNS specs' queriers (dns_common.go): `dig +notcp|+tcp +noall +answer +search NAME A|AAAA`
+  // and `getent hosts NAME`, as the upstream image has them (Alpine's bind-tools and musl's).
+  { tool: 'dig', at: '/usr/bin/dig', pkg: 'bind9-dnsutils' },
+  { tool: 'getent', at: '/usr/bin/getent', pkg: 'libc-bin' },
 ] as const;
+
+/**
+ * What the e2e image glibc-dns-testing (Debian with dnsutils: the DNS specs' second querier, on
+ * glibc) carries here: a shell, dig and getent on glibc, and busybox's applets for the rest.
+ */
+const DNSUTILS_TOOLS = HOST_TOOLS.filter((t) => ['dash', 'bash', 'dig', 'getent'].includes(t.tool));
+
+type HostTool = (typeof HOST_TOOLS)[number] & { path: string };
+
+/** The host's programs, found on PATH, each with the package that brings it. */
+function hostTools(list: readonly (typeof HOST_TOOLS)[number][]): HostTool[] {
+  return list.map((t) => {
+    const path = which(t.tool);
+    if (!path) throw new Error(`${t.tool} is missing: apt-get install ${t.pkg} (./dev setup does)`);
+    return { ...t, path };
+  });
+}
+
+/** Every shared library (and the loader) the programs need, once. */
+async function librariesOf(tools: HostTool[]): Promise<string[]> {
+  return [...new Set((await Promise.all(tools.map((t) => sharedLibraries(t.path)))).flat())];
+}
+
+/** Copy the programs to their places in the image and each library to the path ldd found it. */
+async function installTools(root: string, tools: HostTool[], libs: string[]): Promise<void> {
+  for (const t of tools) {
+    await mkdir(join(root, dirname(t.at)), { recursive: true });
+    await copyFile(t.path, join(root, t.at));
+  }
+  // The loader's default search path covers them.
+  for (const lib of libs) {
+    await mkdir(join(root, dirname(lib)), { recursive: true });
+    await copyFile(lib, join(root, lib));
+  }
+}
+
+/** /etc for a root-only image: passwd, group, and glibc's name service order (hosts: files, dns). */
+async function writeEtc(root: string): Promise<void> {
+  await mkdir(join(root, 'etc'), { recursive: true });
+  await writeFile(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
+  await writeFile(join(root, 'etc', 'group'), 'root:x:0:\n');
+  await writeFile(join(root, 'etc', 'nsswitch.conf'), 'hosts: files dns\n');
+}
 
 /** A dynamically linked binary's shared libraries and loader, as ldd resolves them. */
 export async function sharedLibraries(binary: string): Promise<string[]> {
@@ -97,6 +148,9 @@ export function corednsImage(): string {
   return `registry.k8s.io/coredns/coredns:v${version('coredns')}`;
 }
 
+/** What the recipes put into images beyond their inputs: part of every archive's cache key. */
+const RECIPES = APPLETS.join() + JSON.stringify(HOST_TOOLS) + 'etc:nsswitch' + 'agnhost-2';
+
 function hashOf(files: string[], extra: string): string {
   const h = createHash('sha256').update(extra);
   for (const f of files) h.update(readFileSync(f));
@@ -106,12 +160,8 @@ function hashOf(files: string[], extra: string): string {
 /** Build (or reuse) the lab's image archives. */
 export async function labImages(): Promise<LabImage[]> {
   requireTools('pause', 'agnhost', 'coredns', 'tar', 'ldd');
-  const tools = HOST_TOOLS.map((t) => {
-    const path = which(t.tool);
-    if (!path) throw new Error(`${t.tool} is missing: apt-get install ${t.pkg} (./dev setup does)`);
-    return { ...t, path };
-  });
-  const libs = [...new Set((await Promise.all(tools.map((t) => sharedLibraries(t.path)))).flat())];
+  const tools = hostTools(HOST_TOOLS);
+  const libs = await librariesOf(tools);
   if (!existsSync(BUSYBOX))
     throw new Error(`${BUSYBOX} is missing: apt-get install busybox-static (./dev setup does)`);
   const pause = which('pause')!;
@@ -133,20 +183,15 @@ export async function labImages(): Promise<LabImage[]> {
       inputs: [agnhost, BUSYBOX, ...tools.map((t) => t.path), ...libs],
       spec: async (root) => {
         await copyFile(agnhost, join(root, 'agnhost'));
+        // Upstream's image has a second name for it: the Containers specs run /agnhost-2 to
+        // tell an overridden entrypoint from the image's own.
+        await symlink('agnhost', join(root, 'agnhost-2'));
         await mkdir(join(root, 'bin'));
-        await mkdir(join(root, 'etc'));
         await mkdir(join(root, 'tmp'), { mode: 0o1777 });
         await copyFile(BUSYBOX, join(root, 'bin', 'busybox'));
         for (const a of APPLETS) await symlink('busybox', join(root, 'bin', a));
-        await mkdir(join(root, 'usr', 'bin'), { recursive: true });
-        for (const t of tools) await copyFile(t.path, join(root, t.at));
-        // Each library at the path ldd found it (the loader's default search path covers them).
-        for (const lib of libs) {
-          await mkdir(join(root, dirname(lib)), { recursive: true });
-          await copyFile(lib, join(root, lib));
-        }
-        await writeFile(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
-        await writeFile(join(root, 'etc', 'group'), 'root:x:0:\n');
+        await installTools(root, tools, libs);
+        await writeEtc(root);
         // The upstream image's entry point: `agnhost SUBCOMMAND ...` from the pod's args.
         return { name: agnhostImage(), layers: [root], entrypoint: ['/agnhost'], cmd: ['pause'] };
       },
@@ -174,10 +219,7 @@ interface ImageRecipe {
 }
 
 async function archiveOf(cache: string, image: ImageRecipe): Promise<LabImage> {
-  const archive = join(
-    cache,
-    `${hashOf(image.inputs, image.name + APPLETS.join() + JSON.stringify(HOST_TOOLS))}.tar`,
-  );
+  const archive = join(cache, `${hashOf(image.inputs, image.name + RECIPES)}.tar`);
   if (!existsSync(archive)) {
     const root = await mkdtemp(join(tmpdir(), 'flock-image-'));
     try {
@@ -199,9 +241,7 @@ export async function busyboxImage(name: string): Promise<LabImage> {
   if (!existsSync(BUSYBOX))
     throw new Error(`${BUSYBOX} is missing: apt-get install busybox-static (./dev setup does)`);
   const cache = join(dirname(dirname(dirname(realpathSync(which('agnhost')!)))), 'images');
-  const applets = (await run(BUSYBOX, ['--list'])).stdout
-    .split('\n')
-    .filter((a) => a && a !== 'busybox');
+  const applets = await busyboxApplets();
   return archiveOf(cache, {
     name,
     inputs: [BUSYBOX],
@@ -213,6 +253,43 @@ export async function busyboxImage(name: string): Promise<LabImage> {
       for (const a of applets) await symlink('busybox', join(root, 'bin', a));
       await writeFile(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
       await writeFile(join(root, 'etc', 'group'), 'root:x:0:\n');
+      return { name, layers: [root], cmd: ['sh'] };
+    },
+  });
+}
+
+/** Every applet the host's static busybox has (`busybox --list`). */
+async function busyboxApplets(): Promise<string[]> {
+  return (await run(BUSYBOX, ['--list'])).stdout.split('\n').filter((a) => a && a !== 'busybox');
+}
+
+/**
+ * The DNS specs' glibc querier under `name` (upstream's glibc-dns-testing: Debian with dnsutils):
+ * the host's dash as /bin/sh, bash, dig and getent with their shared libraries (glibc's
+ * resolver, as upstream's), busybox's applets for every other command (seq, sleep, awk, ...),
+ * entry point `sh`. The probes run `sh -c 'for i in $(seq 1 600); do dig ...; done'`.
+ */
+export async function dnsutilsImage(name: string): Promise<LabImage> {
+  requireTools('agnhost', 'ldd');
+  if (!existsSync(BUSYBOX))
+    throw new Error(`${BUSYBOX} is missing: apt-get install busybox-static (./dev setup does)`);
+  const cache = join(dirname(dirname(dirname(realpathSync(which('agnhost')!)))), 'images');
+  const tools = hostTools(DNSUTILS_TOOLS);
+  const libs = await librariesOf(tools);
+  const taken = new Set<string>(tools.map((t) => t.at));
+  const applets = (await busyboxApplets()).filter(
+    (a) => !taken.has(`/bin/${a}`) && !taken.has(`/usr/bin/${a}`),
+  );
+  return archiveOf(cache, {
+    name,
+    inputs: [BUSYBOX, ...tools.map((t) => t.path), ...libs],
+    spec: async (root) => {
+      await mkdir(join(root, 'bin'));
+      await mkdir(join(root, 'tmp'), { mode: 0o1777 });
+      await copyFile(BUSYBOX, join(root, 'bin', 'busybox'));
+      for (const a of applets) await symlink('busybox', join(root, 'bin', a));
+      await installTools(root, tools, libs);
+      await writeEtc(root);
       return { name, layers: [root], cmd: ['sh'] };
     },
   });

@@ -1,6 +1,8 @@
 // `./dev test`'s share of Kubernetes' own e2e suite (docs/conformance.md): one upstream Netpol
-// spec per policy feature and the HostPort [Conformance] spec (conformance/suites.ts), unmodified, run
-// by ginkgo against a lab of two real nodes. The whole suite and the CNI specs are
+// spec per policy feature, the HostPort [Conformance] spec, the DNS [Conformance] spec "should
+// provide DNS for the cluster" and the AdmissionWebhook [Conformance] spec "should be able to deny
+// pod and configmap creation" (conformance/suites.ts), unmodified, run by ginkgo against a lab of
+// two real nodes. The whole suite and the CNI specs are
 // `npm run test:conformance`.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -23,7 +25,7 @@ const { lab, dir } = startLab({
   setup: preloadConformanceImages,
 });
 
-describe("Kubernetes' Netpol e2e specs, one per NetworkPolicy feature, and the HostPort spec", () => {
+describe("Kubernetes' Netpol e2e specs, one per NetworkPolicy feature, the HostPort, DNS and webhook specs", () => {
   it('every spec of the subset passes on the lab', async () => {
     const reportDir = process.env['FLOCK_TEST_RESULTS']
       ? join(process.env['FLOCK_TEST_RESULTS'], 'conformance')

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Build all of Kubernetes' e2e specs (e2e/conformance/all: every package test/e2e/e2e_test.go
+# imports, of k8s.io/kubernetes at the control plane's version, unmodified), for the certification
+# run (`npm run test:conformance -- --suite conformance`, then `--suite conformance-serial`), into
+#   .cache/conformance-all/<content hash>/e2e-all.test   linked into   .cache/bin/
+# Not part of ./dev setup: the first build compiles every SIG's specs and their dependencies
+# (storage drivers, cloud providers); with the Go build cache warm from scripts/build-conformance.sh
+# it took 2 min on 2 cores (2026-12-05). The hash covers go.mod, go.sum, suite/*.go, all/*.go,
+# this script, scripts/go-lib.sh and the Go version ("cached" when unchanged).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+src="$root/e2e/conformance"
+say() { echo "build-conformance-all: $*" >&2; }
+# shellcheck source=scripts/go-lib.sh
+source "$root/scripts/go-lib.sh"
+require_go build-conformance-all
+
+cd "$src"
+hash="$(go_build_hash "$root/scripts/build-conformance-all.sh" go.mod go.sum suite/*.go all/*.go)"
+use_cached_build conformance-all "$hash" e2e-all.test
+start=$SECONDS
+go mod download
+k8s="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
+ldflags="$(k8s_ldflags .)"
+say "building e2e-all.test (k8s.io/kubernetes $k8s test/e2e, every SIG, $gover)"
+CGO_ENABLED=0 nice -n 10 go test -c -mod=readonly -trimpath -ldflags "$ldflags" -o "$out.tmp/e2e-all.test" ./all
+finish_build
+say "built e2e-all.test in $((SECONDS - start))s"
