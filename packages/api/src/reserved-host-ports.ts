@@ -23,7 +23,12 @@ export interface ReservedHostPorts {
 /** At most this many entries in --reserved-host-ports. */
 export const MAX_RESERVED_HOST_PORTS = 64;
 
-const reserve = (protocol: HostPortProtocol, port: number, owner: string): ReservedHostPorts => ({
+/** One port of `protocol` reserved for `owner`. */
+export const reservedPort = (
+  protocol: HostPortProtocol,
+  port: number,
+  owner: string,
+): ReservedHostPorts => ({
   protocol,
   first: port,
   last: port,
@@ -37,12 +42,12 @@ const reserve = (protocol: HostPortProtocol, port: number, owner: string): Reser
  * 10248 healthz, 10255 the read-only port). The agent adds its own --health-port.
  */
 export const NODE_DAEMON_PORTS: readonly ReservedHostPorts[] = [
-  reserve('tcp', 179, 'BGP (BIRD)'),
-  reserve('udp', 3784, 'BFD single-hop (BIRD)'),
-  reserve('udp', 4784, 'BFD multi-hop (BIRD)'),
-  reserve('tcp', 10250, 'the kubelet'),
-  reserve('tcp', 10248, "the kubelet's healthz"),
-  reserve('tcp', 10255, "the kubelet's read-only port"),
+  reservedPort('tcp', 179, 'BGP (BIRD)'),
+  reservedPort('udp', 3784, 'BFD single-hop (BIRD)'),
+  reservedPort('udp', 4784, 'BFD multi-hop (BIRD)'),
+  reservedPort('tcp', 10250, 'the kubelet'),
+  reservedPort('tcp', 10248, "the kubelet's healthz"),
+  reservedPort('tcp', 10255, "the kubelet's read-only port"),
 ];
 
 const ENTRY = /^(\d{1,5})(?:-(\d{1,5}))?\/([a-z]+)$/i;

@@ -6,6 +6,7 @@ import {
   cidrString,
   ipString,
   reservedHostPortsFlag,
+  reservedPort,
   type ReservedHostPorts,
 } from '@flock/api';
 import {
@@ -292,14 +293,7 @@ export function reservedHostPorts(
   return [
     ...NODE_DAEMON_PORTS,
     ...(config.healthPort
-      ? [
-          {
-            protocol: 'tcp' as const,
-            first: config.healthPort,
-            last: config.healthPort,
-            owner: 'the flock agent (--health-port)',
-          },
-        ]
+      ? [reservedPort('tcp', config.healthPort, 'the flock agent (--health-port)')]
       : []),
     ...config.reservedHostPorts,
   ];
