@@ -4,7 +4,8 @@
 #   npm packages (npm ci), kubectl + helm, and the Go builds (cached by content hash): the test
 #   control plane, a lab node's kubelet, kube-proxy, containerd, pause and agnhost, cnitool, the
 #   reference CNI plugins chained after flock (bandwidth, tuning, sbr, portmap),
-#   Kubernetes' sig-network e2e specs and ginkgo (docs/conformance.md);
+#   Kubernetes' sig-network e2e specs and ginkgo (docs/conformance.md), upstream BusyBox for the
+#   e2e specs' busybox image;
 #   and flock's agent and operator images (buildah, cached by input hash).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,7 @@ declare -A APT=(
   [tcpdump]=tcpdump [/usr/lib/cni/ptp]=containernetworking-plugins
   [runc]=runc [gcc]=gcc [/usr/lib/x86_64-linux-gnu/libc.a]=libc6-dev [/bin/busybox]=busybox-static
   [conntrack]=conntrack [buildah]=buildah [mmdebstrap]=mmdebstrap [modprobe]=kmod [curl]=curl [nc.openbsd]=netcat-openbsd [wget]=wget [dash]=dash [promtool]=prometheus [python3]=python3-minimal [dig]=bind9-dnsutils
+  [make]=make [bzip2]=bzip2
 )
 missing=()
 for cmd in "${!APT[@]}"; do
@@ -58,6 +60,9 @@ command -v go >/dev/null 2>&1 || { echo "setup: Go >= 1.26 is needed to build th
 for script in scripts/build-controlplane.sh scripts/build-node.sh scripts/build-coredns.sh scripts/build-cnitool.sh scripts/build-cni-plugins.sh scripts/build-conformance.sh scripts/build-cnp-conformance.sh; do
   [ -x "$script" ] && "$script"
 done
+
+# --- upstream BusyBox for the e2e specs' busybox image (Debian's drops odd env names) ---------
+scripts/build-busybox.sh
 
 # --- flock's images from images/*/Dockerfile (buildah, offline base; cached by input hash) -----
 # `./dev lab` installs them with helm onto the lab's nodes; the image tests run what is inside.

@@ -8,11 +8,16 @@ import { join } from 'node:path';
 import { run } from '@flock/exec';
 import { requireRoot, requireTools } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agnhostImage, dnsutilsImage, labImages, type LabImage } from './images.js';
+import { agnhostImage, busyboxImage, dnsutilsImage, labImages, type LabImage } from './images.js';
 
 const DNSUTILS = 'flock.local/e2e-test-images/glibc-dns-testing:2.0.0';
+const BUSYBOX = 'flock.local/e2e-test-images/busybox:1.37.0-1';
 let dir: string;
-const roots: Record<'agnhost' | 'dnsutils', string> = { agnhost: '', dnsutils: '' };
+const roots: Record<'agnhost' | 'dnsutils' | 'busybox', string> = {
+  agnhost: '',
+  dnsutils: '',
+  busybox: '',
+};
 
 /** Unpack an archive's single layer into DIR/NAME (OCI layout: index -> manifest -> layer). */
 async function unpack(image: LabImage, name: string): Promise<string> {
@@ -46,7 +51,8 @@ beforeAll(async () => {
   const agnhost = (await labImages()).find((i) => i.name === agnhostImage())!;
   roots.agnhost = await unpack(agnhost, 'agnhost');
   roots.dnsutils = await unpack(await dnsutilsImage(DNSUTILS), 'dnsutils');
-  for (const root of Object.values(roots)) {
+  roots.busybox = await unpack(await busyboxImage(BUSYBOX), 'busybox');
+  for (const root of [roots.agnhost, roots.dnsutils]) {
     // What the kubelet writes into a pod: its /etc/hosts and resolv.conf.
     await writeFile(
       join(root, 'etc', 'hosts'),
@@ -92,5 +98,27 @@ describe.each(['agnhost', 'dnsutils'] as const)("the DNS specs' querier tools in
     );
     expect(r.stdout).toMatch(/no servers could be reached/);
     expect(r.stdout.trim().split('\n').pop()).toBe('exit 9');
+  });
+});
+
+describe('the e2e specs’ busybox', () => {
+  it('passes every environment variable to `sh -c env`, names that are not identifiers included', async () => {
+    // What the ConfigMap and Secret "consumable via the environment" specs give the container
+    // (envFrom with the prefixes "", "p-", "1-", "$_-", "ABC_", "#@!") and read back.
+    const names = ['data-1', 'p-data-1', '1-data-1', '$_-data-1', 'ABC_data-1', '#@!data-1'];
+    const r = await run('env', [
+      '-i',
+      'PATH=/usr/sbin:/usr/bin:/sbin:/bin',
+      ...names.map((n) => `${n}=value-1`),
+      'unshare',
+      '--net',
+      'chroot',
+      roots.busybox,
+      '/bin/sh',
+      '-c',
+      'env',
+    ]);
+    const got = r.stdout.split('\n').filter((l) => l.endsWith('=value-1'));
+    expect(got.sort()).toEqual(names.map((n) => `${n}=value-1`).sort());
   });
 });

@@ -11,7 +11,7 @@
 // glibc-dns-testing (conformance/prepare.ts). Archives are cached by content hash.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { run } from '@flock/exec';
@@ -167,8 +167,7 @@ export async function labImages(): Promise<LabImage[]> {
   const pause = which('pause')!;
   const agnhost = which('agnhost')!;
   const coredns = which('coredns')!;
-  // Beside the binaries' own cache: .cache/node/<hash>/ → .cache/images/.
-  const cache = join(dirname(dirname(dirname(realpathSync(agnhost)))), 'images');
+  const cache = imageCache();
   const images: ImageRecipe[] = [
     {
       name: pauseImage(),
@@ -211,15 +210,20 @@ export async function labImages(): Promise<LabImage[]> {
   return out;
 }
 
-interface ImageRecipe {
+export interface ImageRecipe {
   name: string;
+  /** What the recipe puts in beyond its inputs, when not one of this file's (part of the key). */
+  recipe?: string;
   /** Files whose contents the archive depends on (its cache key, with the name). */
   inputs: string[];
   spec: (root: string) => Promise<ImageSpec>;
 }
 
-async function archiveOf(cache: string, image: ImageRecipe): Promise<LabImage> {
-  const archive = join(cache, `${hashOf(image.inputs, image.name + RECIPES)}.tar`);
+export async function archiveOf(cache: string, image: ImageRecipe): Promise<LabImage> {
+  const archive = join(
+    cache,
+    `${hashOf(image.inputs, image.name + RECIPES + (image.recipe ?? ''))}.tar`,
+  );
   if (!existsSync(archive)) {
     const root = await mkdtemp(join(tmpdir(), 'flock-image-'));
     try {
@@ -233,34 +237,54 @@ async function archiveOf(cache: string, image: ImageRecipe): Promise<LabImage> {
 
 /**
  * A busybox image under `name` (what Kubernetes' e2e specs call busybox, e.g. an init container
- * that sleeps): the host's static busybox as /bin/busybox with every applet it lists linked
- * into /bin, entry point `sh`, as the upstream image.
+ * that sleeps, or `sh -c env`): upstream BusyBox (scripts/build-busybox.sh; Debian's drops
+ * environment names that are not identifiers, which the env-var specs read) as /bin/busybox
+ * with every applet it lists linked into /bin, entry point `sh`, as the upstream image.
  */
 export async function busyboxImage(name: string): Promise<LabImage> {
-  requireTools('agnhost');
-  if (!existsSync(BUSYBOX))
-    throw new Error(`${BUSYBOX} is missing: apt-get install busybox-static (./dev setup does)`);
-  const cache = join(dirname(dirname(dirname(realpathSync(which('agnhost')!)))), 'images');
-  const applets = await busyboxApplets();
-  return archiveOf(cache, {
+  const busybox = upstreamBusybox();
+  return archiveOf(imageCache(), {
     name,
-    inputs: [BUSYBOX],
+    inputs: [busybox],
     spec: async (root) => {
-      await mkdir(join(root, 'bin'));
-      await mkdir(join(root, 'etc'));
-      await mkdir(join(root, 'tmp'), { mode: 0o1777 });
-      await copyFile(BUSYBOX, join(root, 'bin', 'busybox'));
-      for (const a of applets) await symlink('busybox', join(root, 'bin', a));
-      await writeFile(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
-      await writeFile(join(root, 'etc', 'group'), 'root:x:0:\n');
+      await writeBusyboxRoot(root, busybox);
       return { name, layers: [root], cmd: ['sh'] };
     },
   });
 }
 
-/** Every applet the host's static busybox has (`busybox --list`). */
-async function busyboxApplets(): Promise<string[]> {
-  return (await run(BUSYBOX, ['--list'])).stdout.split('\n').filter((a) => a && a !== 'busybox');
+/** Upstream BusyBox, the one scripts/build-busybox.sh built. */
+export function upstreamBusybox(): string {
+  requireTools('busybox-upstream');
+  return realpathSync(which('busybox-upstream')!);
+}
+
+/**
+ * A minimal root as busybox's image has it: /bin/busybox with every applet linked into /bin,
+ * /tmp, and an /etc/passwd and /etc/group naming root.
+ */
+export async function writeBusyboxRoot(root: string, busybox: string): Promise<void> {
+  // The root a temporary directory gave is 0700: images run as other users too (nonroot).
+  await chmod(root, 0o755);
+  await mkdir(join(root, 'bin'), { recursive: true });
+  await mkdir(join(root, 'etc'), { recursive: true });
+  await mkdir(join(root, 'tmp'), { mode: 0o1777 });
+  await copyFile(busybox, join(root, 'bin', 'busybox'));
+  for (const a of await busyboxApplets(busybox)) await symlink('busybox', join(root, 'bin', a));
+  await writeFile(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
+  await writeFile(join(root, 'etc', 'group'), 'root:x:0:\n');
+}
+
+/** Where the lab's image archives are cached: beside the node binaries' own cache. */
+export function imageCache(): string {
+  requireTools('agnhost');
+  // .cache/node/<hash>/agnhost → .cache/images/.
+  return join(dirname(dirname(dirname(realpathSync(which('agnhost')!)))), 'images');
+}
+
+/** Every applet a static busybox has (`busybox --list`). */
+async function busyboxApplets(busybox = BUSYBOX): Promise<string[]> {
+  return (await run(busybox, ['--list'])).stdout.split('\n').filter((a) => a && a !== 'busybox');
 }
 
 /**
@@ -273,7 +297,7 @@ export async function dnsutilsImage(name: string): Promise<LabImage> {
   requireTools('agnhost', 'ldd');
   if (!existsSync(BUSYBOX))
     throw new Error(`${BUSYBOX} is missing: apt-get install busybox-static (./dev setup does)`);
-  const cache = join(dirname(dirname(dirname(realpathSync(which('agnhost')!)))), 'images');
+  const cache = imageCache();
   const tools = hostTools(DNSUTILS_TOOLS);
   const libs = await librariesOf(tools);
   const taken = new Set<string>(tools.map((t) => t.at));

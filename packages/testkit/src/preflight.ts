@@ -32,6 +32,8 @@ const PACKAGE_OF: Record<string, string> = {
     'the test control plane (./dev setup builds it: scripts/build-controlplane.sh)',
   cnitool: 'cnitool (./dev setup builds it: scripts/build-cnitool.sh)',
   coredns: "CoreDNS, the lab's cluster DNS (./dev setup builds it: scripts/build-coredns.sh)",
+  'busybox-upstream':
+    "upstream BusyBox, the e2e specs' busybox (./dev setup builds it: scripts/build-busybox.sh)",
   unshare: 'util-linux',
   tar: 'tar',
   runc: 'runc',
