@@ -17,12 +17,28 @@ require_go build-conformance-all
 
 cd "$src"
 hash="$(go_build_hash "$root/scripts/build-conformance-all.sh" go.mod go.sum suite/*.go all/*.go)"
-use_cached_build conformance-all "$hash" e2e-all.test
+use_cached_build conformance-all "$hash" e2e-all.test e2e-image-inputs
 start=$SECONDS
 go mod download
 k8s="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
 ldflags="$(k8s_ldflags .)"
 say "building e2e-all.test (k8s.io/kubernetes $k8s test/e2e, every SIG, $gover)"
 CGO_ENABLED=0 nice -n 10 go test -c -mod=readonly -trimpath -ldflags "$ldflags" -o "$out.tmp/e2e-all.test" ./all
+# What the images of the [Conformance] specs take from k8s.io/kubernetes/test/images at the same
+# version (e2e/lab/conformance/spec-images.ts assembles them): nonewprivs' program (setuid in
+# its image) and the files kitten and nautilus serve; and the aggregator spec's two programs,
+# tools of the module: the sample API server (k8s.io/sample-apiserver at the control plane's
+# version) and etcd (go.etcd.io/etcd/server/v3's main, the version k8s.io/kubernetes pins).
+mkdir -p "$out.tmp/e2e-image-inputs"
+for program in nnp=k8s.io/kubernetes/test/images/nonewprivs sample-apiserver=k8s.io/sample-apiserver etcd=go.etcd.io/etcd/server/v3; do
+  say "building ${program%%=*} (${program#*=})"
+  CGO_ENABLED=0 nice -n 10 go build -mod=readonly -trimpath -ldflags "-s -w" -o "$out.tmp/e2e-image-inputs/${program%%=*}" "${program#*=}"
+done
+images="$(go list -m -f '{{.Dir}}' k8s.io/kubernetes)/test/images"
+for image in kitten nautilus; do
+  mkdir -p "$out.tmp/e2e-image-inputs/$image"
+  cp "$images/$image/html/"* "$out.tmp/e2e-image-inputs/$image/"
+  cp "$images/$image/VERSION" "$out.tmp/e2e-image-inputs/$image/.version"
+done
 finish_build
 say "built e2e-all.test in $((SECONDS - start))s"

@@ -18,11 +18,13 @@ import (
 	"k8s.io/component-base/logs"
 	"k8s.io/component-base/version"
 	"k8s.io/klog/v2"
+	conformancetestdata "k8s.io/kubernetes/test/conformance/testdata"
 	"k8s.io/kubernetes/test/e2e/framework"
 	"k8s.io/kubernetes/test/e2e/framework/config"
 	e2enode "k8s.io/kubernetes/test/e2e/framework/node"
 	"k8s.io/kubernetes/test/e2e/framework/testfiles"
 	e2etestingmanifests "k8s.io/kubernetes/test/e2e/testing-manifests"
+	testfixtures "k8s.io/kubernetes/test/fixtures"
 	utilnet "k8s.io/utils/net"
 
 	// Freeze the feature and environment constants before the specs use them.
@@ -50,7 +52,11 @@ func Main(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "unknown additional command line arguments: %s\n", flag.CommandLine.Args())
 		os.Exit(1)
 	}
+	// The files specs read (manifests, kubectl's fixtures, the conformance test data), embedded as
+	// upstream's e2e.test embeds them: no checkout of the repository is needed.
 	testfiles.AddFileSource(e2etestingmanifests.GetE2ETestingManifestsFS())
+	testfiles.AddFileSource(testfixtures.GetTestFixturesFS())
+	testfiles.AddFileSource(conformancetestdata.GetConformanceTestdataFS())
 	framework.AfterReadingAllFlags(&framework.TestContext)
 	os.Exit(m.Run())
 }

@@ -19,7 +19,7 @@ import { option } from './options.js';
 import { ran, SECTIONS, writeResults, type SuiteReport } from './report.js';
 import { conformanceLab, runSuite, versions } from './run.js';
 import { conformanceMain, type SuiteContext } from './runner.js';
-import { E2E_ALL_BINARY } from './ginkgo.js';
+import { E2E_ALL_BINARY, E2E_BINARY } from './ginkgo.js';
 import {
   ALL_SUITES,
   CONFORMANCE,
@@ -67,13 +67,6 @@ async function suites({ args, lab, nodes, reportDir, sctp, started, docs, say }:
   const reports: SuiteReport[] = [];
   const bySection = new Map<keyof typeof SECTIONS, SuiteReport[]>();
   const v = await versions(lab);
-  if (selected(args).some((s) => s.binary === E2E_ALL_BINARY)) {
-    // All of test/e2e: not built by ./dev setup (a large compile the first time).
-    say('building all of test/e2e (scripts/build-conformance-all.sh)');
-    await run('bash', [join(REPO_ROOT, 'scripts', 'build-conformance-all.sh')], {
-      timeoutMs: 3_600_000,
-    });
-  }
   for (const suite of selected(args)) {
     say(`running ${suite.name} (${suite.procs ?? procs} ginkgo processes): ${suite.about}`);
     const r = await runSuite(lab, suite, {
@@ -110,9 +103,31 @@ async function suites({ args, lab, nodes, reportDir, sctp, started, docs, say }:
   return reports.flatMap((r) => ran(r.specs)).filter((s) => s.status !== 'passed').length;
 }
 
+/**
+ * The e2e binaries the selected suites run, all of test/e2e built first when one needs it (not
+ * built by ./dev setup: a large compile the first time); the lab preloads what they all name.
+ */
+async function binaries(args: string[]): Promise<string[]> {
+  const all = selected(args).some((s) => s.binary === E2E_ALL_BINARY);
+  if (all) {
+    console.log('conformance: building all of test/e2e (scripts/build-conformance-all.sh)');
+    await run('bash', [join(REPO_ROOT, 'scripts', 'build-conformance-all.sh')], {
+      timeoutMs: 3_600_000,
+    });
+  }
+  return [E2E_BINARY, ...(all ? [E2E_ALL_BINARY] : [])];
+}
+
 conformanceMain({
   name: 'conformance',
-  lab: (o) => conformanceLab({ ...o, primaryFamily: primaryFamily(process.argv.slice(2)) }),
+  lab: async (o) => {
+    const args = process.argv.slice(2);
+    return conformanceLab({
+      ...o,
+      primaryFamily: primaryFamily(args),
+      imageBinaries: await binaries(args),
+    });
+  },
   check: (args) => void selected(args),
   suite: suites,
   leaves: 'JUnit reports and logs',

@@ -12,7 +12,10 @@ export const E2E_BINARY = 'e2e-network.test';
 /** All of test/e2e (scripts/build-conformance-all.sh): the certification run's specs. */
 export const E2E_ALL_BINARY = 'e2e-all.test';
 export const GINKGO = 'ginkgo';
-/** Where the e2e framework looks for agnhost (promoterE2eRegistry in KUBE_TEST_REPO_LIST). */
+/**
+ * Where the e2e framework looks for agnhost and the other images the lab assembles
+ * (promoterE2eRegistry, and gcEtcdRegistry for the aggregator spec's etcd, in KUBE_TEST_REPO_LIST).
+ */
 export const E2E_REGISTRY = 'flock.local/e2e-test-images';
 
 export interface GinkgoRun {
@@ -51,7 +54,7 @@ export interface GinkgoResult {
 
 /** The registry list the e2e framework reads (KUBE_TEST_REPO_LIST). */
 export function repoList(): string {
-  return `promoterE2eRegistry: ${E2E_REGISTRY}\n`;
+  return `promoterE2eRegistry: ${E2E_REGISTRY}\ngcEtcdRegistry: ${E2E_REGISTRY}\n`;
 }
 
 export async function runGinkgo(o: GinkgoRun): Promise<GinkgoResult> {

@@ -1,14 +1,16 @@
-// What Kubernetes' e2e specs need from a lab beyond the lab itself: agnhost, busybox and the DNS
-// specs' glibc-dns-testing under the registry name the e2e framework is told to use
-// (KUBE_TEST_REPO_LIST), and the kernel's SCTP support.
+// What Kubernetes' e2e specs need from a lab beyond the lab itself: agnhost, busybox, the DNS
+// specs' glibc-dns-testing and the other images the specs name (spec-images.ts) under the
+// registry name the e2e framework is told to use (KUBE_TEST_REPO_LIST), and the kernel's SCTP
+// support.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { run } from '@flock/exec';
 import { requireTools, which } from '@flock/testkit';
 import type { Lab } from '../core/lab.js';
-import { agnhostImage, busyboxImage, dnsutilsImage } from '../node/images.js';
-import { E2E_BINARY, E2E_REGISTRY, repoList } from './ginkgo.js';
+import { agnhostImage, busyboxImage, dnsutilsImage, type LabImage } from '../node/images.js';
+import { E2E_ALL_BINARY, E2E_BINARY, E2E_REGISTRY, repoList } from './ginkgo.js';
+import { specImage, specRepository } from './spec-images.js';
 
 /** agnhost as the e2e framework names it: E2E_REGISTRY/agnhost:<the version built>. */
 export function e2eAgnhostImage(): string {
@@ -16,10 +18,10 @@ export function e2eAgnhostImage(): string {
   return `${E2E_REGISTRY}/agnhost:${tag}`;
 }
 
-/** The images the e2e binary names (`--list-images`, after KUBE_TEST_REPO_LIST). */
-export async function e2eImages(repoListFile: string): Promise<string[]> {
-  requireTools(E2E_BINARY);
-  const { stdout } = await run(E2E_BINARY, ['--list-images'], {
+/** The images an e2e binary names (`--list-images`, after KUBE_TEST_REPO_LIST). */
+export async function e2eImages(repoListFile: string, binary = E2E_BINARY): Promise<string[]> {
+  requireTools(binary);
+  const { stdout } = await run(binary, ['--list-images'], {
     env: { KUBE_TEST_REPO_LIST: repoListFile },
   });
   return stdout
@@ -29,32 +31,46 @@ export async function e2eImages(repoListFile: string): Promise<string[]> {
 }
 
 /**
- * Preload, on every node, what the specs run under the e2e registry name: agnhost (the lab's
- * own archive, tagged), busybox (node/images.ts busyboxImage) and glibc-dns-testing, the DNS
- * specs' glibc querier (dnsutilsImage). The agnhost built must be the version the specs name.
+ * Preload, on every node, what the specs of `binaries` run under the e2e registry name: agnhost
+ * (the lab's own archive, tagged, also under the older tag the update specs start from),
+ * busybox (node/images.ts busyboxImage), glibc-dns-testing, the DNS specs' glibc querier
+ * (dnsutilsImage), and, when all of test/e2e is among them, the images spec-images.ts
+ * assembles. The agnhost built must be the version the specs name. Returns the names preloaded.
  */
-export async function preloadE2eImages(lab: Lab, workDir: string): Promise<string[]> {
+export async function preloadE2eImages(
+  lab: Lab,
+  workDir: string,
+  binaries: readonly string[] = [E2E_BINARY],
+): Promise<string[]> {
   const repoListFile = join(workDir, 'repo-list.yaml');
   await writeFile(repoListFile, repoList());
-  const named = await e2eImages(repoListFile);
+  const named = [
+    ...new Set((await Promise.all(binaries.map((b) => e2eImages(repoListFile, b)))).flat()),
+  ];
   const agnhost = e2eAgnhostImage();
   if (!named.includes(agnhost))
     throw new Error(
       `the e2e specs name no ${agnhost} (they name: ${named.filter((n) => n.includes('/agnhost:')).join(', ')}): scripts/build-node.sh and e2e/conformance must build the same k8s.io/kubernetes`,
     );
+  // The pod and deployment update specs go from agnhost's previous tag to its current one: the
+  // same program under two tags (they look at the image name only).
+  const agnhosts = named.filter((n) => n.startsWith(`${E2E_REGISTRY}/agnhost:`));
   const busyboxes = named.filter((n) => n.startsWith(`${E2E_REGISTRY}/busybox:`));
   const dnsutils = named.filter((n) => n.startsWith(`${E2E_REGISTRY}/glibc-dns-testing:`));
-  const archives = await Promise.all([
-    ...busyboxes.map((n) => busyboxImage(n)),
-    ...dnsutils.map((n) => dnsutilsImage(n)),
-  ]);
+  // The rest only for the certification run: ./dev test's specs run none of them.
+  const others = binaries.includes(E2E_ALL_BINARY) ? named.filter((n) => specRepository(n)) : [];
+  const archives: LabImage[] = [];
+  // One at a time: each may build (nginx's Debian root), and the machine has two cores.
+  for (const n of busyboxes) archives.push(await busyboxImage(n));
+  for (const n of dnsutils) archives.push(await dnsutilsImage(n));
+  for (const n of others) archives.push(await specImage(n));
   await Promise.all(
     lab.nodes.map(async (node) => {
-      await node.ctr(['images', 'tag', '--force', agnhostImage(), agnhost]);
+      for (const tag of agnhosts) await node.ctr(['images', 'tag', '--force', agnhostImage(), tag]);
       await node.importImages(archives);
     }),
   );
-  return [agnhost, ...busyboxes, ...dnsutils];
+  return [...agnhosts, ...busyboxes, ...dnsutils, ...others];
 }
 
 export interface SctpSupport {

@@ -22,6 +22,8 @@ export interface ConformanceLabOptions {
   preload?: (lab: Lab) => Promise<string[]>;
   /** The lab's first family (default IPv6, flock's own). */
   primaryFamily?: PrimaryFamily;
+  /** The e2e binaries whose images the default preload loads (default: E2E_BINARY). */
+  imageBinaries?: readonly string[];
 }
 
 /** What a conformance lab needs beyond the lab's own tools. */
@@ -57,7 +59,9 @@ export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
   });
   await lab.up();
   try {
-    const images = await (o.preload ?? ((l: Lab) => preloadE2eImages(l, o.dir)))(lab);
+    const images = await (
+      o.preload ?? ((l: Lab) => preloadE2eImages(l, o.dir, o.imageBinaries ?? [E2E_BINARY]))
+    )(lab);
     o.progress?.(`preloaded ${images.join(', ')} on every node`);
   } catch (e) {
     await lab.down();

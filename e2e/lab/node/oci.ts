@@ -17,6 +17,8 @@ export interface ImageSpec {
   entrypoint?: string[];
   cmd?: string[];
   env?: string[];
+  /** The user the container runs as unless the pod says otherwise (e.g. "1234"). */
+  user?: string;
 }
 
 interface Descriptor {
@@ -70,6 +72,7 @@ export async function writeOciArchive(spec: ImageSpec, out: string): Promise<voi
           Env: spec.env ?? ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
           ...(spec.entrypoint ? { Entrypoint: spec.entrypoint } : {}),
           ...(spec.cmd ? { Cmd: spec.cmd } : {}),
+          ...(spec.user ? { User: spec.user } : {}),
         },
         // Uncompressed layers: the diff ID is the layer's own digest.
         rootfs: { type: 'layers', diff_ids: layers.map((l) => l.digest) },
