@@ -7,7 +7,8 @@
 //   --suite NAME      only this suite (netpol, cni, netpol-subset, hostport, dns, webhook, loadbalancer,
 //                     loadbalancer-ipv4: on an IPv4-first lab; conformance, conformance-serial: the
 //                     certification run, every [Conformance] spec of all of test/e2e, whose binary
-//                     this builds first); repeatable, one lab for all
+//                     this builds first; sig-network: its non-disruptive Services, DNS,
+//                     Networking, ... specs); repeatable, one lab for all
 //   --procs N         ginkgo processes (default 3)
 //   --nodes N         lab nodes (default 3)
 //   --report-dir DIR  default .cache/conformance-report
@@ -28,6 +29,7 @@ import {
   HOSTPORT,
   LOADBALANCER,
   LOADBALANCER_IPV4,
+  SIG_NETWORK,
   SUBSET,
   WEBHOOK,
 } from './suites.js';
@@ -44,6 +46,7 @@ function selected(args: string[]) {
     LOADBALANCER_IPV4,
     CONFORMANCE,
     CONFORMANCE_SERIAL,
+    SIG_NETWORK,
   ];
   if (!names.length) return ALL_SUITES;
   const suites = names.map((n) => {

@@ -11,6 +11,7 @@ import {
   LOADBALANCER,
   LOADBALANCER_IPV4,
   POLICY_SUBSET,
+  SIG_NETWORK,
   SUBSET,
 } from './suites.js';
 
@@ -179,6 +180,39 @@ describe('the certification run', () => {
       E2E_ALL_BINARY,
       E2E_ALL_BINARY,
     ]);
+  });
+});
+
+describe('the sig-network suite', () => {
+  const runs = (name: string) =>
+    SIG_NETWORK.focus.some((f) => new RegExp(f).test(name)) &&
+    !SIG_NETWORK.skip.some((s) => new RegExp(s.pattern).test(name));
+  it('runs the Services, DNS, Networking, lifecycle, HostPort, Proxy and EndpointSlice specs, slow ones too', () => {
+    for (const name of [
+      '[sig-network] Services should serve a basic endpoint from pods  [Conformance]',
+      '[sig-network] Services should be able to up and down services [Slow]',
+      '[sig-network] DNS should provide DNS for services  [Conformance]',
+      '[sig-network] Networking Granular Checks: Pods should function for intra-pod communication: http [NodeConformance] [Conformance]',
+      '[sig-network] Connectivity Pod Lifecycle should be able to connect from a Pod to a terminating Pod',
+      '[sig-network] HostPort validates that there is no conflict between pods with same hostPort but different hostIP and protocol [LinuxOnly] [Conformance]',
+      '[sig-network] Proxy version v1 should proxy through a service and a pod  [Conformance]',
+      '[sig-network] EndpointSlice should support creating EndpointSlice API operations [Conformance]',
+    ])
+      expect(runs(name), name).toBe(true);
+  });
+  it('leaves out disruptive, serial, feature-gated, LoadBalancer and Internet specs, and other sig-network groups', () => {
+    for (const name of [
+      '[sig-network] Services should work after restarting kube-proxy [Disruptive]',
+      '[sig-network] Services should be able to create a functioning NodePort service [Serial]',
+      '[sig-network] Services [Feature:ServiceCIDRs] should create Services and serve on different Service CIDRs',
+      '[sig-network] LoadBalancers should be able to change the type and ports of a TCP service [Slow]',
+      '[sig-network] Networking should provide Internet connection for containers [Feature:Networking-IPv4]',
+      '[sig-network] Netpol NetworkPolicy between server and client should support a default-deny-ingress policy',
+      '[sig-network] Ingress API should support creating Ingress API operations [Conformance]',
+    ])
+      expect(runs(name), name).toBe(false);
+    expect(SIG_NETWORK.binary).toBe(E2E_ALL_BINARY);
+    expect(SIG_NETWORK.section).toBe('sig-network');
   });
 });
 

@@ -33,6 +33,12 @@ export const SECTIONS = {
       '<!-- BEGIN certification results (npm run test:conformance -- --suite conformance --suite conformance-serial writes this) -->',
     end: '<!-- END certification results -->',
   },
+  /** The non-disruptive sig-network specs (suite `sig-network`). */
+  'sig-network': {
+    begin:
+      '<!-- BEGIN sig-network results (npm run test:conformance -- --suite sig-network writes this) -->',
+    end: '<!-- END sig-network results -->',
+  },
 } satisfies Record<string, Section>;
 
 export interface SuiteReport {

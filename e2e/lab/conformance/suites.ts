@@ -17,7 +17,7 @@ export interface Suite {
    */
   fromRouter?: { frameworks: string[] };
   /** Its results go to a section of docs/conformance.md of its own (default: the main one). */
-  section?: 'loadbalancer' | 'loadbalancer-ipv4' | 'certification';
+  section?: 'loadbalancer' | 'loadbalancer-ipv4' | 'certification' | 'sig-network';
   /**
    * The e2e binary with its specs (default E2E_BINARY, sig-network and sig-api-machinery;
    * E2E_ALL_BINARY: all of test/e2e, built on demand by scripts/build-conformance-all.sh).
@@ -140,6 +140,47 @@ export const CONFORMANCE_SERIAL: Suite = {
   binary: E2E_ALL_BINARY,
   procs: 1,
   section: 'certification',
+};
+
+/**
+ * The non-disruptive sig-network specs that need only pods, Services, DNS and a CNI, whatever
+ * their conformance status: Services, DNS, Networking, Connectivity Pod Lifecycle, HostPort,
+ * Proxy and EndpointSlice, [Slow] ones included. Of all of test/e2e's binary, for the images its
+ * specs run (nginx, among others: prepare.ts). Left out, each with why: what restarts or
+ * reconfigures cluster components, what needs a feature gate the lab leaves at its default,
+ * LoadBalancer specs (their own suites), the Internet.
+ */
+export const SIG_NETWORK: Suite = {
+  name: 'sig-network',
+  about:
+    'the non-disruptive sig-network specs of Services, DNS, Networking, Connectivity Pod Lifecycle, HostPort, Proxy and EndpointSlice',
+  focus: [
+    String.raw`\[sig-network\] Services `,
+    String.raw`\[sig-network\] DNS`,
+    String.raw`\[sig-network\] Networking`,
+    String.raw`\[sig-network\] Connectivity Pod Lifecycle`,
+    String.raw`\[sig-network\] HostPort`,
+    String.raw`\[sig-network\] Proxy`,
+    String.raw`\[sig-network\] EndpointSlice`,
+  ],
+  skip: [
+    {
+      pattern: String.raw`\[Serial\]|\[Disruptive\]`,
+      reason: 'serial or disruptive: they restart or reconfigure cluster components',
+    },
+    {
+      pattern: String.raw`\[Feature:|\[Alpha\]`,
+      reason:
+        'need a feature gate or an environment the lab leaves at its default (dual stack runs in `cni`, SCTP below)',
+    },
+    {
+      pattern: String.raw`LoadBalancer|ESIPP`,
+      reason: 'run in `loadbalancer` and `loadbalancer-ipv4`',
+    },
+    { pattern: String.raw`should provide Internet connection`, reason: 'no Internet here' },
+  ],
+  binary: E2E_ALL_BINARY,
+  section: 'sig-network',
 };
 
 /**
