@@ -10,6 +10,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 src="$root/e2e/conformance"
+registry_version=v3.1.2 # github.com/distribution/distribution/v3: the lab registry (registry.ts)
 say() { echo "build-conformance-all: $*" >&2; }
 # shellcheck source=scripts/go-lib.sh
 source "$root/scripts/go-lib.sh"
@@ -17,7 +18,7 @@ require_go build-conformance-all
 
 cd "$src"
 hash="$(go_build_hash "$root/scripts/build-conformance-all.sh" go.mod go.sum suite/*.go all/*.go)"
-use_cached_build conformance-all "$hash" e2e-all.test e2e-image-inputs
+use_cached_build conformance-all "$hash" e2e-all.test e2e-image-inputs e2e-registry
 start=$SECONDS
 go mod download
 k8s="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
@@ -40,5 +41,11 @@ for image in kitten nautilus; do
   cp "$images/$image/html/"* "$out.tmp/e2e-image-inputs/$image/"
   cp "$images/$image/VERSION" "$out.tmp/e2e-image-inputs/$image/.version"
 done
+# The lab's registry for the specs that must pull (e2e/lab/conformance/registry.ts): distribution's
+# registry, outside this module (`go install` of its own go.mod, checked by the checksum database).
+say "building e2e-registry (github.com/distribution/distribution/v3 $registry_version)"
+(cd / && GOBIN="$out.tmp/registry-bin" CGO_ENABLED=0 nice -n 10 go install -trimpath -ldflags "-s -w" \
+  "github.com/distribution/distribution/v3/cmd/registry@$registry_version")
+mv "$out.tmp/registry-bin/registry" "$out.tmp/e2e-registry" && rmdir "$out.tmp/registry-bin"
 finish_build
 say "built e2e-all.test in $((SECONDS - start))s"

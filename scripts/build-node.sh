@@ -41,6 +41,10 @@ say "building pause $tag"
 gcc -Os -Wall -Werror -static -DVERSION="v$tag-flock" -o "$out.tmp/pause" "$src/build/pause/linux/pause.c"
 echo "$tag" >"$out.tmp/pause.version"
 cp "$src/test/images/agnhost/VERSION" "$out.tmp/agnhost.version" # the image tag e2e suites expect
+# What upstream's agnhost image has beside the program: porter's TLS pair in / (the StatefulSet
+# specs' readiness probe fetches /localhost.crt; they move it away to fail it).
+mkdir -p "$out.tmp/agnhost-files"
+cp "$src/test/images/agnhost/porter/localhost.crt" "$src/test/images/agnhost/porter/localhost.key" "$out.tmp/agnhost-files/"
 
 (cd "$ctrdir" && go mod download)
 ctr_version="$(cd "$ctrdir" && go list -m -f '{{.Version}}' github.com/containerd/containerd/v2)" # e.g. v2.4.2

@@ -10,7 +10,8 @@ import { requireTools, which } from '@flock/testkit';
 import type { Lab } from '../core/lab.js';
 import { agnhostImage, busyboxImage, dnsutilsImage, type LabImage } from '../node/images.js';
 import { E2E_ALL_BINARY, E2E_BINARY, E2E_REGISTRY, repoList } from './ginkgo.js';
-import { specImage, specRepository } from './spec-images.js';
+import { serveImages } from './registry.js';
+import { PULLED_REPOSITORIES, specImage, specRepository } from './spec-images.js';
 
 /** agnhost as the e2e framework names it: E2E_REGISTRY/agnhost:<the version built>. */
 export function e2eAgnhostImage(): string {
@@ -70,6 +71,9 @@ export async function preloadE2eImages(
       await node.importImages(archives);
     }),
   );
+  // What specs pull whatever a node holds (pull policy Always) comes from the lab's registry.
+  const pulled = others.filter((n) => PULLED_REPOSITORIES.some((r) => r === specRepository(n)));
+  if (pulled.length) await serveImages(lab, pulled);
   return [...agnhosts, ...busyboxes, ...dnsutils, ...others];
 }
 

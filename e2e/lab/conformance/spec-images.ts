@@ -52,6 +52,9 @@ export const SPEC_IMAGE_REPOSITORIES = [
 ] as const;
 type Repository = (typeof SPEC_IMAGE_REPOSITORIES)[number];
 
+/** Those the specs pull even when a node holds them (the ImageVolume spec: pull policy Always). */
+export const PULLED_REPOSITORIES: readonly Repository[] = ['kitten'];
+
 /** The repository of an e2e image name, if it is one this file assembles. */
 export function specRepository(name: string): Repository | undefined {
   const prefix = `${E2E_REGISTRY}/`;

@@ -24,7 +24,7 @@ import {
   type ControlPlane,
 } from '@flock/testkit';
 import { cnpCrd } from '../../shared/cnp-crd.js';
-import { startDaemon, stopDaemon, type Daemon } from '../../shared/daemon.js';
+import { startDaemon, stopDaemon, watchDaemon, type Daemon } from '../../shared/daemon.js';
 import { applyClusterDns, waitForClusterDns } from './dns.js';
 import { flockImages, helmInstall } from './helm.js';
 import { NodeCgroup } from '../node/cgroup.js';
@@ -109,6 +109,7 @@ export class Lab {
   api: HttpTransport | undefined;
   operator: Daemon | undefined;
   router: LabRouter | undefined;
+  private readonly routerDaemons: Daemon[] = [];
   readonly nodes: LabNode[] = [];
   readonly plans: NodePlan[];
   // The control plane is a machine of its own too: a cgroup tree beside the nodes', so that on
@@ -413,8 +414,23 @@ export class Lab {
     await writeState(this.options.dir, state);
   }
 
+  /**
+   * A daemon in the router's namespace for a suite (e.g. conformance/registry.ts), its output in
+   * the lab's directory as NAME.log; down() stops it.
+   */
+  startInRouter(name: string, file: string, args: string[]): Daemon {
+    if (!this.router) throw new Error('the lab has no router yet');
+    const daemon = watchDaemon(
+      this.router.ns.spawn(file, args),
+      join(this.options.dir, `${name}.log`),
+    );
+    this.routerDaemons.push(daemon);
+    return daemon;
+  }
+
   /** Tear everything down, in reverse order; safe to call twice. */
   async down(): Promise<void> {
+    await Promise.all(this.routerDaemons.splice(0).map((d) => stopDaemon(d)));
     await Promise.all(this.nodes.splice(0).map((n) => n.destroy().catch(() => undefined)));
     await stopDaemon(this.operator);
     this.operator = undefined;

@@ -9,6 +9,8 @@ export function containerdConfig(o: {
   pauseImage: string;
   runc: string;
   primary?: PrimaryFamily;
+  /** Where registry hosts are configured (certs.d/HOST/hosts.toml): the conformance registry. */
+  registryHosts: string;
 }): string {
   return `version = 3
 root = '/var/lib/containerd'
@@ -27,6 +29,9 @@ imports = []
     [plugins.'io.containerd.cri.v1.images'.pinned_images]
       # Imported from an archive; never pulled (no registry is reachable).
       sandbox = '${o.pauseImage}'
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      # Empty unless a suite serves images (conformance/registry.ts): hosts.toml per registry.
+      config_path = '${o.registryHosts}'
   [plugins.'io.containerd.cri.v1.runtime']
     # Root here lacks CAP_SYS_RESOURCE: lowering oom_score_adj fails and so would every
     # sandbox ("can't get final child's PID from pipe: EOF").

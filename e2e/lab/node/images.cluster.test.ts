@@ -101,6 +101,30 @@ describe.each(['agnhost', 'dnsutils'] as const)("the DNS specs' querier tools in
   });
 });
 
+describe('agnhost as upstream’s image has it', () => {
+  it('holds porter’s TLS pair in /, /uploads, the user and group defined in the image, and busybox whole (mv)', async () => {
+    const root = roots.agnhost;
+    expect(
+      (await readFile(join(root, 'localhost.crt'), 'utf8')).startsWith('-----BEGIN CERTIFICATE'),
+    ).toBe(true);
+    expect((await readFile(join(root, 'localhost.key'), 'utf8')).includes('PRIVATE KEY')).toBe(
+      true,
+    );
+    const r = await inImage(
+      root,
+      'test -d /uploads && echo uploads; grep -c "^user-defined-in-image:x:1000:" /etc/passwd; grep -c "^group-defined-in-image:x:50000:" /etc/group; ' +
+        // What the StatefulSet specs run through kubectl exec to fail the readiness probe.
+        'mv -v /localhost.crt /tmp/ || true; test -f /tmp/localhost.crt && mv /tmp/localhost.crt / && echo moved',
+    );
+    expect(
+      r.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => !l.includes('->') && !l.startsWith('renamed')),
+    ).toEqual(['uploads', '1', '1', 'moved']);
+  });
+});
+
 describe('the e2e specs’ busybox', () => {
   it('passes every environment variable to `sh -c env`, names that are not identifiers included', async () => {
     // What the ConfigMap and Secret "consumable via the environment" specs give the container

@@ -24,36 +24,6 @@ export interface LabImage {
 }
 
 const BUSYBOX = '/bin/busybox';
-/** Applets linked into agnhost's /bin (what probes, tests and a person typing need). */
-const APPLETS = [
-  'ls',
-  'cat',
-  'echo',
-  'ip',
-  'touch',
-  'rm',
-  'test',
-  'sleep',
-  'ps',
-  // DNS lookups against a chosen server (scenarios/dns.cluster.test.ts), as upstream's image
-  // (Alpine's busybox) has it.
-  'nslookup',
-  // What the e2e specs' shell loops use (conntrack.go: date, seq, nc -u -w -p).
-  'date',
-  'seq',
-  'hostname',
-  'grep',
-  'head',
-  'tail',
-  'tr',
-  'wc',
-  'cut',
-  'timeout',
-  // What the DNS specs' probe loops and a person reading their results use (dns_common.go).
-  'awk',
-  'sed',
-];
-
 /** The host's programs agnhost's image carries: where they go in the image, their Debian package. */
 const HOST_TOOLS = [
   // dash, not busybox, as /bin/sh: Debian's static busybox shell runs its own applet for a
@@ -148,8 +118,12 @@ export function corednsImage(): string {
   return `registry.k8s.io/coredns/coredns:v${version('coredns')}`;
 }
 
+/** The files of upstream's agnhost image beside the program (scripts/build-node.sh stages them). */
+const AGNHOST_FILES = ['localhost.crt', 'localhost.key'];
+
 /** What the recipes put into images beyond their inputs: part of every archive's cache key. */
-const RECIPES = APPLETS.join() + JSON.stringify(HOST_TOOLS) + 'etc:nsswitch' + 'agnhost-2';
+const RECIPES =
+  'all-applets' + JSON.stringify(HOST_TOOLS) + 'etc:nsswitch' + 'agnhost-2' + 'uploads,users';
 
 function hashOf(files: string[], extra: string): string {
   const h = createHash('sha256').update(extra);
@@ -166,6 +140,11 @@ export async function labImages(): Promise<LabImage[]> {
     throw new Error(`${BUSYBOX} is missing: apt-get install busybox-static (./dev setup does)`);
   const pause = which('pause')!;
   const agnhost = which('agnhost')!;
+  // Every applet, as upstream's image (Alpine) has busybox whole (the StatefulSet specs `mv` a
+  // file away through kubectl exec), but not over the real programs: dash is /bin/sh.
+  const applets = await appletsBeside(tools);
+  // Beside the program, from upstream's image directory (scripts/build-node.sh).
+  const agnhostFiles = join(dirname(realpathSync(agnhost)), 'agnhost-files');
   const coredns = which('coredns')!;
   const cache = imageCache();
   const images: ImageRecipe[] = [
@@ -179,7 +158,13 @@ export async function labImages(): Promise<LabImage[]> {
     },
     {
       name: agnhostImage(),
-      inputs: [agnhost, BUSYBOX, ...tools.map((t) => t.path), ...libs],
+      inputs: [
+        agnhost,
+        BUSYBOX,
+        ...tools.map((t) => t.path),
+        ...libs,
+        ...AGNHOST_FILES.map((f) => join(agnhostFiles, f)),
+      ],
       spec: async (root) => {
         await copyFile(agnhost, join(root, 'agnhost'));
         // Upstream's image has a second name for it: the Containers specs run /agnhost-2 to
@@ -188,9 +173,22 @@ export async function labImages(): Promise<LabImage[]> {
         await mkdir(join(root, 'bin'));
         await mkdir(join(root, 'tmp'), { mode: 0o1777 });
         await copyFile(BUSYBOX, join(root, 'bin', 'busybox'));
-        for (const a of APPLETS) await symlink('busybox', join(root, 'bin', a));
+        for (const a of applets) await symlink('busybox', join(root, 'bin', a));
         await installTools(root, tools, libs);
         await writeEtc(root);
+        // As upstream's image: porter's TLS pair in / (the StatefulSet specs' readiness probe
+        // GETs /localhost.crt and moves it away to fail it), /uploads (agnhost netexec's upload
+        // directory), and the user and group "defined in image" (uid 1000, gid 50000).
+        for (const f of AGNHOST_FILES) await copyFile(join(agnhostFiles, f), join(root, f));
+        await mkdir(join(root, 'uploads'));
+        await writeFile(
+          join(root, 'etc', 'passwd'),
+          'root:x:0:0:root:/root:/bin/sh\nuser-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n',
+        );
+        await writeFile(
+          join(root, 'etc', 'group'),
+          'root:x:0:\nuser-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n',
+        );
         // The upstream image's entry point: `agnhost SUBCOMMAND ...` from the pod's args.
         return { name: agnhostImage(), layers: [root], entrypoint: ['/agnhost'], cmd: ['pause'] };
       },
@@ -282,6 +280,14 @@ export function imageCache(): string {
   return join(dirname(dirname(dirname(realpathSync(which('agnhost')!)))), 'images');
 }
 
+/** The host busybox's applets but those a real program of `tools` takes (/bin or /usr/bin). */
+async function appletsBeside(tools: readonly { at: string }[]): Promise<string[]> {
+  const taken = new Set<string>(tools.map((t) => t.at));
+  return (await busyboxApplets()).filter(
+    (a) => !taken.has(`/bin/${a}`) && !taken.has(`/usr/bin/${a}`),
+  );
+}
+
 /** Every applet a static busybox has (`busybox --list`). */
 async function busyboxApplets(busybox = BUSYBOX): Promise<string[]> {
   return (await run(busybox, ['--list'])).stdout.split('\n').filter((a) => a && a !== 'busybox');
@@ -300,10 +306,7 @@ export async function dnsutilsImage(name: string): Promise<LabImage> {
   const cache = imageCache();
   const tools = hostTools(DNSUTILS_TOOLS);
   const libs = await librariesOf(tools);
-  const taken = new Set<string>(tools.map((t) => t.at));
-  const applets = (await busyboxApplets()).filter(
-    (a) => !taken.has(`/bin/${a}`) && !taken.has(`/usr/bin/${a}`),
-  );
+  const applets = await appletsBeside(tools);
   return archiveOf(cache, {
     name,
     inputs: [BUSYBOX, ...tools.map((t) => t.path), ...libs],

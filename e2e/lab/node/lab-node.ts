@@ -104,7 +104,12 @@ export class LabNode {
       await node.cgroup.create();
       await writeFile(
         join(dir, 'containerd.toml'),
-        containerdConfig({ pauseImage: pauseImage(), runc: which('runc')!, primary }),
+        containerdConfig({
+          pauseImage: pauseImage(),
+          runc: which('runc')!,
+          primary,
+          registryHosts: node.registryHosts,
+        }),
       );
       await writeFile(
         join(dir, 'kubelet.yaml'),
@@ -155,6 +160,11 @@ export class LabNode {
       timeoutMs: 30_000,
     });
     await writeFile(join(this.dir, 'cni-conf', '10-flock.conflist'), JSON.stringify(conflist));
+  }
+
+  /** containerd's registry hosts directory (HOST/hosts.toml; empty unless a suite serves images). */
+  get registryHosts(): string {
+    return join(this.dir, 'certs.d');
   }
 
   /** `ctr` against the node's containerd (namespace k8s.io, the CRI's). */
