@@ -7,6 +7,7 @@ import { access, copyFile, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { AGENT_MALLOC_ENV } from '@flock/agent';
 import { flockConflist } from '@flock/api';
 import { BirdProcess, type BirdPaths } from '@flock/bird/testing';
 import { CNI_PLUGINS, NODE_BINARIES, cniPluginsDir, requireTools, which } from '@flock/testkit';
@@ -137,8 +138,13 @@ export class LabNode {
   }
 
   /** A daemon inside the node, in its system cgroup, its output in DIR/NAME.log. */
-  private async startInNode(name: string, file: string, args: string[]): Promise<Daemon> {
-    const child = this.ns.spawn(file, args);
+  private async startInNode(
+    name: string,
+    file: string,
+    args: string[],
+    env?: Readonly<Record<string, string>>,
+  ): Promise<Daemon> {
+    const child = this.ns.spawn(file, args, env);
     if (child.pid !== undefined) await this.cgroup.adopt(child.pid);
     return watchDaemon(child, join(this.dir, `${name}.log`));
   }
@@ -228,17 +234,24 @@ export class LabNode {
   /** Start the agent inside the node; resolves once it is ready (it waits for its NodeConfig). */
   async startAgent(extraArgs: string[] = this.agentArgs, timeoutMs = 120_000): Promise<void> {
     this.agentArgs = extraArgs;
-    this.agent = await this.startInNode('agent', process.execPath, [
-      // The heap the agent image runs with (images/agent/Dockerfile's NODE_OPTIONS).
-      ...['--max-old-space-size=128', '--max-semi-space-size=1'],
-      AGENT_MAIN,
-      ...['--node-name', this.plan.name, '--kubeconfig', this.creds.agentKubeconfig],
-      ...['--socket', this.socketPath, '--store', join(this.dir, 'lib', 'allocations.json')],
-      ...['--health-port', '0', '--resync', '5s'],
-      ...['--bird-config', this.birdPaths.configPath, '--bird-socket', this.birdPaths.socketPath],
-      ...['--bfd-config', this.bfdPaths.configPath, '--bfd-socket', this.bfdPaths.socketPath],
-      ...extraArgs,
-    ]);
+    // With the image's malloc settings too (images/agent/Dockerfile's ENV): what the agent's
+    // memory is measured against (the hostile suite) is how it runs in production.
+    this.agent = await this.startInNode(
+      'agent',
+      process.execPath,
+      [
+        // The heap the agent image runs with (images/agent/Dockerfile's NODE_OPTIONS).
+        ...['--max-old-space-size=128', '--max-semi-space-size=1'],
+        AGENT_MAIN,
+        ...['--node-name', this.plan.name, '--kubeconfig', this.creds.agentKubeconfig],
+        ...['--socket', this.socketPath, '--store', join(this.dir, 'lib', 'allocations.json')],
+        ...['--health-port', '0', '--resync', '5s'],
+        ...['--bird-config', this.birdPaths.configPath, '--bird-socket', this.birdPaths.socketPath],
+        ...['--bfd-config', this.bfdPaths.configPath, '--bfd-socket', this.bfdPaths.socketPath],
+        ...extraArgs,
+      ],
+      AGENT_MALLOC_ENV,
+    );
     await waitForLog(this.agent, `agent of ${this.plan.name}`, 'start-up: ready', timeoutMs);
   }
 

@@ -289,9 +289,9 @@ describe('address ownership on real nodes', () => {
       type: 'RollingUpdate',
       rollingUpdate: { maxSurge: 0, maxUnavailable: 1 },
     };
-    deployment.spec.template.spec.terminationGracePeriodSeconds = 40;
+    deployment.spec.template.spec.terminationGracePeriodSeconds = 60;
     deployment.spec.template.spec.containers[0]!.lifecycle = {
-      preStop: { exec: { command: ['/bin/sh', '-c', 'sleep 25'] } },
+      preStop: { exec: { command: ['/bin/sh', '-c', 'sleep 45'] } },
     };
     await lab.apply(DEPLOYMENTS, deployment);
     const [old] = await waitForReadyPods(lab, 'team-a', 'app=handover', 1);
@@ -304,7 +304,8 @@ describe('address ownership on real nodes', () => {
     const watch = watchHops(HANDOVER);
     let fresh: LabPod | undefined;
     try {
-      // Its rollout: the old pod runs its 25 s preStop while the new one starts.
+      // Its rollout: the old pod runs its 45 s preStop while the new one starts (a loaded CI
+      // machine once took longer than 25 s to start the replacement).
       await labKubectl(lab, ['-n', 'team-a', 'rollout', 'restart', 'deployment/handover']);
       await eventually('the old pod is being deleted', async () =>
         (await listPods(lab, 'team-a', 'app=handover')).some(
@@ -329,7 +330,7 @@ describe('address ownership on real nodes', () => {
           );
           return n && pods.some((p) => p.metadata.name === old!.metadata.name) ? n : undefined;
         },
-        { timeoutMs: 25_000, intervalMs: 250 },
+        { timeoutMs: 45_000, intervalMs: 250 },
       );
       await eventually(
         'routed to the replacement',
