@@ -213,6 +213,10 @@ describe('LoadBalancer Services on real nodes', () => {
     console.log(
       `LoadBalancer rollout: ${probes.ok} probes answered, ${probes.failed} failed; moments with no next hop: ${empty.length}`,
     );
+    if (result.failures.length)
+      console.log(
+        `failed probes: ${JSON.stringify(result.failures)}\nroute changes:\n${result.changes.join('\n')}`,
+      );
     expect(probes.ok).toBeGreaterThan(50);
     expect(result.failures).toEqual([]);
     expect(empty).toEqual([]);
@@ -224,8 +228,7 @@ describe('LoadBalancer Services on real nodes', () => {
     expect(dual.filter((ip) => ip.includes(':'))).toHaveLength(1);
     expect(dual.filter((ip) => !ip.includes(':'))).toHaveLength(1);
     const state = (await readState(dir))!;
-    // Cluster: every node announces it as soon as it is assigned; kube-proxy catches up within
-    // its sync period (meanwhile the node's blackhole of the range drops, nothing loops).
+    // Cluster: every node announces it once its kube-proxy holds the address (its next sync).
     for (const ip of dual)
       await eventually(
         `${ip} answers from the router`,

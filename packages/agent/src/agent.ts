@@ -39,6 +39,7 @@ import {
 import { Blackholes } from './routing/blackholes.js';
 import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
 import type { HealthCheck } from './routing/kube-proxy-health.js';
+import type { KubeProxyRules } from './routing/kube-proxy-rules.js';
 import { endpointSliceCache, serviceCache } from './routing/service-addresses.js';
 import { agentView } from './status/metrics-view.js';
 import { agentStatus } from './status/snapshot.js';
@@ -76,6 +77,8 @@ interface AgentDeps {
   bfd?: BirdControl;
   /** kube-proxy's health check of a Local Service (default: HTTP to the node's addresses). */
   kubeProxyHealth?: HealthCheck;
+  /** Do kube-proxy's rules hold a Service address (main.ts: nft)? Absent: not asked. */
+  kubeProxyRules?: KubeProxyRules;
 }
 
 export interface RunningAgent {
@@ -237,6 +240,7 @@ function buildAgent(deps: AgentDeps) {
     claimsReady: () => keeper.firstPass(),
     services: serviceCaches,
     ...(deps.kubeProxyHealth ? { kubeProxyHealth: deps.kubeProxyHealth } : {}),
+    ...(deps.kubeProxyRules ? { kubeProxyRules: deps.kubeProxyRules } : {}),
     nodeConfig,
     datapath,
     bird: deps.bird ?? birdControls(config.birdSocketPath),

@@ -26,8 +26,10 @@ import type { NodeObject } from './router-id.js';
 import { ExportLatency } from './export-latency.js';
 import type { ExportedRoutes, RoutingDeps } from './routing-deps.js';
 import { SessionPoll, type BgpObservation } from './session-poll.js';
-import { LocalTrafficGate, kubeProxyHealthCheck } from './kube-proxy-health.js';
-import { BY_SERVICE, planServiceAddresses } from './service-addresses.js';
+import { AnswerGate } from './answer-gate.js';
+import { anyAddressHealthy, kubeProxyHealthCheck } from './kube-proxy-health.js';
+import { parseRulesKey, rulesKey } from './kube-proxy-rules.js';
+import { BY_SERVICE, planServiceAddresses, type ServiceView } from './service-addresses.js';
 import { timedReloads } from './timed-reloads.js';
 
 /** How long the first pass waits for the Service caches. */
@@ -40,7 +42,10 @@ export class Routing implements Component {
   private readonly anycast: AnycastReconciler;
   private readonly bgp: BgpPeers;
   private readonly sessions: SessionPoll;
-  private readonly localTraffic: LocalTrafficGate;
+  /** kube-proxy's health check of each Local Service (by its port): local endpoints there. */
+  private readonly localTraffic: AnswerGate<number>;
+  /** kube-proxy's rules hold a Service address ("address protocol port"); yes stays yes. */
+  private readonly kubeProxyRules: AnswerGate<string> | undefined;
   private readonly passLoop: Loop;
   private readonly refreshLoop: Loop;
   private plan: AnnouncementPlan | undefined;
@@ -101,13 +106,21 @@ export class Routing implements Component {
       readSecret: deps.readSecret,
       warn: deps.warn,
     });
-    this.localTraffic = new LocalTrafficGate(
-      deps.kubeProxyHealth ?? kubeProxyHealthCheck,
-      () => this.bgp.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address),
-      (delayMs) => {
-        if (this.live) this.passLoop.trigger(delayMs);
-      },
+    const replan = (delayMs: number) => {
+      if (this.live) this.passLoop.trigger(delayMs);
+    };
+    const health = deps.kubeProxyHealth ?? kubeProxyHealthCheck;
+    const internalIps = () =>
+      this.bgp.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address);
+    this.localTraffic = new AnswerGate(
+      (port) => anyAddressHealthy(health, internalIps(), port),
+      replan,
     );
+    const rules = deps.kubeProxyRules;
+    if (rules)
+      this.kubeProxyRules = new AnswerGate((key) => rules(...parseRulesKey(key)), replan, {
+        sticky: true,
+      });
     this.sessions = new SessionPoll(deps.bird.status, settings.bgpStatusPeriodMs, () =>
       this.notify(),
     );
@@ -290,8 +303,11 @@ export class Routing implements Component {
         });
       return;
     }
-    const ports = caches.services.list().flatMap((s) => s.healthCheckNodePort ?? []);
-    await this.localTraffic.ask(ports);
+    const services = caches.services.list();
+    await Promise.all([
+      this.localTraffic.ask(services.flatMap((s) => s.healthCheckNodePort ?? [])),
+      this.kubeProxyRules?.ask(services.flatMap(addressKeys)),
+    ]);
   }
 
   /** Re-read the peers' Secrets and the router ID, then re-plan. */
@@ -361,9 +377,16 @@ export class Routing implements Component {
           .reduce((n, s) => n + s.readyHere, 0),
       claimOf: this.deps.claimOf,
       kubeProxyReady: (port) => this.localTraffic.open(port),
+      ...(this.kubeProxyRules
+        ? {
+            kubeProxyHas: (ip: string, p: NonNullable<ServiceView['port']>) =>
+              this.kubeProxyRules!.open(rulesKey(ip, p.protocol, p.port)),
+          }
+        : {}),
     });
-    const ports = caches.services.list().flatMap((s) => s.healthCheckNodePort ?? []);
-    this.localTraffic.keep(new Set(ports));
+    const services = caches.services.list();
+    this.localTraffic.keep(new Set(services.flatMap((s) => s.healthCheckNodePort ?? [])));
+    this.kubeProxyRules?.keep(new Set(services.flatMap(addressKeys)));
     return {
       ...plan,
       services: svc.addresses,
@@ -388,3 +411,7 @@ export class Routing implements Component {
     for (const l of this.appliedListeners) l(plan.hostRoutes);
   }
 }
+
+/** The rules keys of a Service's addresses (none without a port). */
+const addressKeys = (s: ServiceView): string[] =>
+  s.port ? s.addresses.map((ip) => rulesKey(ip, s.port!.protocol, s.port!.port)) : [];

@@ -17,6 +17,7 @@ import {
   Service,
   endpointReady,
   type Logger,
+  type Protocol,
   type NodeConfigSpec,
 } from '@flock/api';
 import { canonicalAddress, cidrsContainIp } from '@flock/ipam';
@@ -40,6 +41,8 @@ export interface ServiceView {
   healthCheckNodePort?: number;
   /** status.loadBalancer.ingress IPs and spec.externalIPs, canonical. */
   addresses: string[];
+  /** The Service's first port: the one kube-proxy's rules are looked up by. */
+  port?: { protocol: Protocol; port: number };
 }
 
 /** What the cache keeps of an EndpointSlice: its Service and its ready endpoints on this node. */
@@ -78,6 +81,9 @@ const CachedService = Service.transform((s): ServiceView => ({
       ]),
     ),
   ],
+  ...(s.spec?.ports?.[0]
+    ? { port: { protocol: s.spec.ports[0].protocol ?? 'TCP', port: s.spec.ports[0].port } }
+    : {}),
 }));
 
 /** The index of slices by their Service ("namespace/name"). */
@@ -154,6 +160,8 @@ export function planServiceAddresses(input: {
   readyHere: (namespace: string, name: string) => number;
   /** Does kube-proxy here deliver to them yet (its health check on this port)? Default: yes. */
   kubeProxyReady?: (healthCheckNodePort: number) => boolean;
+  /** Do kube-proxy's rules here hold this address of the Service yet? Default: yes. */
+  kubeProxyHas?: (address: string, port: NonNullable<ServiceView['port']>) => boolean;
   claimOf: ClaimOf;
 }): ServicePlan {
   const ranges = input.spec.serviceCIDRs ?? [];
@@ -179,6 +187,8 @@ export function planServiceAddresses(input: {
         warnings.push(`Service address ${ip} of ${namespace}/${name} is not claimed for it`);
         continue;
       }
+      // Not before kube-proxy delivers the address itself (a new one is in its next sync).
+      if (svc.port && input.kubeProxyHas?.(ip, svc.port) === false) continue;
       addresses.set(ip, {
         service: `${namespace}/${name}`,
         why: svc.localTraffic

@@ -25,7 +25,10 @@ let agent: RunningAgent | undefined;
 /** kube-proxy's answer per health check port (what the agent asks before a Local address). */
 let kubeProxy: Map<number, boolean>;
 let asked: string[];
-/** How long kube-proxy takes to answer. */
+/** The "address protocol port" kube-proxy's rules hold ('all': every one). */
+let rules: Set<string> | 'all';
+let rulesAsked: string[];
+/** How long kube-proxy takes to answer (health check and rules). */
 let kubeProxyDelayMs: number;
 
 function service(name: string, ip: string, local = false, healthCheckNodePort?: number): void {
@@ -37,6 +40,7 @@ function service(name: string, ip: string, local = false, healthCheckNodePort?: 
       type: 'LoadBalancer',
       externalTrafficPolicy: local ? 'Local' : 'Cluster',
       ...(healthCheckNodePort ? { healthCheckNodePort } : {}),
+      ports: [{ port: 443, protocol: 'TCP' }],
     },
     status: { loadBalancer: { ingress: [{ ip }] } },
   } as never);
@@ -92,6 +96,12 @@ const start = async () =>
       await new Promise((r) => setTimeout(r, kubeProxyDelayMs));
       return kubeProxy.get(port) ?? false;
     },
+    kubeProxyRules: async (address, protocol, port) => {
+      const key = `${address} ${protocol} ${port}`;
+      rulesAsked.push(key);
+      await new Promise((r) => setTimeout(r, kubeProxyDelayMs));
+      return rules === 'all' || rules.has(key);
+    },
   }));
 
 beforeEach(async () => {
@@ -109,6 +119,8 @@ beforeEach(async () => {
   bird.up = true;
   kubeProxy = new Map();
   asked = [];
+  rules = 'all';
+  rulesAsked = [];
   kubeProxyDelayMs = 0;
   await start();
 });
@@ -167,6 +179,31 @@ describe('Service addresses in the agent', () => {
     expect(announced(API)).toBe(false); // ready in the EndpointSlice, not yet in kube-proxy
     kubeProxy.set(30551, true);
     await eventually('announced once kube-proxy delivers here', () => announced(API));
+  });
+
+  it("a new address waits for kube-proxy's rules to hold it (Cluster and Local); a yes is not asked again", async () => {
+    rules = new Set();
+    kubeProxy.set(30551, true);
+    service('web', WEB);
+    claim(WEB, ['web']);
+    service('api', API, true, 30551);
+    claim(API, ['api']);
+    endpoints('api', [{ ready: true }]);
+    await eventually('kube-proxy asked about both', () =>
+      [WEB, API].every((ip) => rulesAsked.includes(`${ip} TCP 443`)),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    // The health check says 200 for api, yet kube-proxy has not synced either address.
+    expect(announced(WEB)).toBe(false);
+    expect(announced(API)).toBe(false);
+    rules.add(`${WEB} TCP 443`);
+    await eventually('web announced once kube-proxy holds it', () => announced(WEB));
+    expect(announced(API)).toBe(false);
+    rules.add(`${API} TCP 443`);
+    await eventually('api announced once kube-proxy holds it', () => announced(API));
+    const asks = rulesAsked.length;
+    await new Promise((r) => setTimeout(r, 400)); // passes run every 100 ms
+    expect(rulesAsked.length).toBe(asks);
   });
 
   it('a restarted agent never renders a model without the Service addresses it announced', async () => {

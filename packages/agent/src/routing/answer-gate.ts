@@ -1,0 +1,62 @@
+// Questions asked in the background for the announcement pass, which must not wait: "does
+// kube-proxy here deliver to this Service yet?". open() answers at once with what is known
+// (false until the first yes) and asks again; a changed answer, or a "not yet" (asked again after
+// retryMs), triggers the pass. A sticky gate stops asking a key once it said yes (an answer that
+// cannot go back to no while the key is in use).
+export interface AnswerGateOptions {
+  /** While an answer is "not yet": ask again after this long (default 200 ms). */
+  retryMs?: number;
+  /** Once a key's answer is yes, keep it without asking again (until keep() drops the key). */
+  sticky?: boolean;
+}
+
+export class AnswerGate<K extends string | number> {
+  private readonly known = new Map<K, boolean>();
+  private readonly asking = new Set<K>();
+  private readonly retryMs: number;
+  private readonly sticky: boolean;
+
+  constructor(
+    private readonly check: (key: K) => Promise<boolean>,
+    /** An answer changed, or the gate wants to ask again: re-plan after delayMs. */
+    private readonly changed: (delayMs: number) => void,
+    options: AnswerGateOptions = {},
+  ) {
+    this.retryMs = options.retryMs ?? 200;
+    this.sticky = options.sticky ?? false;
+  }
+
+  /** The last answer for `key` (false until it said yes); asks again in the background. */
+  open(key: K): boolean {
+    const known = this.known.get(key) ?? false;
+    if (!(known && this.sticky)) void this.askOne(key);
+    return known;
+  }
+
+  /** Ask about these keys now; resolves once every answer is in. */
+  async ask(keys: Iterable<K>): Promise<void> {
+    await Promise.all([...new Set(keys)].map((key) => this.askOne(key)));
+  }
+
+  /** Forget the keys no longer in use. */
+  keep(keys: ReadonlySet<K>): void {
+    for (const key of this.known.keys()) if (!keys.has(key)) this.known.delete(key);
+  }
+
+  private async askOne(key: K): Promise<void> {
+    if (this.asking.has(key)) return;
+    this.asking.add(key);
+    let answer = false;
+    try {
+      answer = await this.check(key);
+    } catch {
+      answer = false; // a failed question is a "not yet": asked again after retryMs
+    } finally {
+      this.asking.delete(key);
+    }
+    const before = this.known.get(key) ?? false;
+    this.known.set(key, answer);
+    if (answer !== before) this.changed(0);
+    else if (!answer) this.changed(this.retryMs);
+  }
+}
