@@ -18,11 +18,17 @@ export function askHostname(
       socket.destroy();
       resolve(answer);
     };
-    const timer = setTimeout(
-      () => done({ ok: false, error: `no answer within ${timeoutMs} ms` }),
-      timeoutMs,
-    );
-    socket.on('connect', () => socket.write('GET /hostname HTTP/1.0\r\n\r\n'));
+    // Where it stopped (handshake or reply) and the flow (local port), to find it in a capture.
+    let connected = false;
+    const timer = setTimeout(() => {
+      const stage = connected ? 'connected, no reply' : 'not connected';
+      const from = socket.localPort === undefined ? '' : `, from port ${socket.localPort}`;
+      done({ ok: false, error: `no answer within ${timeoutMs} ms (${stage}${from})` });
+    }, timeoutMs);
+    socket.on('connect', () => {
+      connected = true;
+      socket.write('GET /hostname HTTP/1.0\r\n\r\n');
+    });
     socket.on('data', (d: Buffer) => (reply += d.toString()));
     socket.on('error', (e) => done({ ok: false, error: e.message }));
     socket.on('end', () => done(reply ? { ok: true, reply } : { ok: false, error: 'empty reply' }));

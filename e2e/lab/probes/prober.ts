@@ -39,12 +39,18 @@ while (running) {
   const started = Date.now();
   await Promise.all(
     targets.map(async (t) => {
+      const startedAt = new Date().toISOString();
       const answer = await askHostname(t.host, t.port, timeoutMs);
       const c = counts.get(t.key)!;
       if (answer.ok) c.ok++;
       else {
         c.failed++;
-        const failure = { target: t.key, at: new Date().toISOString(), error: answer.error };
+        const failure = {
+          target: t.key,
+          started: startedAt,
+          at: new Date().toISOString(),
+          error: answer.error,
+        };
         process.stdout.write(`${JSON.stringify({ failure })}\n`);
       }
     }),

@@ -11,19 +11,27 @@ import { WORKLOAD_PORT } from './status.js';
 
 const Line = z.union([
   z.object({ started: z.literal(true) }),
-  z.object({ failure: z.object({ target: z.string(), at: z.string(), error: z.string() }) }),
+  z.object({
+    failure: z.object({
+      target: z.string(),
+      started: z.string(),
+      at: z.string(),
+      error: z.string(),
+    }),
+  }),
   z.object({
     summary: z.record(z.string(), z.object({ ok: z.number(), failed: z.number() })),
   }),
 ]);
 
 export interface RouterWatchResult {
-  failures: { target: string; at: string; error: string }[];
+  /** Each failed attempt: when it started and ended (the prober's clock), and why. */
+  failures: { target: string; started: string; at: string; error: string }[];
   /** Per target: probes answered and failed. */
   summary: Record<string, { ok: number; failed: number }>;
-  /** `ip monitor route` lines of removed routes ("Deleted ..."). */
+  /** `ip -ts monitor route` lines of removed routes ("[time] Deleted ..."). */
   deleted: string[];
-  /** Every route change seen. */
+  /** Every route change seen, each line prefixed with the router's clock ("[2026-...]"). */
   changes: string[];
 }
 
@@ -46,7 +54,7 @@ export class RouterWatch {
       String(timeoutMs),
       ...targets,
     ]);
-    return new RouterWatch(prober, router.monitorRoutes());
+    return new RouterWatch(prober, router.monitorRoutes(['-ts']));
   }
 
   /** The prober has finished its first round. */
@@ -70,7 +78,7 @@ export class RouterWatch {
       else if ('summary' in line) result.summary = line.summary;
     }
     result.changes = [...this.monitor.lines];
-    result.deleted = result.changes.filter((l) => l.startsWith('Deleted'));
+    result.deleted = result.changes.filter((l) => /^(\[[^\]]*\] )?Deleted /.test(l));
     return result;
   }
 }
