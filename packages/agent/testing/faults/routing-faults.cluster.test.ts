@@ -94,7 +94,18 @@ describe('faults on the routing side', () => {
           killed,
         ),
       );
-      expect((await bgp())?.reason).toBe('BirdUnavailable');
+      // A kill that cuts a reload short is first a failed reload (BirdReloadFailed: whether BIRD
+      // took it is unknown); the retry, a backoff later, finds no BIRD.
+      await timeTo(
+        'BGPEstablished False, BirdUnavailable',
+        async () => {
+          const c = await bgp();
+          if (c?.status === 'False') reasons.add(c.reason);
+          return c?.status === 'False' && c.reason === 'BirdUnavailable';
+        },
+        15_000,
+        killed,
+      );
       await churn(); // bird.conf changes while BIRD is down
       await sleep(randomMs(0, 2_000));
       await f.startNodeBird();
