@@ -39,7 +39,7 @@ import {
 import { Blackholes } from './routing/blackholes.js';
 import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
 import type { HealthCheck } from './routing/kube-proxy-health.js';
-import type { KubeProxyRules } from './routing/kube-proxy-rules.js';
+import type { ReadKubeProxy } from './routing/kube-proxy-rules.js';
 import { endpointSliceCache, serviceCache } from './routing/service-addresses.js';
 import { agentView } from './status/metrics-view.js';
 import { agentStatus } from './status/snapshot.js';
@@ -77,8 +77,8 @@ interface AgentDeps {
   bfd?: BirdControl;
   /** kube-proxy's health check of a Local Service (default: HTTP to the node's addresses). */
   kubeProxyHealth?: HealthCheck;
-  /** Do kube-proxy's rules hold a Service address (main.ts: nft)? Absent: not asked. */
-  kubeProxyRules?: KubeProxyRules;
+  /** Read the Service addresses kube-proxy's rules hold (main.ts: nft). Absent: not asked. */
+  readKubeProxy?: ReadKubeProxy;
 }
 
 export interface RunningAgent {
@@ -240,7 +240,7 @@ function buildAgent(deps: AgentDeps) {
     claimsReady: () => keeper.firstPass(),
     services: serviceCaches,
     ...(deps.kubeProxyHealth ? { kubeProxyHealth: deps.kubeProxyHealth } : {}),
-    ...(deps.kubeProxyRules ? { kubeProxyRules: deps.kubeProxyRules } : {}),
+    ...(deps.readKubeProxy ? { readKubeProxy: deps.readKubeProxy } : {}),
     nodeConfig,
     datapath,
     bird: deps.bird ?? birdControls(config.birdSocketPath),

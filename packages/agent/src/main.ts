@@ -8,7 +8,7 @@ import { AGENT_FLAGS } from './core/config.js';
 import { IprouteDatapath } from './datapath/index.js';
 import { faultInjector, parseFaultSpec, type FaultPoint } from './core/faults.js';
 import { netnsName, nftListTable, nftPolicyApplier } from './policy/index.js';
-import { nftKubeProxyRules } from './routing/kube-proxy-rules.js';
+import { nftReadKubeProxy } from './routing/kube-proxy-rules.js';
 import { statusCommand } from './status/command.js';
 import { faultFileSystem } from './store/fault-file-system.js';
 import { agentVersion } from './core/version.js';
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     }),
     policyApplier: nftPolicyApplier(config.hostNetns),
     policyListing: nftListTable(config.hostNetns),
-    kubeProxyRules: nftKubeProxyRules(
+    readKubeProxy: nftReadKubeProxy(
       config.hostNetns === undefined ? undefined : netnsName(config.hostNetns),
     ),
     logger,

@@ -1,20 +1,16 @@
 // Questions asked in the background for the announcement pass, which must not wait: "does
 // kube-proxy here deliver to this Service yet?". open() answers at once with what is known
 // (false until the first yes) and asks again; a changed answer, or a "not yet" (asked again after
-// retryMs), triggers the pass. A sticky gate stops asking a key once it said yes (an answer that
-// cannot go back to no while the key is in use).
+// retryMs), triggers the pass.
 export interface AnswerGateOptions {
   /** While an answer is "not yet": ask again after this long (default 200 ms). */
   retryMs?: number;
-  /** Once a key's answer is yes, keep it without asking again (until keep() drops the key). */
-  sticky?: boolean;
 }
 
 export class AnswerGate<K extends string | number> {
   private readonly known = new Map<K, boolean>();
   private readonly asking = new Set<K>();
   private readonly retryMs: number;
-  private readonly sticky: boolean;
 
   constructor(
     private readonly check: (key: K) => Promise<boolean>,
@@ -23,14 +19,12 @@ export class AnswerGate<K extends string | number> {
     options: AnswerGateOptions = {},
   ) {
     this.retryMs = options.retryMs ?? 200;
-    this.sticky = options.sticky ?? false;
   }
 
   /** The last answer for `key` (false until it said yes); asks again in the background. */
   open(key: K): boolean {
-    const known = this.known.get(key) ?? false;
-    if (!(known && this.sticky)) void this.askOne(key);
-    return known;
+    void this.askOne(key);
+    return this.known.get(key) ?? false;
   }
 
   /** Ask about these keys now; resolves once every answer is in. */

@@ -2,7 +2,7 @@
 // shaped as kube-proxy's nftables mode writes it, in a test namespace. Needs root and nft.
 import { Netns, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nftKubeProxyRules } from './kube-proxy-rules.js';
+import { nftReadKubeProxy } from './kube-proxy-rules.js';
 
 let ns: Netns | undefined;
 
@@ -31,9 +31,9 @@ describe("kube-proxy's rules, read with nft (kernel)", () => {
   });
 
   it('no kube-proxy table (iptables or IPVS mode): cannot tell, so yes', async () => {
-    const has = nftKubeProxyRules(ns!.name);
-    expect(await has('2001:db8:400::2', 'TCP', 443)).toBe(true);
-    expect(await has('203.0.113.64', 'UDP', 53)).toBe(true);
+    const view = await nftReadKubeProxy(ns!.name)();
+    expect(view.has('2001:db8:400::2', 'TCP', 443)).toBe(true);
+    expect(view.has('203.0.113.64', 'UDP', 53)).toBe(true);
   });
 
   it('nftables mode: yes for an address in service-ips or no-endpoint-services, else no', async () => {
@@ -42,22 +42,26 @@ describe("kube-proxy's rules, read with nft (kernel)", () => {
         table('ip6', 'ipv6_addr', '2001:db8:400::2 . tcp . 443', '2001:db8:400::3 . udp . 53') +
         table('ip', 'ipv4_addr', '203.0.113.64 . tcp . 80', '203.0.113.65 . sctp . 9'),
     });
-    const has = nftKubeProxyRules(ns!.name);
-    expect(await has('2001:db8:400::2', 'TCP', 443)).toBe(true);
-    expect(await has('2001:db8:400::3', 'UDP', 53)).toBe(true);
-    expect(await has('2001:db8:400::2', 'UDP', 443)).toBe(false);
-    expect(await has('2001:db8:400::2', 'TCP', 444)).toBe(false);
-    expect(await has('2001:db8:400::4', 'TCP', 443)).toBe(false);
-    expect(await has('203.0.113.64', 'TCP', 80)).toBe(true);
-    expect(await has('203.0.113.65', 'SCTP', 9)).toBe(true);
-    expect(await has('203.0.113.66', 'TCP', 80)).toBe(false);
+    const view = await nftReadKubeProxy(ns!.name)();
+    expect(view.has('2001:db8:400::2', 'TCP', 443)).toBe(true);
+    expect(view.has('2001:db8:400:0:0::3', 'UDP', 53)).toBe(true);
+    expect(view.has('2001:db8:400::2', 'UDP', 443)).toBe(false);
+    expect(view.has('2001:db8:400::2', 'TCP', 444)).toBe(false);
+    expect(view.has('2001:db8:400::4', 'TCP', 443)).toBe(false);
+    expect(view.has('203.0.113.64', 'TCP', 80)).toBe(true);
+    expect(view.has('203.0.113.65', 'SCTP', 9)).toBe(true);
+    expect(view.has('203.0.113.66', 'TCP', 80)).toBe(false);
   });
 
-  it('refuses what is not an address, a port or a protocol before running anything', async () => {
-    const has = nftKubeProxyRules(ns!.name);
-    await expect(has('2001:db8::1 } ; flush ruleset', 'TCP', 1)).rejects.toThrow(/not an IP/);
-    await expect(has('2001:db8::1', 'TCP', 0)).rejects.toThrow(/bad port/);
-    await expect(has('2001:db8::1', 'ICMP' as never, 1)).rejects.toThrow(/bad protocol/);
-    expect(() => nftKubeProxyRules('a b')).toThrow(/invalid network namespace/);
+  it('a kube-proxy table without its maps is an error, not a yes', async () => {
+    await ns!.exec('nft', ['delete', 'table', 'ip', 'kube-proxy']);
+    await ns!.exec('nft', ['add', 'table', 'ip', 'kube-proxy']);
+    await expect(nftReadKubeProxy(ns!.name)()).rejects.toThrow(
+      /list map ip kube-proxy service-ips/,
+    );
+  });
+
+  it('refuses a namespace name that is not one', () => {
+    expect(() => nftReadKubeProxy('a b')).toThrow(/invalid network namespace/);
   });
 });

@@ -9,7 +9,7 @@ import type { AgentMetrics } from '../core/metrics.js';
 import type { ClaimOf } from '../claims/ownership.js';
 import type { SecretReader } from './peer-secrets.js';
 import type { HealthCheck } from './kube-proxy-health.js';
-import type { KubeProxyRules } from './kube-proxy-rules.js';
+import type { ReadKubeProxy } from './kube-proxy-rules.js';
 import type { NodeView } from './router-id.js';
 import type { ServiceView, SliceView } from './service-addresses.js';
 
@@ -55,10 +55,10 @@ export interface RoutingDeps {
   /** kube-proxy's health check of a Local Service on this node (default: HTTP to it). */
   kubeProxyHealth?: HealthCheck;
   /**
-   * Do kube-proxy's rules on this node hold a Service address (main.ts: its nftables maps)?
-   * Absent: not asked (every address is taken as delivered).
+   * Read which Service addresses kube-proxy's rules on this node hold (main.ts: its nftables
+   * maps). Absent: not asked (every address is taken as delivered).
    */
-  kubeProxyRules?: KubeProxyRules;
+  readKubeProxy?: ReadKubeProxy;
   /**
    * Resolves once this node's claims are in step (ClaimKeeper's first pass: what live pods
    * held before claims existed is claimed): nothing floating is announced before.

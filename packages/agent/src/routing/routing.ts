@@ -28,7 +28,8 @@ import type { ExportedRoutes, RoutingDeps } from './routing-deps.js';
 import { SessionPoll, type BgpObservation } from './session-poll.js';
 import { AnswerGate } from './answer-gate.js';
 import { anyAddressHealthy, kubeProxyHealthCheck } from './kube-proxy-health.js';
-import { parseRulesKey, rulesKey } from './kube-proxy-rules.js';
+import { KubeProxyAddresses } from './kube-proxy-addresses.js';
+import { rulesKey } from './kube-proxy-rules.js';
 import { BY_SERVICE, planServiceAddresses, type ServiceView } from './service-addresses.js';
 import { timedReloads } from './timed-reloads.js';
 
@@ -44,8 +45,8 @@ export class Routing implements Component {
   private readonly sessions: SessionPoll;
   /** kube-proxy's health check of each Local Service (by its port): local endpoints there. */
   private readonly localTraffic: AnswerGate<number>;
-  /** kube-proxy's rules hold a Service address ("address protocol port"); yes stays yes. */
-  private readonly kubeProxyRules: AnswerGate<string> | undefined;
+  /** The Service addresses kube-proxy's rules hold here (a yes stays yes). */
+  private readonly kubeProxyRules: KubeProxyAddresses | undefined;
   private readonly passLoop: Loop;
   private readonly refreshLoop: Loop;
   private plan: AnnouncementPlan | undefined;
@@ -116,11 +117,10 @@ export class Routing implements Component {
       (port) => anyAddressHealthy(health, internalIps(), port),
       replan,
     );
-    const rules = deps.kubeProxyRules;
-    if (rules)
-      this.kubeProxyRules = new AnswerGate((key) => rules(...parseRulesKey(key)), replan, {
-        sticky: true,
-      });
+    if (deps.readKubeProxy)
+      this.kubeProxyRules = new KubeProxyAddresses(deps.readKubeProxy, replan, (error) =>
+        logger.warn("reading kube-proxy's rules failed", { error: String(error) }),
+      );
     this.sessions = new SessionPoll(deps.bird.status, settings.bgpStatusPeriodMs, () =>
       this.notify(),
     );
@@ -306,7 +306,11 @@ export class Routing implements Component {
     const services = caches.services.list();
     await Promise.all([
       this.localTraffic.ask(services.flatMap((s) => s.healthCheckNodePort ?? [])),
-      this.kubeProxyRules?.ask(services.flatMap(addressKeys)),
+      this.kubeProxyRules?.ask(
+        services.flatMap((s) =>
+          s.port ? s.addresses.map((ip) => [ip, s.port!.protocol, s.port!.port] as const) : [],
+        ),
+      ),
     ]);
   }
 
@@ -380,7 +384,7 @@ export class Routing implements Component {
       ...(this.kubeProxyRules
         ? {
             kubeProxyHas: (ip: string, p: NonNullable<ServiceView['port']>) =>
-              this.kubeProxyRules!.open(rulesKey(ip, p.protocol, p.port)),
+              this.kubeProxyRules!.has(ip, p.protocol, p.port),
           }
         : {}),
     });
