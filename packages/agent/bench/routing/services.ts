@@ -1,6 +1,6 @@
 // What one Service change costs the agent at 100 and 1,000 LoadBalancer Services, side by side
 // in one run (ratios to the first size): the plan (planAnnouncements for the node's pods +
-// planServiceAddresses + toBirdModel + the announcer's comparison key), the render
+// claimedServiceAddresses, planServiceAddresses + toBirdModel + the announcer's comparison key), the render
 // (renderBirdConfig, with validation), and the reload (applyBirdConfig: the atomic write and
 // `configure` on the control socket, answered when BIRD has taken the new config) of a real
 // BIRD, the agent's own code and clients. A change: a Local Service's endpoint here goes not
@@ -26,7 +26,10 @@ import {
 import { TestRouter, nodeBirdPaths, startNodeBird, type BirdProcess } from '@flock/bird/testing';
 import { Netns, requireKernelTier, summarize } from '@flock/testkit';
 import { planAnnouncements, toBirdModel } from '../../src/routing/announcements.js';
-import { planServiceAddresses } from '../../src/routing/service-addresses.js';
+import {
+  claimedServiceAddresses,
+  planServiceAddresses,
+} from '../../src/routing/service-addresses.js';
 import { birdControls } from '../../src/routing/wiring.js';
 import { claimsFor } from '../../testing/routing-fixtures.js';
 import { BENCH_SPEC, benchNode } from './fixtures.js';
@@ -61,14 +64,14 @@ function planModel(set: ServiceSet, router6: string): BirdModel {
   const claimOf = (address: string): AddressClaim | undefined =>
     set.claimOf(address) ?? podClaims(address);
   const plan = planAnnouncements({ spec, ...pods, claimOf });
-  const svc = planServiceAddresses({
+  const { claimed, warnings } = claimedServiceAddresses({
     spec,
     services: set.services.values(),
-    readyHere: set.readyHere,
     claimOf,
   });
+  const services = planServiceAddresses({ claimed, readyHere: set.readyHere });
   const model = toBirdModel({
-    plan: { ...plan, services: svc.addresses, warnings: [...plan.warnings, ...svc.warnings] },
+    plan: { ...plan, services, warnings: [...plan.warnings, ...warnings] },
     spec,
     routerId: ROUTER_ID,
     peers: [{ address: router6, asn: ROUTER_AS }],

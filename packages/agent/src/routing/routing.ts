@@ -26,15 +26,9 @@ import type { NodeObject } from './router-id.js';
 import { ExportLatency } from './export-latency.js';
 import type { ExportedRoutes, RoutingDeps } from './routing-deps.js';
 import { SessionPoll, type BgpObservation } from './session-poll.js';
-import { AnswerGate } from './answer-gate.js';
-import { anyAddressHealthy, kubeProxyHealthCheck } from './kube-proxy-health.js';
-import { KubeProxyAddresses } from './kube-proxy-addresses.js';
-import { rulesKey } from './kube-proxy-rules.js';
-import { BY_SERVICE, planServiceAddresses, type ServiceView } from './service-addresses.js';
+import { kubeProxyHealthCheck } from './kube-proxy-health.js';
+import { ServiceAnnouncements } from './service-announcements.js';
 import { timedReloads } from './timed-reloads.js';
-
-/** How long the first pass waits for the Service caches. */
-const SERVICE_SYNC_WAIT_MS = 10_000;
 
 export class Routing implements Component {
   readonly name = 'announcements and anycast routes';
@@ -43,10 +37,8 @@ export class Routing implements Component {
   private readonly anycast: AnycastReconciler;
   private readonly bgp: BgpPeers;
   private readonly sessions: SessionPoll;
-  /** kube-proxy's health check of each Local Service (by its port): local endpoints there. */
-  private readonly localTraffic: AnswerGate<number>;
-  /** The Service addresses kube-proxy's rules hold here (a yes stays yes). */
-  private readonly kubeProxyRules: KubeProxyAddresses | undefined;
+  /** Service addresses (absent without the Service caches). */
+  private readonly services: ServiceAnnouncements | undefined;
   private readonly passLoop: Loop;
   private readonly refreshLoop: Loop;
   private plan: AnnouncementPlan | undefined;
@@ -110,17 +102,17 @@ export class Routing implements Component {
     const replan = (delayMs: number) => {
       if (this.live) this.passLoop.trigger(delayMs);
     };
-    const health = deps.kubeProxyHealth ?? kubeProxyHealthCheck;
-    const internalIps = () =>
-      this.bgp.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address);
-    this.localTraffic = new AnswerGate(
-      (port) => anyAddressHealthy(health, internalIps(), port),
-      replan,
-    );
-    if (deps.readKubeProxy)
-      this.kubeProxyRules = new KubeProxyAddresses(deps.readKubeProxy, replan, (error) =>
-        logger.warn("reading kube-proxy's rules failed", { error: String(error) }),
-      );
+    if (deps.services)
+      this.services = new ServiceAnnouncements({
+        caches: deps.services,
+        claimOf: deps.claimOf,
+        logger,
+        health: deps.kubeProxyHealth ?? kubeProxyHealthCheck,
+        internalIps: () =>
+          this.bgp.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address),
+        readKubeProxy: deps.readKubeProxy,
+        replan,
+      });
     this.sessions = new SessionPoll(deps.bird.status, settings.bgpStatusPeriodMs, () =>
       this.notify(),
     );
@@ -269,49 +261,11 @@ export class Routing implements Component {
     await this.deps.claimsReady();
     if (this.stopped) return;
     await settled(this.refreshLoop.run());
-    await this.servicesReady();
+    await this.services?.ready(this.deps.nodeConfig.current()?.nodeConfig.spec, () => this.stopped);
     if (this.stopped) return;
     this.live = true;
     await this.reconcileNow();
     for (const l of [this.passLoop, this.refreshLoop]) l.start();
-  }
-
-  /**
-   * Before the first pass after a start: the Service caches synced and kube-proxy asked about
-   * every Local Service, so a restarted agent renders the Service addresses it announced before
-   * instead of withdrawing them for a moment (a flap on the router). Bounded: Service caches
-   * that cannot sync (RBAC of an older chart) must not hold back the pods' routes.
-   */
-  private async servicesReady(): Promise<void> {
-    const caches = this.deps.services;
-    if (!caches) return;
-    let timer: NodeJS.Timeout | undefined;
-    const synced = await Promise.race([
-      Promise.all([caches.services.synced, caches.slices.synced]).then(
-        () => true,
-        () => false,
-      ),
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), SERVICE_SYNC_WAIT_MS).unref();
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!synced) {
-      if (!this.stopped)
-        this.deps.logger.warn('Service caches not synced: announcing without Service addresses', {
-          waitedMs: SERVICE_SYNC_WAIT_MS,
-        });
-      return;
-    }
-    const services = caches.services.list();
-    await Promise.all([
-      this.localTraffic.ask(services.flatMap((s) => s.healthCheckNodePort ?? [])),
-      this.kubeProxyRules?.ask(
-        services.flatMap((s) =>
-          s.port ? s.addresses.map((ip) => [ip, s.port!.protocol, s.port!.port] as const) : [],
-        ),
-      ),
-    ]);
   }
 
   /** Re-read the peers' Secrets and the router ID, then re-plan. */
@@ -370,27 +324,8 @@ export class Routing implements Component {
 
   /** The plan with the Service addresses this node announces (none before their caches synced). */
   private withServices(plan: AnnouncementPlan, spec: NodeConfigSpec): AnnouncementPlan {
-    const caches = this.deps.services;
-    if (!caches?.services.hasSynced || !caches.slices.hasSynced) return plan;
-    const svc = planServiceAddresses({
-      spec,
-      services: caches.services.list(),
-      readyHere: (namespace, name) =>
-        caches.slices
-          .byIndex(BY_SERVICE, `${namespace}/${name}`)
-          .reduce((n, s) => n + s.readyHere, 0),
-      claimOf: this.deps.claimOf,
-      kubeProxyReady: (port) => this.localTraffic.open(port),
-      ...(this.kubeProxyRules
-        ? {
-            kubeProxyHas: (ip: string, p: NonNullable<ServiceView['port']>) =>
-              this.kubeProxyRules!.has(ip, p.protocol, p.port),
-          }
-        : {}),
-    });
-    const services = caches.services.list();
-    this.localTraffic.keep(new Set(services.flatMap((s) => s.healthCheckNodePort ?? [])));
-    this.kubeProxyRules?.keep(new Set(services.flatMap(addressKeys)));
+    const svc = this.services?.plan(spec);
+    if (!svc) return plan;
     return {
       ...plan,
       services: svc.addresses,
@@ -415,7 +350,3 @@ export class Routing implements Component {
     for (const l of this.appliedListeners) l(plan.hostRoutes);
   }
 }
-
-/** The rules keys of a Service's addresses (none without a port). */
-const addressKeys = (s: ServiceView): string[] =>
-  s.port ? s.addresses.map((ip) => rulesKey(ip, s.port!.protocol, s.port!.port)) : [];

@@ -1,7 +1,11 @@
 import { ADDRESSCLAIM_KIND, API_VERSION, claimName, type AddressClaim } from '@flock/api';
 import { nodeConfig } from '@flock/api/testing';
 import { describe, expect, it } from 'vitest';
-import { planServiceAddresses, type ServiceView } from './service-addresses.js';
+import {
+  claimedServiceAddresses,
+  planServiceAddresses,
+  type ServiceView,
+} from './service-addresses.js';
 
 const spec = nodeConfig({
   spec: { serviceCIDRs: ['2001:db8:400::/120', '203.0.113.64/28'] },
@@ -14,6 +18,17 @@ const service = (name: string, addresses: string[], local = false): ServiceView 
   localTraffic: local,
   addresses,
 });
+
+/** Both steps, as the agent's announcement pass runs them. */
+function plan(input: {
+  spec: typeof spec;
+  services: ServiceView[];
+  readyHere: (namespace: string, name: string) => number;
+  claimOf: ReturnType<typeof claims>;
+}) {
+  const { claimed, warnings } = claimedServiceAddresses(input);
+  return { addresses: planServiceAddresses({ claimed, readyHere: input.readyHere }), warnings };
+}
 
 function claims(...list: [address: string, namespace: string, services: string[]][]) {
   const byAddress = new Map<string, AddressClaim>(
@@ -39,7 +54,7 @@ function claims(...list: [address: string, namespace: string, services: string[]
 
 describe('Service addresses a node announces', () => {
   it('Cluster: from every node with the range; Local: only with a ready endpoint here', () => {
-    const plan = planServiceAddresses({
+    const result = plan({
       spec,
       services: [
         service('web', ['2001:db8:400::1', '203.0.113.65']),
@@ -54,7 +69,7 @@ describe('Service addresses a node announces', () => {
         ['2001:db8:400::3', 'shop', ['idle']],
       ),
     });
-    expect([...plan.addresses]).toEqual([
+    expect([...result.addresses]).toEqual([
       ['2001:db8:400::1', { service: 'shop/web', why: 'externalTrafficPolicy Cluster' }],
       [
         '2001:db8:400::2',
@@ -62,11 +77,11 @@ describe('Service addresses a node announces', () => {
       ],
       ['203.0.113.65', { service: 'shop/web', why: 'externalTrafficPolicy Cluster' }],
     ]);
-    expect(plan.warnings).toEqual([]);
+    expect(result.warnings).toEqual([]);
   });
 
   it('announces nothing outside the ranges, nothing not claimed for the Service (external IPs included)', () => {
-    const plan = planServiceAddresses({
+    const result = plan({
       spec,
       services: [
         service('web', ['2001:db8:400::1', '2001:db8:999::1']),
@@ -79,21 +94,21 @@ describe('Service addresses a node announces', () => {
         ['2001:db8:400::9', 'other', ['thief']],
       ),
     });
-    expect([...plan.addresses.keys()]).toEqual(['2001:db8:400::1']);
-    expect(plan.addresses.get('2001:db8:400::1')?.service).toBe('shop/web');
-    expect(plan.warnings).toEqual([
+    expect([...result.addresses.keys()]).toEqual(['2001:db8:400::1']);
+    expect(result.addresses.get('2001:db8:400::1')?.service).toBe('shop/web');
+    expect(result.warnings).toEqual([
       'Service address 2001:db8:400::1 of shop/squatter is not claimed for it',
       'Service address 2001:db8:400::9 of shop/thief is not claimed for it',
     ]);
   });
 
   it('a node without Service ranges announces none', () => {
-    const plan = planServiceAddresses({
+    const result = plan({
       spec: nodeConfig().spec,
       services: [service('web', ['2001:db8:400::1'])],
       readyHere: () => 1,
       claimOf: claims(['2001:db8:400::1', 'shop', ['web']]),
     });
-    expect(plan.addresses.size).toBe(0);
+    expect(result.addresses.size).toBe(0);
   });
 });

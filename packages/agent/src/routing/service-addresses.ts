@@ -152,53 +152,70 @@ export interface ServicePlan {
   warnings: string[];
 }
 
-/** The Service addresses this node announces now. */
-export function planServiceAddresses(input: {
+/** An address of a Service inside this node's Service ranges and claimed for that Service. */
+export interface ClaimedServiceAddress {
+  service: ServiceView;
+  address: string;
+}
+
+/**
+ * The addresses of `services` this node may announce at all: inside its Service ranges and
+ * claimed for the Service. Everything else a namespace writes (spec.externalIPs of its choice,
+ * a status copied from another Service) stops here, before anything asks kube-proxy about it.
+ */
+export function claimedServiceAddresses(input: {
   spec: NodeConfigSpec;
   services: Iterable<ServiceView>;
+  claimOf: ClaimOf;
+}): { claimed: ClaimedServiceAddress[]; warnings: string[] } {
+  const ranges = input.spec.serviceCIDRs ?? [];
+  const claimed: ClaimedServiceAddress[] = [];
+  const warnings: string[] = [];
+  if (!ranges.length) return { claimed, warnings };
+  for (const service of input.services) {
+    const { namespace, name } = service.metadata;
+    for (const address of service.addresses) {
+      if (!cidrsContainIp(ranges, address)) continue;
+      const c = input.claimOf(address);
+      if (
+        c?.spec.kind === 'Service' &&
+        c.spec.namespace === namespace &&
+        c.spec.services?.includes(name)
+      )
+        claimed.push({ service, address });
+      else
+        warnings.push(`Service address ${address} of ${namespace}/${name} is not claimed for it`);
+    }
+  }
+  return { claimed, warnings: warnings.sort() };
+}
+
+/** The Service addresses this node announces now, from those claimed (claimedServiceAddresses). */
+export function planServiceAddresses(input: {
+  claimed: readonly ClaimedServiceAddress[];
   /** Ready endpoints of a Service on this node. */
   readyHere: (namespace: string, name: string) => number;
   /** Does kube-proxy here deliver to them yet (its health check on this port)? Default: yes. */
   kubeProxyReady?: (healthCheckNodePort: number) => boolean;
   /** Do kube-proxy's rules here hold this address of the Service yet? Default: yes. */
   kubeProxyHas?: (address: string, port: NonNullable<ServiceView['port']>) => boolean;
-  claimOf: ClaimOf;
-}): ServicePlan {
-  const ranges = input.spec.serviceCIDRs ?? [];
+}): Map<string, ServiceAnnouncement> {
   const addresses = new Map<string, ServiceAnnouncement>();
-  const warnings: string[] = [];
-  if (!ranges.length) return { addresses, warnings };
-  for (const svc of input.services) {
+  for (const { service: svc, address: ip } of input.claimed) {
     const { namespace, name } = svc.metadata;
-    const mine = svc.addresses.filter((ip) => cidrsContainIp(ranges, ip));
-    if (!mine.length) continue;
     const ready = svc.localTraffic ? input.readyHere(namespace, name) : 0;
     if (svc.localTraffic && ready === 0) continue;
     const port = svc.healthCheckNodePort;
     // Announced once kube-proxy delivers here (the gate asks it again meanwhile).
     if (svc.localTraffic && port !== undefined && input.kubeProxyReady?.(port) === false) continue;
-    for (const ip of mine) {
-      const c = input.claimOf(ip);
-      if (
-        c?.spec.kind !== 'Service' ||
-        c.spec.namespace !== namespace ||
-        !c.spec.services?.includes(name)
-      ) {
-        warnings.push(`Service address ${ip} of ${namespace}/${name} is not claimed for it`);
-        continue;
-      }
-      // Not before kube-proxy delivers the address itself (a new one is in its next sync).
-      if (svc.port && input.kubeProxyHas?.(ip, svc.port) === false) continue;
-      addresses.set(ip, {
-        service: `${namespace}/${name}`,
-        why: svc.localTraffic
-          ? `externalTrafficPolicy Local: ${ready} ready endpoint${ready === 1 ? '' : 's'} here`
-          : 'externalTrafficPolicy Cluster',
-      });
-    }
+    // Not before kube-proxy delivers the address itself (a new one is in its next sync).
+    if (svc.port && input.kubeProxyHas?.(ip, svc.port) === false) continue;
+    addresses.set(ip, {
+      service: `${namespace}/${name}`,
+      why: svc.localTraffic
+        ? `externalTrafficPolicy Local: ${ready} ready endpoint${ready === 1 ? '' : 's'} here`
+        : 'externalTrafficPolicy Cluster',
+    });
   }
-  return {
-    addresses: new Map([...addresses].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-    warnings: warnings.sort(),
-  };
+  return new Map([...addresses].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

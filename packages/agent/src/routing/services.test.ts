@@ -208,6 +208,25 @@ describe('Service addresses in the agent', () => {
     expect(reads).toBe(before);
   });
 
+  it("a restarted agent asks kube-proxy about claimed addresses only: a tenant's unclaimed external IP costs no reads", async () => {
+    rules = new Set([`${WEB} TCP 443`]);
+    service('web', WEB);
+    claim(WEB, ['web']);
+    // A Local Service of the tenant's own making: an address in the range it holds no claim on.
+    service('squat', API, true, 30552);
+    endpoints('squat', [{ ready: true }]);
+    await eventually('web announced', () => announced(WEB));
+    await agent!.stop();
+    reads = 0;
+    asked = [];
+    await start();
+    await eventually('web announced after the restart', () => announced(WEB));
+    await new Promise((r) => setTimeout(r, 1_500)); // a waiting address is read after 0.2, 0.4, 0.8 s
+    expect(reads).toBe(1);
+    expect(asked.filter((a) => a.endsWith(':30552'))).toEqual([]);
+    expect(announced(API)).toBe(false);
+  });
+
   it('a restarted agent never renders a model without the Service addresses it announced', async () => {
     service('web', WEB);
     claim(WEB, ['web']);
