@@ -2,26 +2,23 @@
 // in reverse (core/lifecycle.ts). Every kernel and API edge is injected (Datapath,
 // KubeTransport) so the sequence runs in unit tests on FakeDatapath and FakeApiServer, and for
 // real in the kernel and cluster tiers.
-import { API_VERSION, NODECONFIG_KIND, type Logger } from '@flock/api';
-import type { BirdControl } from '@flock/bird';
-import type { FileSystem } from '@flock/exec';
-import { EventRecorder, startHealthServer, type KubeTransport } from '@flock/kube';
+import { API_VERSION, NODECONFIG_KIND } from '@flock/api';
+import { EventRecorder, startHealthServer } from '@flock/kube';
 import { Registry } from 'prom-client';
 import { fetchNamespace, fetchNodeReady } from './claims/api-reads.js';
 import { ClaimBook } from './claims/book.js';
 import { claimCache, claimLookup } from './claims/cache.js';
 import { ClaimKeeper } from './claims/keeper.js';
 import { usableSources } from './claims/ownership.js';
-import { CniHandlers, type FaultPoint } from './cni/handlers.js';
+import { CniHandlers } from './cni/handlers.js';
 import { metered } from './cni/metered.js';
 import { OrphanSweep } from './cni/orphan-sweep.js';
 import { AttachmentRecovery } from './cni/recovery.js';
 import { startCniServer } from './cni-server/index.js';
-import { reservedHostPorts, type AgentConfig } from './core/config.js';
-import { serving, startInOrder, step, type Component } from './core/lifecycle.js';
+import { reservedHostPorts } from './core/config.js';
+import { caches, serving, startInOrder, step, type Component } from './core/lifecycle.js';
 import { AgentMetrics } from './core/metrics.js';
 import { statusVersion } from './core/version.js';
-import type { Datapath } from './datapath/index.js';
 import { NetworkConditionKeeper } from './node-status/node-condition.js';
 import { statusInputs } from './node-status/status-inputs.js';
 import { NodeStatusReporter } from './node-status/status-reporter.js';
@@ -33,70 +30,23 @@ import {
   policyCaches,
   policyWarnings,
   storeDropCounters,
-  type NftListTable,
-  type PolicyApplier,
 } from './policy/index.js';
 import { Blackholes } from './routing/blackholes.js';
 import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
-import type { HealthCheck } from './routing/kube-proxy-health.js';
-import type { ReadKubeProxy } from './routing/kube-proxy-rules.js';
 import { endpointSliceCache, serviceCache } from './routing/service-addresses.js';
 import { agentView } from './status/metrics-view.js';
 import { agentStatus } from './status/snapshot.js';
 import { startStatusServer, statusSocketPath } from './status/server.js';
 import { AllocationStore, entryKey } from './store/index.js';
+import type { AgentDeps, RunningAgent } from './agent-deps.js';
+
+export type { AgentDeps, RunningAgent } from './agent-deps.js';
 import { storeLockComponent } from './store/store-lock.js';
 
 /** How long start-up waits for the NetworkPolicy caches before serving the CNI socket anyway. */
 const POLICY_SYNC_WAIT_MS = 30_000;
-/** How long start-up waits for the pod cache; the sweep and announcements begin when it syncs. */
-const POD_CACHE_SYNC_WAIT_MS = 60_000;
-
-interface AgentDeps {
-  config: AgentConfig;
-  transport: KubeTransport;
-  datapath: Datapath;
-  logger: Logger;
-  registry?: Registry;
-  /** Process metrics (CPU, memory, event loop) in the registry (default true). */
-  processMetrics?: boolean;
-  /** Test-only: called at ADD/DEL fault points. */
-  fault?: (point: FaultPoint) => void | Promise<void>;
-  /** Test-only: the allocation store's file operations (fault points inside a store write). */
-  storeFileSystem?: FileSystem;
-  /**
-   * NetworkPolicy's kernel edge (main.ts: nftables in the node's namespace). Without it the
-   * agent enforces no NetworkPolicy — only for unit tests of other parts of the agent.
-   */
-  policyApplier?: PolicyApplier;
-  /** `nft -j list table inet flock`, for the per-pod drop counters (absent: none exported). */
-  policyListing?: NftListTable;
-  /** BIRD's control socket (default: BirdClients on --bird-socket); unit tests pass a fake. */
-  bird?: { reload: BirdControl; status: BirdControl };
-  /** The BFD speaker's control socket (default: a BirdClient on --bfd-socket, when set). */
-  bfd?: BirdControl;
-  /** kube-proxy's health check of a Local Service (default: HTTP to the node's addresses). */
-  kubeProxyHealth?: HealthCheck;
-  /** Read the Service addresses kube-proxy's rules hold (main.ts: nft). Absent: not asked. */
-  readKubeProxy?: ReadKubeProxy;
-}
-
-export interface RunningAgent {
-  handlers: CniHandlers;
-  store: AllocationStore;
-  nodeConfig: NodeConfigTracker;
-  /** NetworkPolicy enforcement (onResult feeds the PolicyApplied condition); absent without an applier. */
-  policy?: PolicyReconciler;
-  /** Announcements, anycast routes, BGP peers. */
-  routing: Routing;
-  /** The orphan sweep. */
-  sweep: OrphanSweep;
-  /** The NodeConfig status writer. */
-  nodeStatus: NodeStatusReporter;
-  /** Port of the health server (when enabled). */
-  healthPort?: number;
-  stop(): Promise<void>;
-}
+/** How long start-up waits for each cache; what reads one begins when it syncs. */
+const CACHE_SYNC_WAIT_MS = 60_000;
 
 export async function startAgent(deps: AgentDeps): Promise<RunningAgent> {
   const parts = buildAgent(deps);
@@ -353,39 +303,12 @@ function buildAgent(deps: AgentDeps) {
       stop: () => nodeConfig.stop(),
     },
     new AttachmentRecovery({ store, nodeConfig, handlers, logger }),
-    {
-      name: 'pod cache',
-      start: async () => {
-        allPods.start();
-        // Bounded: the sweep and the announcements begin whenever it syncs.
-        await allPods.waitForSync(POD_CACHE_SYNC_WAIT_MS).catch(() => {});
-      },
-      stop: () => allPods.stop(),
-    },
-    {
-      name: 'address claims cache',
-      start: async () => {
-        claims.start();
-        await claims.waitForSync(POD_CACHE_SYNC_WAIT_MS).catch(() => {});
-      },
-      stop: () => claims.stop(),
-    },
+    // Bounded waits: the sweep and the announcements begin whenever the pod cache syncs;
+    // Service addresses are announced once both Service caches have, never before.
+    caches('pod cache', [allPods], CACHE_SYNC_WAIT_MS),
+    caches('address claims cache', [claims], CACHE_SYNC_WAIT_MS),
     keeper,
-    {
-      name: 'Service caches',
-      start: async () => {
-        serviceCaches.services.start();
-        serviceCaches.slices.start();
-        // Bounded: Service addresses are announced once both have synced, never before.
-        await Promise.all([
-          serviceCaches.services.waitForSync(POD_CACHE_SYNC_WAIT_MS),
-          serviceCaches.slices.waitForSync(POD_CACHE_SYNC_WAIT_MS),
-        ]).catch(() => {});
-      },
-      stop: async () => {
-        await Promise.all([serviceCaches.services.stop(), serviceCaches.slices.stop()]);
-      },
-    },
+    caches('Service caches', [serviceCaches.services, serviceCaches.slices], CACHE_SYNC_WAIT_MS),
     nodeCondition,
     new Blackholes({
       datapath,

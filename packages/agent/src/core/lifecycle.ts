@@ -58,3 +58,28 @@ export const settled = (run: Promise<unknown>): Promise<void> =>
     () => undefined,
     () => undefined,
   );
+
+/** What a cache component drives: a Cache of @flock/kube. */
+interface Startable {
+  start(): void;
+  stop(): Promise<void>;
+  waitForSync(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * Caches started together at one place in the start-up, which waits for them to sync at most
+ * `waitMs`: what reads them begins whenever they sync (a cache that cannot must not hold back
+ * the rest of the agent).
+ */
+export function caches(name: string, list: readonly Startable[], waitMs: number): Component {
+  return {
+    name,
+    start: async () => {
+      for (const c of list) c.start();
+      await Promise.all(list.map((c) => c.waitForSync(waitMs))).catch(() => {});
+    },
+    stop: async () => {
+      await Promise.all(list.map((c) => c.stop()));
+    },
+  };
+}
