@@ -83,10 +83,10 @@ function buildAgent(deps: AgentDeps) {
     metadata: { name: nodeName },
   };
 
-  const store = new AllocationStore(
-    config.storePath,
-    deps.storeFileSystem ? { fileSystem: deps.storeFileSystem } : {},
-  );
+  const store = new AllocationStore(config.storePath, {
+    maxQuarantineMs: config.addressQuarantineMs,
+    ...(deps.storeFileSystem ? { fileSystem: deps.storeFileSystem } : {}),
+  });
   const nodeConfig = new NodeConfigTracker({
     onChange: nodeConfigEvents(events, nodeName),
     transport,

@@ -260,7 +260,10 @@ export class OrphanSweep implements Component {
     if (result.nextEligibleAt !== undefined) {
       const now = this.options.now?.() ?? steadyNow();
       this.trigger = 'grace period over';
-      this.loop.trigger(Math.max(0, result.nextEligibleAt - now) + 100);
+      // At most one grace period: entry times are never ahead of the clock (the store's load
+      // sees to it), and a timer past 2^31 ms would fire at once.
+      const waitMs = Math.min(Math.max(0, result.nextEligibleAt - now), this.options.graceMs);
+      this.loop.trigger(waitMs + 100);
     }
   }
 }

@@ -146,6 +146,33 @@ describe('AllocationStore', () => {
     expect(onDisk.released.map((r) => r.ip)).toEqual(['2001:db8::2']);
   });
 
+  it('a store written under a clock that ran ahead: entries no younger than the load, quarantines no longer than one from it', async () => {
+    const ahead = NOW + 365 * 24 * 3_600_000;
+    const early = await loaded({ now: () => ahead });
+    await early.putPending(entry('a'));
+    await early.commit('a', 'eth0');
+    const far = new Date(ahead + 60_000).toISOString();
+    await early.markPending('a', 'eth0', [
+      { ip: '2001:db8::1', identity: 'default/pod-a', pinned: false, until: far },
+    ]);
+    // The node reboots with the right time.
+    const store = new AllocationStore(path, { now: () => NOW, maxQuarantineMs: 30_000 });
+    await store.load();
+    expect(store.entries()[0]!.createdAt).toBe(new Date(NOW).toISOString());
+    expect(store.released()).toEqual([
+      {
+        ip: '2001:db8::1',
+        identity: 'default/pod-a',
+        pinned: false,
+        until: new Date(NOW + 30_000).toISOString(),
+      },
+    ]);
+    // What was in the past stays as it was.
+    const later = new AllocationStore(path, { now: () => ahead + 1, maxQuarantineMs: 30_000 });
+    await later.load();
+    expect(later.entries()[0]!.createdAt).toBe(new Date(ahead).toISOString());
+  });
+
   it('refuses a released address that is not canonical, and changes nothing then', async () => {
     const store = await loaded();
     await store.putPending(entry('a'));

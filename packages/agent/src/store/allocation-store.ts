@@ -46,7 +46,14 @@ interface AllocationStoreOptions {
   /** Clock for createdAt, epoch milliseconds. */
   now?: () => number;
   fileSystem?: FileSystem;
+  /**
+   * The longest quarantine this agent gives (--address-quarantine): a restored one ends no
+   * later than this from the load (default 5 minutes).
+   */
+  maxQuarantineMs?: number;
 }
+
+const DEFAULT_MAX_QUARANTINE_MS = 5 * 60_000;
 
 type Compute<T> = (current: ReadonlyMap<string, AllocationEntry>) => {
   next?: Map<string, AllocationEntry>;
@@ -70,6 +77,7 @@ export class AllocationStore {
   private batch: Waiting[] | undefined;
   private readonly now: () => number;
   private readonly fs: FileSystem;
+  private readonly maxQuarantineMs: number;
   /** Why the last load() could not keep the previous generation (undefined: it did). */
   previousGenerationError: string | undefined;
 
@@ -79,6 +87,7 @@ export class AllocationStore {
   ) {
     this.now = options.now ?? steadyNow;
     this.fs = options.fileSystem ?? nodeFileSystem;
+    this.maxQuarantineMs = options.maxQuarantineMs ?? DEFAULT_MAX_QUARANTINE_MS;
   }
 
   /** Read the file (a missing file is an empty store). Rejects when it is unreadable or corrupt. */
@@ -109,8 +118,21 @@ export class AllocationStore {
           this.previousGenerationError = `cannot keep the previous generation ${previousGeneration(this.path)}: ${describe(error)}`;
         },
       );
-      this.state = new Map(file.entries.map((e) => [entryKey(e.containerID, e.ifname), e]));
-      this.releasedList = file.released;
+      // Written under a clock that ran ahead (a node that booted with a wrong time): no entry
+      // is younger than this load and no quarantine outlasts one from now, or the sweep would
+      // wait for that date and the addresses stay out of use until then.
+      const now = this.now();
+      const nowIso = new Date(now).toISOString();
+      const latestUntil = new Date(now + this.maxQuarantineMs).toISOString();
+      this.state = new Map(
+        file.entries.map((e) => [
+          entryKey(e.containerID, e.ifname),
+          Date.parse(e.createdAt) > now ? { ...e, createdAt: nowIso } : e,
+        ]),
+      );
+      this.releasedList = file.released.map((r) =>
+        Date.parse(r.until) > now + this.maxQuarantineMs ? { ...r, until: latestUntil } : r,
+      );
     });
   }
 
