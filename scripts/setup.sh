@@ -5,7 +5,7 @@
 #   control plane, a lab node's kubelet, kube-proxy, containerd, pause and agnhost, cnitool, the
 #   reference CNI plugins chained after flock (bandwidth, tuning, sbr, portmap),
 #   Kubernetes' sig-network e2e specs and ginkgo (docs/conformance.md), upstream BusyBox for the
-#   e2e specs' busybox image;
+#   e2e specs' busybox image, FRR's vtysh unpacked (scripts/fetch-frr.sh);
 #   and flock's agent and operator images (buildah, cached by input hash).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +63,9 @@ done
 
 # --- upstream BusyBox for the e2e specs' busybox image (Debian's drops odd env names) ---------
 scripts/build-busybox.sh
+
+# --- FRR's vtysh, unpacked (not installed: no daemon starts), to check the FRR router sample ---
+scripts/fetch-frr.sh
 
 # --- flock's images from images/*/Dockerfile (buildah, offline base; cached by input hash) -----
 # `./dev lab` installs them with helm onto the lab's nodes; the image tests run what is inside.

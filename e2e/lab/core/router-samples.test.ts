@@ -1,7 +1,7 @@
 // The router configurations docs/announcements.md gives ("The router's configuration"), parsed
-// by the programs that would run them: BIRD (`bird -p`, always: the lab needs BIRD) and FRR
-// (`vtysh --dryrun`, Debian's frr; a check of its own, `FLOCK_CHECK_FRR=1`, because installing
-// FRR on a machine without policy-rc.d starts its daemons on the host).
+// by the programs that would run them: BIRD (`bird -p`) and FRR (`vtysh --dryrun`: Debian's frr
+// unpacked by scripts/fetch-frr.sh, not installed, because installing it would start FRR's
+// daemons on the machine).
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,19 +44,32 @@ describe("docs/announcements.md's router samples", () => {
     await expect(run('bird', ['-p', '-c', file])).rejects.toThrow();
   });
 
-  it.runIf(process.env['FLOCK_CHECK_FRR'] === '1')(
-    'FRR parses its sample (vtysh --dryrun); prefix lists in and a maximum-prefix on both families',
-    async () => {
-      requireTools('vtysh');
-      const frr = blocks.find((b) => b.lang === '' && b.text.includes('router bgp'))!.text;
-      for (const family of ['FLOCK-IN4', 'FLOCK-IN6'])
-        expect(frr).toContain(`neighbor FLOCK prefix-list ${family} in`);
-      expect(frr.match(/maximum-prefix \d+ warning-only/g)).toHaveLength(2);
-      const file = join(dir, 'frr.conf');
-      await writeFile(file, frr);
-      await run('vtysh', ['--dryrun', '-f', file]);
-      await writeFile(file, frr.replace('maximum-prefix 2000', 'maximum-prefix lots'));
-      await expect(run('vtysh', ['--dryrun', '-f', file])).rejects.toThrow();
-    },
-  );
+  it('FRR parses its sample (vtysh --dryrun); prefix lists in and a maximum-prefix on both families', async () => {
+    requireTools('vtysh');
+    const frr = blocks.find((b) => b.lang === '' && b.text.includes('router bgp'))!.text;
+    for (const family of ['FLOCK-IN4', 'FLOCK-IN6'])
+      expect(frr).toContain(`neighbor FLOCK prefix-list ${family} in`);
+    expect(frr.match(/maximum-prefix \d+ warning-only/g)).toHaveLength(2);
+    const file = join(dir, 'frr.conf');
+    await writeFile(file, frr);
+    await run('vtysh', ['--dryrun', '-f', file]);
+    await writeFile(file, frr.replace('maximum-prefix 2000', 'maximum-prefix lots'));
+    await expect(run('vtysh', ['--dryrun', '-f', file])).rejects.toThrow();
+  });
+
+  it("docs/install.md's edge filter (BCP 38) is valid nftables, dropping the cluster's sources from upstream", async () => {
+    requireTools('nft', 'unshare');
+    const doc = await readFile(join(REPO_ROOT, 'docs', 'install.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## The network edge'));
+    const edge = /```\n\s*(table inet edge[\s\S]*?)```/.exec(section)?.[1];
+    expect(edge).toMatch(/iifname "upstream" ip6 saddr @cluster6 drop/);
+    expect(edge).toMatch(/iifname "upstream" ip saddr @cluster4 drop/);
+    const file = join(dir, 'edge.nft');
+    // nft -c only checks; in a network namespace of its own all the same.
+    const check = () => run('unshare', ['--net', 'nft', '-c', '-f', file]);
+    await writeFile(file, edge!);
+    await check();
+    await writeFile(file, edge!.replace('2001:db8:100::/56', '2001:db8:100::/529'));
+    await expect(check()).rejects.toThrow();
+  });
 });

@@ -17,6 +17,7 @@ export const NODE_BINARIES = [
 
 /** Debian package that provides each tool the tests use. */
 const PACKAGE_OF: Record<string, string> = {
+  vtysh: 'scripts/fetch-frr.sh (Debian frr, unpacked; ./dev setup runs it)',
   ip: 'iproute2',
   nft: 'nftables',
   bird: 'bird2',
