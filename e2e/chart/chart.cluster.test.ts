@@ -279,7 +279,9 @@ describe('the flock chart on a real API server', () => {
     const own = await agentToken(NODE);
     const other = await agentToken('node-b');
     const unbound = await cp.mintServiceAccount(NAMESPACE, 'flock-agent');
-    // The agent's own request: a merge patch of the status subresource (it may not even get it).
+    // The agent's own request, with each one's token: a merge patch of the status subresource.
+    // Not `kubectl patch --subresource=status`: kubectl GETs the status first, which the agents
+    // may not do (least privilege; tried, it is refused before the patch is sent).
     const patch = (
       as: { kubeConfig: ConstructorParameters<typeof HttpTransport>[0] },
       path: string,
