@@ -13,7 +13,7 @@ describe('anti-spoofing and first packet (kernel)', () => {
   let lab: PolicyLab;
   const some = new Set(['x/a', 'x/b', 'y/a', 'x/r', 'ext']);
   beforeAll(async () => {
-    requireKernelTier('nft', 'sysctl');
+    requireKernelTier('nft', 'sysctl', 'python3');
     lab = await PolicyLab.create(
       NAMESPACE_LABELS,
       topology().filter((e) => some.has(e.ref)),
@@ -106,6 +106,47 @@ describe('anti-spoofing and first packet (kernel)', () => {
       expect((await lab.probe('node', 'y/a', TCP80, 3000)).reply).toBe('y/a');
     } finally {
       await pod.exec('ip', ['-6', 'addr', 'del', `${forged}/64`, 'dev', 'eth0']);
+    }
+  });
+
+  it("a pod's router advertisement is dropped: the node takes no route from it", async () => {
+    const pod = lab.podNamespace('y/a');
+    const veth = lab.interfaces.get('y/a')!;
+    const router = 'fe80::5';
+    await pod.exec('ip', ['-6', 'addr', 'add', `${router}/64`, 'dev', 'eth0', 'nodad']);
+    // The node listens to RAs on this veth even while it forwards (2), so an RA that gets
+    // through shows as a default route via the pod; flock's agent sets 0, the guard is the rule.
+    await lab.node.exec('sysctl', ['-q', '-w', `net.ipv6.conf.${veth}.accept_ra=2`]);
+    // Type 134, hop limit 255 from a link-local source (RFC 4861 6.1.2), router lifetime 1800 s.
+    const advertise = `import socket, struct
+s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
+s.bind(('${router}', 0, 0, socket.if_nametoindex('eth0')))
+s.sendto(struct.pack('!BBHBBHII', 134, 0, 0, 64, 0, 1800, 0, 0), ('ff02::1', 0, 0, socket.if_nametoindex('eth0')))`;
+    const routesFromIt = async () => {
+      await lab.node.exec('ip', ['-6', 'route', 'flush', 'dev', veth, 'proto', 'ra']);
+      await pod.exec('python3', ['-c', advertise]);
+      await new Promise((r) => setTimeout(r, 300));
+      const { stdout } = await lab.node.exec('ip', [
+        '-6',
+        'route',
+        'show',
+        'dev',
+        veth,
+        'proto',
+        'ra',
+      ]);
+      return stdout;
+    };
+    try {
+      await lab.removeTable();
+      expect(await routesFromIt()).toContain(router); // without flock's table the node takes it
+      await lab.apply([]);
+      expect(await routesFromIt()).toBe('');
+    } finally {
+      await lab.node.exec('ip', ['-6', 'route', 'flush', 'dev', veth, 'proto', 'ra']);
+      await lab.node.exec('sysctl', ['-q', '-w', `net.ipv6.conf.${veth}.accept_ra=0`]);
+      await pod.exec('ip', ['-6', 'addr', 'del', `${router}/64`, 'dev', 'eth0']);
     }
   });
 
