@@ -13,6 +13,8 @@
 //   --nodes N         lab nodes (default 3)
 //   --report-dir DIR  default .cache/conformance-report
 //   --no-docs         do not rewrite docs/conformance.md
+//   --focus REGEX     only the selected suites' specs matching REGEX (repeatable, ORed; their
+//                     skips still apply): to run again a spec that failed. Implies --no-docs
 import { join } from 'node:path';
 import { run } from '@flock/exec';
 import { REPO_ROOT } from '../core/plan.js';
@@ -32,6 +34,7 @@ import {
   SIG_NETWORK,
   SUBSET,
   WEBHOOK,
+  type Suite,
 } from './suites.js';
 
 function selected(args: string[]) {
@@ -48,11 +51,13 @@ function selected(args: string[]) {
     CONFORMANCE_SERIAL,
     SIG_NETWORK,
   ];
-  if (!names.length) return ALL_SUITES;
+  const focus = option(args, '--focus');
+  const narrowed = (s: Suite): Suite => (focus.length ? { ...s, focus } : s);
+  if (!names.length) return ALL_SUITES.map(narrowed);
   const suites = names.map((n) => {
     const s = known.find((k) => k.name === n);
     if (!s) throw new Error(`--suite ${n}: one of ${known.map((k) => k.name).join(', ')}`);
-    return s;
+    return narrowed(s);
   });
   const families = new Set(suites.map((s) => s.primaryFamily ?? 'IPv6'));
   if (families.size > 1)

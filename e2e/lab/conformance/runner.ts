@@ -61,7 +61,11 @@ async function run(r: ConformanceRunner, args: string[]): Promise<number> {
   process.once('SIGTERM', stop);
   let failures: number;
   try {
-    const docs = args.includes('--no-docs') ? undefined : join(REPO_ROOT, 'docs', 'conformance.md');
+    // A run narrowed by --focus is not a suite's result.
+    const docs =
+      args.includes('--no-docs') || args.includes('--focus')
+        ? undefined
+        : join(REPO_ROOT, 'docs', 'conformance.md');
     failures = await r.suite({ args, lab, nodes, reportDir, sctp, started, docs, say });
     if (docs) say('wrote docs/conformance.md');
   } finally {

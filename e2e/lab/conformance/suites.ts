@@ -178,6 +178,11 @@ export const SIG_NETWORK: Suite = {
       reason: 'run in `loadbalancer` and `loadbalancer-ipv4`',
     },
     { pattern: String.raw`should provide Internet connection`, reason: 'no Internet here' },
+    {
+      pattern: String.raw`\[Provider:`,
+      reason:
+        "a cloud provider's own specs (`[Provider:GCE]`: the framework skips them unless --provider=gce; the lab's provider is local)",
+    },
   ],
   binary: E2E_ALL_BINARY,
   section: 'sig-network',

@@ -164,9 +164,13 @@ export async function labImages(): Promise<LabImage[]> {
         ...tools.map((t) => t.path),
         ...libs,
         ...AGNHOST_FILES.map((f) => join(agnhostFiles, f)),
+        coredns,
       ],
       spec: async (root) => {
         await copyFile(agnhost, join(root, 'agnhost'));
+        // Upstream's image carries CoreDNS as /coredns (1.6.2 there, the lab's here): the
+        // configurable resolv.conf spec runs it as its test DNS server.
+        await copyFile(coredns, join(root, 'coredns'));
         // Upstream's image has a second name for it: the Containers specs run /agnhost-2 to
         // tell an overridden entrypoint from the image's own.
         await symlink('agnhost', join(root, 'agnhost-2'));
