@@ -74,6 +74,21 @@ describe('agent DaemonSet', () => {
     expect(pod.initContainers.map((c) => c.name)).toEqual(['host-sysctls', 'install-cni']);
   });
 
+  it("reserves the operator's health port, and the ports the values list, from pods' hostPorts", async () => {
+    const reserved = (objects: K8sObject[]) =>
+      container(podSpec(objects, 'DaemonSet', 'flock-agent').containers, 'agent').args.filter((a) =>
+        a.startsWith('--reserved-host-ports='),
+      );
+    expect(reserved(objects)).toEqual(['--reserved-host-ports=9902/tcp']);
+    const custom = await render([
+      '--set',
+      'operator.healthPort=19902',
+      '--set',
+      'agent.reservedHostPorts={22/tcp,9100-9110/udp}',
+    ]);
+    expect(reserved(custom)).toEqual(['--reserved-host-ports=19902/tcp,22/tcp,9100-9110/udp']);
+  });
+
   it('gives the agent and BIRD capabilities, not privilege', () => {
     const pod = podSpec(objects, 'DaemonSet', 'flock-agent');
     for (const name of ['agent', 'bird']) {
