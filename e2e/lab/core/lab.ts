@@ -3,69 +3,29 @@
 // settings); the real operator; N real nodes, each with containerd, runc, the kubelet,
 // kube-proxy, flock's agent and BIRD (node/lab-node.ts); the sample Pool; the cluster DNS.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { allCrds } from '@flock/api';
-import { run } from '@flock/exec';
-import {
-  applyObject,
-  CUSTOM_RESOURCE_DEFINITIONS,
-  HttpTransport,
-  POOLS,
-  type KubeObject,
-  type Logger,
-} from '@flock/kube';
-import {
-  eventually,
-  Netns,
-  requireKernelTier,
-  startControlPlane,
-  type ControlPlane,
-} from '@flock/testkit';
-import { cnpCrd } from '../../shared/cnp-crd.js';
-import { startDaemon, stopDaemon, watchDaemon, type Daemon } from '../../shared/daemon.js';
+import { applyObject, HttpTransport, POOLS, type KubeObject, type Logger } from '@flock/kube';
+import { eventually, Netns, requireKernelTier, type ControlPlane } from '@flock/testkit';
+import { stopDaemon, watchDaemon, type Daemon } from '../../shared/daemon.js';
 import { applyClusterDns, waitForClusterDns } from './dns.js';
 import { flockImages, helmInstall } from './helm.js';
 import { NodeCgroup } from '../node/cgroup.js';
 import { labImages } from '../node/images.js';
 import { LabNode, type NodeCredentials } from '../node/lab-node.js';
 import {
-  APISERVER_PORT,
-  CP_ADDR4,
-  CP_ADDR6,
   CP_NS_PREFIX,
-  inFamilyOrder,
-  KUBERNETES_SERVICE_IPS,
   NODE_API_SERVER,
   NODE_PREFIX4,
   NODE_PREFIX6,
   nodePlan,
   samplePool,
-  SERVICE_CIDRS,
   type NodePlan,
   type PrimaryFamily,
 } from './plan.js';
+import { crdsServed, startFlockOnHost, startLabControlPlane } from './lab-control-plane.js';
 import { LabRouter, routerBirdConfig } from './router.js';
 import { writeState, type LabState } from './state.js';
-
-const require = createRequire(import.meta.url);
-const OPERATOR_MAIN = join(
-  dirname(require.resolve('@flock/operator/package.json')),
-  'dist',
-  'src',
-  'main.js',
-);
-const CNI_ROOT = dirname(require.resolve('@flock/cni/package.json'));
-
-/** flock's Pools and (the chart's default) ClusterNetworkPolicies are served. */
-async function crdsServed(api: HttpTransport): Promise<unknown> {
-  await api.request({ method: 'GET', path: '/apis/flock.fritzlab.net/v1alpha1/pools' });
-  return api.request({
-    method: 'GET',
-    path: '/apis/policy.networking.k8s.io/v1alpha2/clusternetworkpolicies',
-  });
-}
 
 export interface LabOptions {
   nodes?: number;
@@ -157,37 +117,26 @@ export class Lab {
     this.cpNs = await Netns.create(CP_NS_PREFIX);
     await this.router.connectControlPlane(this.cpNs);
     this.step('control plane (etcd, apiserver, controller-manager, scheduler)');
-    const fast = (this.options.nodeFailureDetection ?? 'fast') === 'fast';
-    this.cp = await startControlPlane({
-      components: ['etcd', 'apiserver', 'controller-manager', 'scheduler'],
-      netns: this.cpNs.path,
-      apiserverPort: APISERVER_PORT,
-      sans: [CP_ADDR6, CP_ADDR4, ...KUBERNETES_SERVICE_IPS],
-      extraArgs: {
-        apiserver: [
-          '--bind-address=::',
-          // The `kubernetes` Service's endpoint: of its first family.
-          `--advertise-address=${this.primaryFamily === 'IPv6' ? CP_ADDR6 : CP_ADDR4}`,
-          `--service-cluster-ip-range=${inFamilyOrder(SERVICE_CIDRS, this.primaryFamily).join(',')}`,
-          '--kubelet-preferred-address-types=InternalIP',
-          ...(fast
-            ? [
-                '--default-not-ready-toleration-seconds=10',
-                '--default-unreachable-toleration-seconds=10',
-              ]
-            : []),
-        ],
-        'controller-manager': fast
-          ? ['--node-monitor-grace-period=10s', '--node-monitor-period=2s']
-          : [],
-      },
-    });
+    this.cp = await startLabControlPlane(
+      this.cpNs,
+      this.primaryFamily,
+      (this.options.nodeFailureDetection ?? 'fast') === 'fast',
+    );
     for (const pid of this.cp.pids()) await this.cpCgroup.adopt(pid);
     const api = new HttpTransport(this.cp.kubeConfig);
     this.api = api;
     await this.saveState();
     const helm = this.options.install === 'helm';
-    if (!helm) await this.startFlockOnHost();
+    if (!helm) {
+      this.operator = await startFlockOnHost({
+        dir,
+        api,
+        cp: this.cp,
+        cpCgroup: this.cpCgroup,
+        apply: (resource, obj) => this.apply(resource, obj),
+        step: (line) => this.step(line),
+      });
+    }
     const images = [...(await labImages()), ...(helm ? flockImages() : [])];
     const creds = await this.nodeCredentials();
     this.step(`${this.plans.length} nodes: namespaces, containerd, images, kubelet`);
@@ -253,44 +202,6 @@ export class Lab {
       this.step('waiting for CoreDNS to be Ready (synced with the API server)');
       await waitForClusterDns(this, helm ? 180_000 : 120_000);
     }
-  }
-
-  /** CRDs, the operator process and the CNI plugin bundle (install: processes). */
-  private async startFlockOnHost(): Promise<void> {
-    const { dir } = this.options;
-    const api = this.api!;
-    this.step('CRDs and the flock-system namespace');
-    for (const [, crd] of allCrds()) await this.apply(CUSTOM_RESOURCE_DEFINITIONS, crd);
-    // As the chart's defaults install it (clusterNetworkPolicy.crds).
-    await this.apply(CUSTOM_RESOURCE_DEFINITIONS, cnpCrd('experimental'));
-    await eventually('CRDs served', () => crdsServed(api));
-    await api
-      .request({
-        method: 'POST',
-        path: '/api/v1/namespaces',
-        body: { metadata: { name: 'flock-system' } },
-      })
-      .catch((e: unknown) => {
-        if ((e as { code?: number }).code !== 409) throw e;
-      });
-    this.step('operator');
-    this.operator = startDaemon(
-      process.execPath,
-      [
-        OPERATOR_MAIN,
-        ...['--kubeconfig', this.cp!.kubeconfigPath, '--namespace', 'flock-system'],
-        ...['--health-port', '0'],
-        ...['--lease-duration', '4s', '--renew-deadline', '3s', '--retry-period', '1s'],
-      ],
-      join(dir, 'operator.log'),
-    );
-    await this.cpCgroup.adopt(this.operator.child.pid!);
-    this.step('CNI plugin bundle');
-    await run(
-      process.execPath,
-      [join(CNI_ROOT, 'scripts', 'bundle.mjs'), '--outdir', join(dir, 'cni-bundle')],
-      { timeoutMs: 120_000 },
-    );
   }
 
   /** Kubeconfigs for the nodes' daemons, naming the API server where nodes reach it. */
