@@ -58,6 +58,9 @@ const benches = [
   // CNI ADD/DEL end to end vs ptp+host-local and the ip -batch floor; agent RSS (root, cluster).
   ['cni: ADD/DEL end to end, agent footprint', npmBench('@flock/e2e', 'bench:cni')],
   ['operator: 1,000 / 5,000 nodes, RSS (cluster)', npmBench('@flock/operator')],
+  // Every agent's watches at 1,000 Nodes × 30 pods: API-server CPU, bytes and events per
+  // agent, write-to-last-agent lag, with 10 / 50 / 100 agents (cluster; ≈ 30-40 min on 2 cores).
+  ['agent: API fan-out, 10 / 50 / 100 agents (cluster)', npmBench('@flock/agent', 'bench:fanout')],
   // 100 / 1,000 LoadBalancer Services against the real API server: burst, one more, restart.
   [
     'operator: Service addresses at 100 / 1,000 Services (cluster)',

@@ -1,0 +1,60 @@
+// The API fan-out of flock's agents, against the real API server (issue 40): every agent
+// list-watches what its design watches (designs.ts; `today`: every Pod, Namespace,
+// NetworkPolicy, NodeConfig, ... and with the ClusterNetworkPolicy CRD every Node), so every pod
+// change is sent to every agent. On the test control plane (etcd + kube-apiserver, no
+// controllers, no kubelet) it writes N Nodes, P pods a node (bound, with addresses), namespaces,
+// NetworkPolicies and NodeConfigs; then for each design and each K in --agents: K watcher
+// processes (watcher.ts, one agent's watches each, as nodes 0..K-1) started together — time
+// until all synced, the API server's CPU for it — then --churn-seconds of pod status and label
+// writes at --rate — the API server's CPU per second and RSS (/proc), events and bytes (rchar)
+// received per agent per second, the lag from each write to the last agent seeing it. A churn
+// with no watcher first: what the writes alone cost. Figures, not assertions.
+//   ./dev npx tsc -b packages/agent/tsconfig.testing.json &&
+//   ./dev node packages/agent/dist/bench/fanout/run.js [--nodes 1000 --pods-per-node 30
+//     --agents 10,50,100 --churn-seconds 60 --cnp on]            (--help: options.ts)
+import { cpus, loadavg } from 'node:os';
+import { baseline, round, type Round, type Setting } from './measure.js';
+import { startBenchCluster } from './cluster.js';
+import { parseOptions } from './options.js';
+import { populate } from './populate.js';
+import { byWatch, churnTable, model, syncTable } from './report.js';
+import { designNamed } from './designs.js';
+
+const o = parseOptions(process.argv.slice(2));
+for (const d of o.designs) designNamed(d); // an unknown name fails before anything starts
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+console.log(
+  `fan-out benchmark: ${o.nodes} nodes × ${o.podsPerNode} pods, ${o.namespaces} namespaces × ` +
+    `${o.policiesPerNamespace} NetworkPolicies, ClusterNetworkPolicy CRD ${o.cnp ? 'on' : 'off'}; ` +
+    `agents ${o.agents.join(', ')}; churn ${o.churnSeconds} s at ${o.rate} writes/s; ` +
+    `node ${process.version}, ${cpus().length} CPUs, load ${load()}`,
+);
+const cluster = await startBenchCluster(o.cnp);
+const rounds: Round[] = [];
+try {
+  console.log('creating the cluster through the API:');
+  const pods = await populate(cluster.api, o);
+  const setting: Setting = {
+    api: cluster.api,
+    apiserverPid: cluster.apiserverPid,
+    kubeconfig: cluster.cp.kubeconfigPath,
+    pods,
+    churn: { rate: o.rate, seconds: o.churnSeconds, concurrency: o.concurrency },
+  };
+  console.log('churn with no watcher...');
+  rounds.push(await baseline(setting));
+  for (const design of o.designs)
+    for (const k of o.agents) {
+      console.log(`${design}: ${k} agents (load ${load()})...`);
+      rounds.push(await round(setting, design, k));
+    }
+} finally {
+  await cluster.cp.stop();
+}
+console.log(syncTable(rounds));
+console.log(churnTable(rounds));
+console.log(`\nby watch:\n${byWatch(rounds)}\n`);
+console.log(model(rounds));
