@@ -76,9 +76,9 @@ describe('agent DaemonSet', () => {
 
   it("reserves the operator's health port, and the ports the values list, from pods' hostPorts", async () => {
     const reserved = (objects: K8sObject[]) =>
-      container(podSpec(objects, 'DaemonSet', 'flock-agent').containers, 'agent').args.filter((a) =>
-        a.startsWith('--reserved-host-ports='),
-      );
+      (
+        container(podSpec(objects, 'DaemonSet', 'flock-agent').containers, 'agent').args ?? []
+      ).filter((a) => a.startsWith('--reserved-host-ports='));
     expect(reserved(objects)).toEqual(['--reserved-host-ports=9902/tcp']);
     const custom = await render([
       '--set',
