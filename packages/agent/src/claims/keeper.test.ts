@@ -160,6 +160,21 @@ describe('claim keeper', () => {
     await eventually('withdrawn', () => claim(PINNED)?.spec.holders[0]?.withdrawn === true);
   });
 
+  it("marks a terminating holder withdrawn while its replacement's ADD on this node holds the address (the ADD waits for that mark)", async () => {
+    const web = putPod('web');
+    await commit(entry('web', { podUID: web, ip6: PINNED, pinned: true }));
+    await start();
+    keeper.setAnnounced([PINNED]);
+    const done = keeper.hold([PINNED]);
+    try {
+      putPod('web', { terminating: true });
+      keeper.setAnnounced([]);
+      await eventually('withdrawn', () => claim(PINNED)?.spec.holders[0]?.withdrawn === true);
+    } finally {
+      done();
+    }
+  });
+
   it('leaves an address alone while an ADD holds it', async () => {
     const dns = putPod('dns');
     await start();

@@ -9,7 +9,8 @@
 //     being deleted is released;
 //   - a holder being deleted is marked withdrawn once BIRD runs a model without its address,
 //     so its replacement (same namespace and key) may take the claim over at once.
-// Addresses that an ADD is claiming right now are left alone (hold()): the ADD decides.
+// Addresses that an ADD is claiming right now are left alone (hold()): the ADD decides. The
+// withdrawal mark is the exception: a replacement's ADD on the holder's node waits for it.
 import type { AddressClaim, Logger, Pod } from '@flock/api';
 import { Loop, type Cache, type CacheView, type LoopMetrics } from '@flock/kube';
 import { settled, type Component } from '../core/lifecycle.js';
@@ -178,9 +179,8 @@ export class ClaimKeeper implements Component {
       const key = attachmentKey(e, pod);
       if (!liveness.live || !pod || key === undefined) continue;
       for (const ip of pinnedAddresses(e, spec.pinnedCIDRs ?? [])) {
-        if (this.held.has(ip)) continue;
         if (!liveness.terminating) {
-          if (!holdsPinned(this.claimOf, ip, e.podUID))
+          if (!this.held.has(ip) && !holdsPinned(this.claimOf, ip, e.podUID))
             await step(ip, pod, () =>
               this.o.book.claimPinned(
                 ip,
@@ -189,6 +189,8 @@ export class ClaimKeeper implements Component {
               ),
             );
         } else if (this.withdrawable(ip, e.podUID)) {
+          // Even while an ADD holds the address: a replacement's ADD on this node waits for
+          // exactly this mark (a fact about the holder's announcement, not a claim decision).
           await step(ip, undefined, () => this.o.book.markWithdrawn(ip, e.podUID));
         }
       }
