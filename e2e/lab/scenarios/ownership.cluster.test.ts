@@ -29,6 +29,7 @@ import { startLab } from '../core/test-lab.js';
 /** Pinned addresses of this suite: inside the sample Pool's pinned range, apart from the sample's. */
 const RACE_BASE = 0x80;
 const HANDOVER = '2001:db8:200::f0';
+const HANDOVER_MOVED = '2001:db8:200::f1';
 const TENANTS = ['team-a', 'team-b'];
 
 const { lab } = startLab({
@@ -271,92 +272,128 @@ describe('address ownership on real nodes', () => {
     console.log(`pinned race: winners by namespace ${JSON.stringify(winners)}`);
   });
 
-  it('a holder being deleted (a long preStop) keeps its address from another namespace and passes it to its own replacement; never two next hops', async () => {
-    const deployment = labDeployment({
-      name: 'handover',
-      namespace: 'team-a',
-      replicas: 1,
-      annotations: { [PINNED_IP_ANNOTATION]: HANDOVER },
-    }) as {
-      spec: {
-        strategy?: object;
-        template: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } };
+  // On another node the replacement takes the address while the old pod still runs its preStop.
+  // On the holder's own node one address cannot be on two veths: the replacement takes the claim
+  // (so no other namespace can) and starts once the old pod's network is torn down.
+  it.each([
+    { to: 'another node', address: HANDOVER_MOVED, replacementNode: 1, preStopSeconds: 45 },
+    { to: 'its own node', address: HANDOVER, replacementNode: 0, preStopSeconds: 15 },
+  ])(
+    'a holder being deleted (a long preStop) keeps its address from another namespace and passes it to its own replacement on $to; never two next hops',
+    async ({ address, replacementNode, preStopSeconds }) => {
+      const name = `handover-${replacementNode}`;
+      const onNode = (i: number) => ({ 'kubernetes.io/hostname': lab.plans[i]!.name });
+      const deployment = labDeployment({
+        name,
+        namespace: 'team-a',
+        replicas: 1,
+        annotations: { [PINNED_IP_ANNOTATION]: address },
+        podSpec: { nodeSelector: onNode(0) },
+      }) as {
+        spec: {
+          strategy?: object;
+          template: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } };
+        };
       };
-    };
-    // One address, one pod: a rollout replaces the pod instead of surging beside it (with a
-    // surge the new pod would wait for an address the old one keeps until the new one is Ready).
-    deployment.spec.strategy = {
-      type: 'RollingUpdate',
-      rollingUpdate: { maxSurge: 0, maxUnavailable: 1 },
-    };
-    deployment.spec.template.spec.terminationGracePeriodSeconds = 60;
-    deployment.spec.template.spec.containers[0]!.lifecycle = {
-      preStop: { exec: { command: ['/bin/sh', '-c', 'sleep 45'] } },
-    };
-    await lab.apply(DEPLOYMENTS, deployment);
-    const [old] = await waitForReadyPods(lab, 'team-a', 'app=handover', 1);
-    expect(old!.status!.podIPs![0]!.ip).toBe(HANDOVER);
-    await eventually(
-      'routed to the holder',
-      async () =>
-        JSON.stringify(await hops(HANDOVER)) === JSON.stringify([nodeAddress(old!.spec.nodeName)]),
-    );
-    const watch = watchHops(HANDOVER);
-    let fresh: LabPod | undefined;
-    try {
-      // Its rollout: the old pod runs its 45 s preStop while the new one starts (a loaded CI
-      // machine once took longer than 25 s to start the replacement).
-      await labKubectl(lab, ['-n', 'team-a', 'rollout', 'restart', 'deployment/handover']);
-      await eventually('the old pod is being deleted', async () =>
-        (await listPods(lab, 'team-a', 'app=handover')).some(
-          (p) =>
-            p.metadata.name === old!.metadata.name && p.metadata['deletionTimestamp'] !== undefined,
-        ),
-      );
-      // Meanwhile another namespace asks for the address: refused.
-      await lab.api!.request({
-        method: 'POST',
-        path: '/api/v1/namespaces/team-b/pods',
-        body: barePod('grabber', 'team-b', lab.plans[2]!.name, {
-          [PINNED_IP_ANNOTATION]: HANDOVER,
-        }),
-      });
-      fresh = await eventually(
-        'the replacement runs with the address while the old pod still terminates',
-        async () => {
-          const pods = await listPods(lab, 'team-a', 'app=handover');
-          const n = pods.find(
-            (p) => p.metadata.name !== old!.metadata.name && p.status?.podIPs?.[0]?.ip === HANDOVER,
-          );
-          return n && pods.some((p) => p.metadata.name === old!.metadata.name) ? n : undefined;
-        },
-        { timeoutMs: 45_000, intervalMs: 250 },
-      );
+      // One address, one pod: a rollout replaces the pod instead of surging beside it (with a
+      // surge the new pod would wait for an address the old one keeps until the new one is Ready).
+      deployment.spec.strategy = {
+        type: 'RollingUpdate',
+        rollingUpdate: { maxSurge: 0, maxUnavailable: 1 },
+      };
+      deployment.spec.template.spec.terminationGracePeriodSeconds = 60;
+      deployment.spec.template.spec.containers[0]!.lifecycle = {
+        preStop: { exec: { command: ['/bin/sh', '-c', `sleep ${preStopSeconds}`] } },
+      };
+      await lab.apply(DEPLOYMENTS, deployment);
+      const [old] = await waitForReadyPods(lab, 'team-a', `app=${name}`, 1);
+      expect(old!.status!.podIPs![0]!.ip).toBe(address);
       await eventually(
-        'routed to the replacement',
+        'routed to the holder',
         async () =>
-          JSON.stringify(await hops(HANDOVER)) ===
-          JSON.stringify([nodeAddress(fresh!.spec.nodeName)]),
+          JSON.stringify(await hops(address)) === JSON.stringify([nodeAddress(old!.spec.nodeName)]),
       );
-      const refused = await eventually(
-        'the other namespace is refused',
-        async () =>
-          (await events('team-b', 'FlockAddressRefused')).find((e) => e.pod === 'grabber')?.message,
-      );
-      expect(refused).toContain('claimed by another namespace');
-      const [grabber] = await listPods(lab, 'team-b', 'app=ownership');
-      expect(grabber?.status?.podIPs ?? []).toEqual([]);
-    } finally {
-      await watch.stop();
-      await deletePod('team-b', 'grabber');
-      await lab.api!.request({
-        method: 'DELETE',
-        path: '/apis/apps/v1/namespaces/team-a/deployments/handover',
-      });
-    }
-    expect(watch.seen.filter((h) => h.length > 1)).toEqual([]);
-    expect(fresh).toBeDefined();
-  });
+      const watch = watchHops(address);
+      let fresh: LabPod | undefined;
+      try {
+        // Its rollout: the old pod runs its preStop while the new one starts.
+        if (replacementNode === 0)
+          await labKubectl(lab, ['-n', 'team-a', 'rollout', 'restart', `deployment/${name}`]);
+        else
+          await labKubectl(lab, [
+            ...['-n', 'team-a', 'patch', `deployment/${name}`, '--type=merge', '-p'],
+            JSON.stringify({ spec: { template: { spec: { nodeSelector: onNode(1) } } } }),
+          ]);
+        await eventually('the old pod is being deleted', async () =>
+          (await listPods(lab, 'team-a', `app=${name}`)).some(
+            (p) =>
+              p.metadata.name === old!.metadata.name &&
+              p.metadata['deletionTimestamp'] !== undefined,
+          ),
+        );
+        // Meanwhile another namespace asks for the address: refused.
+        await lab.api!.request({
+          method: 'POST',
+          path: '/api/v1/namespaces/team-b/pods',
+          body: barePod(`grabber-${replacementNode}`, 'team-b', lab.plans[2]!.name, {
+            [PINNED_IP_ANNOTATION]: address,
+          }),
+        });
+        const moved = replacementNode !== 0;
+        fresh = await eventually(
+          moved
+            ? 'the replacement runs with the address while the old pod still terminates'
+            : "the replacement runs with the address once the old pod's network is torn down",
+          async () => {
+            const pods = await listPods(lab, 'team-a', `app=${name}`);
+            const n = pods.find(
+              (p) =>
+                p.metadata.name !== old!.metadata.name && p.status?.podIPs?.[0]?.ip === address,
+            );
+            return n && (!moved || pods.some((p) => p.metadata.name === old!.metadata.name))
+              ? n
+              : undefined;
+          },
+          { timeoutMs: moved ? 40_000 : 40_000 + preStopSeconds * 1000, intervalMs: 250 },
+        );
+        if (!moved)
+          expect(
+            (await events('team-a', 'FailedCreatePodSandBox')).find(
+              (e) => e.pod === fresh!.metadata.name,
+            )?.message,
+          ).toContain('on this node still has it while it shuts down');
+        expect(fresh.spec.nodeName).toBe(lab.plans[replacementNode]!.name);
+        await eventually(
+          'routed to the replacement',
+          async () =>
+            JSON.stringify(await hops(address)) ===
+            JSON.stringify([nodeAddress(fresh!.spec.nodeName)]),
+        );
+        const refused = await eventually(
+          'the other namespace is refused',
+          async () =>
+            (await events('team-b', 'FlockAddressRefused')).find(
+              (e) => e.pod === `grabber-${replacementNode}`,
+            )?.message,
+        );
+        expect(refused).toContain('claimed by another namespace');
+        const grabber = (await listPods(lab, 'team-b', 'app=ownership')).find(
+          (p) => p.metadata.name === `grabber-${replacementNode}`,
+        );
+        expect(grabber?.status?.podIPs ?? []).toEqual([]);
+      } finally {
+        await watch.stop();
+        await deletePod('team-b', `grabber-${replacementNode}`);
+        await lab.api!.request({
+          method: 'DELETE',
+          path: `/apis/apps/v1/namespaces/team-a/deployments/${name}`,
+        });
+        for (const p of await listPods(lab, 'team-a', `app=${name}`))
+          await deletePod('team-a', p.metadata.name);
+      }
+      expect(watch.seen.filter((h) => h.length > 1)).toEqual([]);
+    },
+  );
 
   it('a Pool whose floating ranges overlap is refused, the message naming both ranges', async () => {
     const pool = samplePool() as {

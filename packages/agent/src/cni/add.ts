@@ -157,6 +157,7 @@ async function attach(
     ...(wanted.pinned ? { pinned: wanted.pinned } : {}),
   });
   if (!allocated.ok) {
+    if (allocated.error.code === 'PinnedInUse') throw pinnedInUse(deps, pod, asked.floating);
     const code =
       allocated.error.code === 'Exhausted' ? CniErrorCode.Exhausted : CniErrorCode.NotAllowed;
     deps.warn?.(pod, 'FlockAllocationFailed', allocated.error.message);
@@ -260,4 +261,25 @@ async function wireAndAdmit(
   if (wired.status === 'rejected') throw wired.reason;
   if (admitted.status === 'rejected') throw admitted.reason;
   return wired.value;
+}
+
+/**
+ * A pinned address another attachment on this node still has. The pod won its claim, so that is
+ * its predecessor (same namespace and key) shutting down: one address cannot be on two veths of
+ * one node, so this pod waits until that pod's network is torn down (the runtime retries the
+ * ADD). A holder of another namespace (a stale entry) is refused without naming it.
+ */
+function pinnedInUse(deps: CniHandlerDeps, pod: Pod, floating: FloatingRequest): CniCommandError {
+  const here = deps.store
+    .entries()
+    .find((e) => floating.pinned.some((ip) => ip === e.ip6 || ip === e.ip4));
+  const ip = floating.pinned.find((a) => a === here?.ip6 || a === here?.ip4) ?? floating.pinned[0];
+  if (here?.namespace === floating.namespace)
+    return new CniCommandError(
+      CniErrorCode.TryAgainLater,
+      `pinned address ${ip}: pod ${here.namespace}/${here.pod} on this node still has it while it shuts down; this pod takes it once that pod's network is torn down; try again later`,
+    );
+  const message = `pinned address ${ip} is in use on this node by a pod of another namespace`;
+  deps.warn?.(pod, 'FlockAllocationFailed', message);
+  return new CniCommandError(CniErrorCode.NotAllowed, message);
 }

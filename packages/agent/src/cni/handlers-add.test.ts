@@ -3,7 +3,7 @@ import { CniErrorCode, claimName } from '@flock/api';
 import { pod as buildPod } from '@flock/api/testing';
 import { AddressAllocator } from '@flock/ipam';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ADDRESSCLAIMS } from '@flock/kube';
+import { ADDRESSCLAIMS, PODS } from '@flock/kube';
 import { hostVethName } from '../datapath/index.js';
 import {
   claims,
@@ -173,6 +173,39 @@ describe('CNI ADD', () => {
     );
     expect(store.get('c2', 'eth0')).toBeUndefined();
     expect(claims.held.get('198.51.100.7')).toBe(0);
+  });
+
+  it("a replacement on the holder's own node takes the claim but waits (try again later, no Event) until the holder's network is torn down", async () => {
+    const annotations = {
+      'flock.fritzlab.net/pinned-ip': '2001:db8:200::7',
+      'flock.fritzlab.net/claim-key': 'web',
+    };
+    pods.set('default/web', pod('web', annotations));
+    expect((await handlers.handle(request('ADD'))).ok).toBe(true);
+    // The holder is being deleted (its preStop runs); its replacement's ADD comes.
+    claims.api.putObject(
+      PODS,
+      buildPod({ name: 'web', uid: 'uid-web', annotations, terminating: true }),
+    );
+    pods.set('default/web-2', buildPod({ name: 'web-2', uid: 'uid-web-2', annotations }));
+    const args = { K8S_POD_NAMESPACE: 'default', K8S_POD_NAME: 'web-2' };
+    const netns = datapath.createNetns('/var/run/netns/web-2');
+    const again = () => handlers.handle(request('ADD', { containerID: 'c2', netns, args }));
+    expect(await again()).toMatchObject({
+      ok: false,
+      error: {
+        code: CniErrorCode.TryAgainLater,
+        msg: "pinned address 2001:db8:200::7: pod default/web on this node still has it while it shuts down; this pod takes it once that pod's network is torn down; try again later",
+      },
+    });
+    expect(warnings).toEqual([]);
+    expect(store.get('c2', 'eth0')).toBeUndefined();
+    expect(claims.api.getObject(ADDRESSCLAIMS, claimName('2001:db8:200::7'))).toMatchObject({
+      spec: { holders: [{ pod: 'web-2', uid: 'uid-web-2' }] },
+    });
+    expect((await handlers.handle(request('DEL'))).ok).toBe(true);
+    const r = await again();
+    expect(r.ok && r.result?.ips?.[0]?.address).toBe('2001:db8:200::7/128');
   });
 
   it('refuses a pinned address in a namespace no grant covers (secure by default)', async () => {
