@@ -3,67 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AllocationStore, AllocationStoreError } from './allocation-store.js';
-import { nodeFileSystem, tempPathOf, type FileSystem } from '@flock/exec';
 import type { NewAllocationEntry } from './schema.js';
-
-const NOW = Date.parse('2026-11-29T12:00:00.000Z');
-
-const entry = (
-  containerID: string,
-  extra: Partial<NewAllocationEntry> = {},
-): NewAllocationEntry => ({
-  containerID,
-  ifname: 'eth0',
-  namespace: 'default',
-  pod: `pod-${containerID}`,
-  podUID: '6f1c2a4e-0c1d-4b7e-9a55-3c2d1e0f9a8b',
-  ip6: '2001:db8::1',
-  ip4: '192.0.2.1',
-  pinned: false,
-  anycast: [],
-  ...extra,
-});
-
-/** The real file system with one step made to fail, as a full or read-only disk would. */
-function failing(
-  step: 'writeFile' | 'sync' | 'rename' | 'syncDirectory' | 'readFile',
-  code: string,
-) {
-  const state = { armed: true, calls: [] as string[] };
-  const fail = () => Object.assign(new Error(`${code}: injected failure`), { code });
-  const fs: FileSystem = {
-    ...nodeFileSystem,
-    readFile: async (path) => {
-      if (state.armed && step === 'readFile') throw fail();
-      return nodeFileSystem.readFile(path);
-    },
-    create: async (path, mode) => {
-      state.calls.push('create');
-      const file = await nodeFileSystem.create(path, mode);
-      return {
-        writeFile: async (data) => {
-          if (state.armed && step === 'writeFile') throw fail();
-          return file.writeFile(data);
-        },
-        sync: async () => {
-          if (state.armed && step === 'sync') throw fail();
-          return file.sync();
-        },
-        close: () => file.close(),
-      };
-    },
-    rename: async (from, to) => {
-      state.calls.push('rename');
-      if (state.armed && step === 'rename') throw fail();
-      return nodeFileSystem.rename(from, to);
-    },
-    syncDirectory: async (path) => {
-      if (state.armed && step === 'syncDirectory') throw fail();
-      return nodeFileSystem.syncDirectory(path);
-    },
-  };
-  return { fs, state };
-}
+import { NOW, codeOf, entry, failing, loadedStore } from '../../testing/allocation-store.js';
 
 let dir: string;
 let path: string;
@@ -76,20 +17,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function loaded(options: ConstructorParameters<typeof AllocationStore>[1] = {}) {
-  const store = new AllocationStore(path, { now: () => NOW, ...options });
-  await store.load();
-  return store;
-}
-
-const codeOf = async (promise: Promise<unknown>) => {
-  try {
-    await promise;
-    return 'resolved';
-  } catch (error) {
-    return error instanceof AllocationStoreError ? error.code : String(error);
-  }
-};
+const loaded = (options: Parameters<typeof loadedStore>[1] = {}) => loadedStore(path, options);
 
 describe('AllocationStore', () => {
   it('treats a missing file as an empty store and refuses use before load', async () => {
@@ -333,102 +261,6 @@ describe('AllocationStore', () => {
     const a = await store.putPending(entry('a'));
     await writeFile(path, JSON.stringify({ version: 1, entries: [a, a] }));
     expect(await codeOf(new AllocationStore(path).load())).toBe('Corrupt');
-  });
-
-  it('reports an unreadable file and does not start empty', async () => {
-    await mkdir(path, { recursive: true }); // a directory where the file should be: EISDIR
-    const error = await new AllocationStore(path).load().catch((e: unknown) => e);
-    expect((error as AllocationStoreError).code).toBe('Unreadable');
-    expect((error as Error).message).toContain('left as it is');
-    const { fs } = failing('readFile', 'EACCES');
-    expect(await codeOf(new AllocationStore(join(dir, 'x.json'), { fileSystem: fs }).load())).toBe(
-      'Unreadable',
-    );
-  });
-
-  for (const [step, code] of [
-    ['writeFile', 'ENOSPC'],
-    ['sync', 'EIO'],
-    ['rename', 'EROFS'],
-  ] as const) {
-    it(`keeps the old file and the in-memory state when ${step} fails with ${code}`, async () => {
-      const { fs, state } = failing(step, code);
-      state.armed = false;
-      const store = await loaded({ fileSystem: fs });
-      await store.putPending(entry('a'));
-      const before = await readFile(path, 'utf8');
-      state.armed = true;
-      const error = await store
-        .putPending(entry('b', { ip6: '2001:db8::2' }))
-        .catch((e: unknown) => e);
-      expect((error as AllocationStoreError).code).toBe('WriteFailed');
-      expect((error as Error).message).toContain(code);
-      expect(await readFile(path, 'utf8')).toBe(before);
-      expect(store.entries().map((e) => e.containerID)).toEqual(['a']);
-      expect(await readdir(join(dir, 'state'))).toEqual(['allocations.json']); // temp file removed
-      expect(await codeOf(store.commit('a', 'eth0'))).toBe('WriteFailed');
-      expect(store.get('a', 'eth0')?.state).toBe('pending');
-      state.armed = false;
-      await store.putPending(entry('b', { ip6: '2001:db8::2' }));
-      expect((await loaded()).entries().map((e) => e.containerID)).toEqual(['a', 'b']);
-    });
-  }
-
-  it('writes concurrent changes together, never two writes at once', async () => {
-    const { fs, state } = failing('rename', 'EIO');
-    state.armed = false;
-    const store = await loaded({ fileSystem: fs });
-    const ids = Array.from({ length: 40 }, (_, i) => `c${i}`);
-    const put = (id: string, i: number) =>
-      store.putPending(entry(id, { ip6: `2001:db8::${i + 1}` }));
-    await Promise.all([...ids.slice(0, 20).map(put), store.remove('nothing', 'eth0')]);
-    expect(state.calls).toEqual(['create', 'rename']);
-    // One change writes alone; those asked for during its write go out together after it.
-    const first = put(ids[20]!, 20);
-    while (state.calls.length < 3) await new Promise((r) => setImmediate(r)); // its write began
-    const rest = ids.slice(21).map((id, i) => put(id, i + 21));
-    await Promise.all([first, ...rest]);
-    expect(state.calls).toEqual(['create', 'rename', 'create', 'rename', 'create', 'rename']);
-    expect((await loaded()).entries().map((e) => e.containerID)).toEqual(ids);
-  });
-
-  it('fails every change of a failed write, keeps the old state, and writes again after', async () => {
-    const { fs, state } = failing('rename', 'EIO');
-    const store = await loaded({ fileSystem: fs });
-    const results = await Promise.allSettled([
-      store.remove('nothing', 'eth0'), // a no-op before any change does not depend on the write
-      store.putPending(entry('a')),
-      store.commit('a', 'eth0'),
-    ]);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
-    expect(store.entries()).toEqual([]);
-    state.armed = false;
-    await store.putPending(entry('a'));
-    expect((await loaded()).entries().map((e) => e.state)).toEqual(['pending']);
-  });
-
-  it('keeps serving after a failed write in the middle of a queue', async () => {
-    const store = await loaded();
-    const results = await Promise.allSettled([
-      store.putPending(entry('a')),
-      store.putPending(entry('a')),
-      store.putPending(entry('b', { ip6: '2001:db8::2' })),
-    ]);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-  });
-
-  it('ignores a temp file left by a crash mid-write and replaces it on the next write', async () => {
-    const store = await loaded();
-    await store.putPending(entry('a'));
-    await writeFile(tempPathOf(path), '{"version":1,"entries":[{"contai', { mode: 0o644 });
-    const again = await loaded();
-    expect(again.entries()).toEqual(store.entries());
-    await again.commit('a', 'eth0');
-    expect(await readdir(join(dir, 'state'))).toEqual([
-      'allocations.json',
-      'allocations.json.previous',
-    ]);
-    expect((await stat(path)).mode & 0o777).toBe(0o600);
   });
 
   it('returns copies: callers cannot change the store by mutating results', async () => {
