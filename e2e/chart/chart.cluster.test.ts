@@ -20,7 +20,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChartAgent, wirePod } from './chart-agent.js';
 import { stopDaemon, type Daemon } from '../shared/daemon.js';
-import { Read, startUntil } from './cluster-support.js';
+import { Read, mintAgentToken, startUntil } from './cluster-support.js';
 import {
   CHECKS,
   canI,
@@ -56,40 +56,6 @@ const tokens: Record<'operator' | 'agent', string> = { operator: '', agent: '' }
 
 const get = async (path: string) => Read.parse(await admin.request({ method: 'GET', path }));
 
-/**
- * A token of the agent's ServiceAccount bound to an agent pod on `node`, as the kubelet
- * projects it into the DaemonSet's pods (it names the node: the chart's admission policy
- * reads it). No kubelet runs the pod; the Node object is created if missing.
- */
-async function agentToken(node: string) {
-  await admin
-    .request({
-      method: 'POST',
-      path: '/api/v1/nodes',
-      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: node } },
-    })
-    .catch(() => undefined); // already there
-  const name = `flock-agent-${node}`;
-  const existing = await admin
-    .request({ method: 'GET', path: `/api/v1/namespaces/${NAMESPACE}/pods/${name}` })
-    .catch(() => undefined);
-  const pod = (existing ??
-    (await admin.request({
-      method: 'POST',
-      path: `/api/v1/namespaces/${NAMESPACE}/pods`,
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name },
-        spec: {
-          nodeName: node,
-          serviceAccountName: 'flock-agent',
-          containers: [{ name: 'agent', image: 'flock-agent:test' }],
-        },
-      },
-    }))) as { metadata: { name: string; uid: string } };
-  return cp.mintServiceAccount(NAMESPACE, 'flock-agent', pod.metadata);
-}
 const manifest = async () =>
   parseObjects(
     (await helm(cp.kubeconfigPath, ['get', 'manifest', RELEASE, '-n', NAMESPACE])).stdout,
@@ -204,7 +170,7 @@ describe('the flock chart on a real API server', () => {
   }, 120_000);
 
   it('the agent, with its ServiceAccount token only, serves CNI ADD/DEL and writes status', async () => {
-    const sa = await agentToken(NODE);
+    const sa = await mintAgentToken(cp, admin, NODE);
     tokens.agent = sa.path;
     // The BGP password Secret the sample Pool's peer names (read by the agent with `get`).
     await admin.request({
@@ -276,8 +242,8 @@ describe('the flock chart on a real API server', () => {
   }, 120_000);
 
   it("an agent changes only its own node's status: another node's agent is refused (each one's token)", async () => {
-    const own = await agentToken(NODE);
-    const other = await agentToken('node-b');
+    const own = await mintAgentToken(cp, admin, NODE);
+    const other = await mintAgentToken(cp, admin, 'node-b');
     const unbound = await cp.mintServiceAccount(NAMESPACE, 'flock-agent');
     // The agent's own request, with each one's token: a merge patch of the status subresource.
     // Not `kubectl patch --subresource=status`: kubectl GETs the status first, which the agents

@@ -1,8 +1,10 @@
 // Helpers of the chart's cluster test: reading objects back (only the fields it checks) and
-// starting the real operator and agent processes until they report ready.
-import { eventually } from '@flock/testkit';
+// starting the real operator and agent processes until they report ready, and the agent's token.
+import type { HttpTransport } from '@flock/kube';
+import { eventually, type ControlPlane } from '@flock/testkit';
 import { z } from 'zod';
 import { startDaemon, type Daemon } from '../shared/daemon.js';
+import { NAMESPACE } from './support.js';
 
 // What the test reads back from the API server: only the fields it looks at, checked.
 const Condition = z.looseObject({
@@ -45,4 +47,43 @@ export async function startUntil(
     { timeoutMs: 60_000 },
   );
   return d;
+}
+
+/**
+ * A token of the agent's ServiceAccount bound to an agent pod on `node`, as the kubelet
+ * projects it into the DaemonSet's pods (it names the node: the chart's admission policy
+ * reads it). No kubelet runs the pod; the Node object is created if missing.
+ */
+export async function mintAgentToken(
+  cp: ControlPlane,
+  admin: HttpTransport,
+  node: string,
+): ReturnType<ControlPlane['mintServiceAccount']> {
+  await admin
+    .request({
+      method: 'POST',
+      path: '/api/v1/nodes',
+      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: node } },
+    })
+    .catch(() => undefined); // already there
+  const name = `flock-agent-${node}`;
+  const existing = await admin
+    .request({ method: 'GET', path: `/api/v1/namespaces/${NAMESPACE}/pods/${name}` })
+    .catch(() => undefined);
+  const pod = (existing ??
+    (await admin.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${NAMESPACE}/pods`,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name },
+        spec: {
+          nodeName: node,
+          serviceAccountName: 'flock-agent',
+          containers: [{ name: 'agent', image: 'flock-agent:test' }],
+        },
+      },
+    }))) as { metadata: { name: string; uid: string } };
+  return cp.mintServiceAccount(NAMESPACE, 'flock-agent', pod.metadata);
 }
