@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { E2E_ALL_BINARY } from './ginkgo.js';
 import { parseJUnit, tally, unescapeXml } from './junit.js';
-import { BEGIN, END, ran, renderResults } from './report.js';
+import { BEGIN, END, keptSuites, ran, renderResults, type RunReport } from './report.js';
 import {
   CNI_SUBSET,
   CONFORMANCE,
@@ -87,7 +87,9 @@ describe('renderResults', () => {
     expect(md.startsWith(BEGIN)).toBe(true);
     expect(md.endsWith(END)).toBe(true);
     expect(md).toContain('Run of 2026-12-01T22:49:01Z on a lab of 3 real nodes.');
-    expect(md).toContain('| netpol | 3 | 1 | 2 | `SCTP`: no SCTP | 4 min 41 s | 3 |');
+    expect(md).toContain(
+      '| netpol | 2026-12-01T22:49:01Z, 3 nodes, flock ? | 3 | 1 | 2 | `SCTP`: no SCTP | 4 min 41 s | 3 |',
+    );
     expect(md).toContain(
       'pod-Service: http | skipped - Requires at least 2 nodes (not -1) | 27.0 s |',
     );
@@ -95,6 +97,40 @@ describe('renderResults', () => {
       'should enforce policy based on Ports [Feature:NetworkPolicy] | failed | 30.3 s |',
     );
     expect(md).not.toContain('DNS');
+  });
+
+  it("a run replaces its own suites' rows and keeps the section's other suites, each naming its run", () => {
+    const specs = parseJUnit(JUNIT).filter((c) => c.kind === 'spec');
+    const report = (day: string, name: string, flock: string): RunReport => ({
+      date: new Date(`${day}T10:00:00Z`),
+      versions: { flock },
+      nodes: 2,
+      suites: [{ name, about: `all of ${name}`, seconds: 60, procs: 1, specs, skipped: [] }],
+    });
+    const first = renderResults(report('2026-12-01', 'serial', 'aaa'));
+    const second = renderResults(
+      report('2026-12-02', 'parallel', 'bbb'),
+      undefined,
+      keptSuites(first),
+    );
+    expect(keptSuites(second).map((k) => k.name)).toEqual(['parallel', 'serial']);
+    expect(second).toContain('| serial | 2026-12-01T10:00:00Z, 2 nodes, flock aaa | 3 |');
+    expect(second).toContain('| parallel | 2026-12-02T10:00:00Z, 2 nodes, flock bbb | 3 |');
+    expect(second).toContain('### serial: all of serial');
+    const third = renderResults(
+      report('2026-12-03', 'serial', 'ccc'),
+      undefined,
+      keptSuites(second),
+    );
+    expect(third).not.toContain('flock aaa');
+    expect(third.match(/### serial:/g)).toHaveLength(1);
+    expect(third.match(/### parallel:/g)).toHaveLength(1);
+    expect(third).toContain('| parallel | 2026-12-02T10:00:00Z, 2 nodes, flock bbb | 3 |');
+    // Each block keeps its own spec rows: as many as the suite ran.
+    const block = keptSuites(third).find((k) => k.name === 'parallel')!.specs;
+    expect(
+      block.split('\n').filter((l) => l.startsWith('| ') && !/^\| (spec|---) /.test(l)),
+    ).toHaveLength(ran(specs).length);
   });
 });
 

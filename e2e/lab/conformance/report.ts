@@ -1,6 +1,7 @@
 // The results section of docs/conformance.md: a summary per suite and one row per spec (result,
 // duration), with the date, the versions and the SCTP evidence of the run. Written between two
-// markers so that the prose around it stays as written.
+// markers so that the prose around it stays as written. A run replaces the rows of its own
+// suites only: a section's other suites (run on another day) stay, each row naming its run.
 import { readFile, writeFile } from 'node:fs/promises';
 import type { SpecResult } from './junit.js';
 import { tally } from './junit.js';
@@ -77,18 +78,25 @@ export function ran(specs: readonly SpecResult[]): SpecResult[] {
   );
 }
 
-export function renderResults(r: RunReport, section: Section = SECTIONS.main): string {
+export function renderResults(
+  r: RunReport,
+  section: Section = SECTIONS.main,
+  kept?: readonly KeptSuite[],
+): string {
+  const ours = new Set(r.suites.map((s) => s.name));
+  const others = (kept ?? []).filter((k) => !ours.has(k.name));
   const out: string[] = [section.begin, ''];
   out.push(
-    `Run of ${r.date.toISOString().replace(/\.\d+Z$/, 'Z')} on a lab of ${r.nodes} real nodes.`,
+    `Run of ${r.date.toISOString().replace(/\.\d+Z$/, 'Z')} on a lab of ${r.nodes} real nodes${others.length ? " (the versions are this run's; a row of an earlier run names its date and flock version)" : ''}.`,
     '',
     '| component | version |',
     '| --- | --- |',
     ...Object.entries(r.versions).map(([k, v]) => `| ${cell(k)} | ${cell(v)} |`),
     '',
-    '| suite | specs run | passed | failed | not run (why) | wall time | ginkgo processes |',
-    '| --- | ---: | ---: | ---: | --- | ---: | ---: |',
+    '| suite | run | specs run | passed | failed | not run (why) | wall time | ginkgo processes |',
+    '| --- | --- | ---: | ---: | ---: | --- | ---: | ---: |',
   );
+  const run = `${r.date.toISOString().replace(/\.\d+Z$/, 'Z')}, ${r.nodes} nodes, flock ${r.versions['flock'] ?? '?'}`;
   for (const s of r.suites) {
     const t = tally(ran(s.specs));
     const failed = ran(s.specs).length - (t['passed'] ?? 0);
@@ -96,9 +104,10 @@ export function renderResults(r: RunReport, section: Section = SECTIONS.main): s
       ? s.skipped.map((k) => `\`${k.pattern}\`: ${k.reason}`).join('; ')
       : '—';
     out.push(
-      `| ${s.name} | ${ran(s.specs).length} | ${t['passed'] ?? 0} | ${failed} | ${cell(notRun)} | ${secs(s.seconds)} | ${s.procs} |`,
+      `| ${s.name} | ${cell(run)} | ${ran(s.specs).length} | ${t['passed'] ?? 0} | ${failed} | ${cell(notRun)} | ${secs(s.seconds)} | ${s.procs} |`,
     );
   }
+  out.push(...others.map((k) => k.row));
   if (r.sctpEvidence !== undefined)
     out.push(
       '',
@@ -121,8 +130,50 @@ export function renderResults(r: RunReport, section: Section = SECTIONS.main): s
         `| ${cell(spec.name)} | ${spec.status === 'skipped' ? cell(spec.message ?? 'skipped') : spec.status} | ${spec.seconds.toFixed(1)} s |`,
       );
   }
+  for (const k of others) out.push('', k.specs);
   out.push('', section.end);
   return out.join('\n');
+}
+
+/** A suite of an earlier run, as its section shows it: its summary row and its table of specs. */
+export interface KeptSuite {
+  name: string;
+  row: string;
+  specs: string;
+}
+
+/**
+ * The suites a results section shows (renderResults' own format): each summary row (its first
+ * cell is the suite) with the "### suite: ..." block of its specs. A row without a block is left
+ * out (it would be a summary nothing backs).
+ */
+export function keptSuites(section: string): KeptSuite[] {
+  const lines = section.split('\n');
+  const header = lines.findIndex((l) => /^\|\s*suite\s*\|\s*run\s*\|/.test(l));
+  if (header < 0) return [];
+  const rows: { name: string; row: string }[] = [];
+  for (const l of lines.slice(header + 2)) {
+    if (!l.startsWith('|')) break;
+    rows.push({ name: (l.split('|')[1] ?? '').trim(), row: l });
+  }
+  const blocks = new Map<string, string>();
+  let current: { name: string; lines: string[] } | undefined;
+  const close = () => {
+    if (current) blocks.set(current.name, current.lines.join('\n').trimEnd());
+  };
+  for (const l of lines) {
+    const heading = /^### ([^:]+):/.exec(l);
+    if (heading) {
+      close();
+      current = { name: heading[1]!.trim(), lines: [l] };
+    } else if (l.startsWith('<!-- END')) break;
+    else current?.lines.push(l);
+  }
+  close();
+  return rows.flatMap((r) => {
+    const specs = blocks.get(r.name);
+    return specs === undefined ? [] : [{ ...r, specs }];
+  });
 }
 
 /** Replace the section between `begin` and `end` in the file (or append it). */
@@ -142,11 +193,15 @@ export async function writeSection(
   await writeFile(file, next);
 }
 
-/** Replace a results section of the file (or append one). */
+/** Replace a results section of the file (or append one), keeping the suites this run did not run. */
 export async function writeResults(
   file: string,
   r: RunReport,
   section: Section = SECTIONS.main,
 ): Promise<void> {
-  await writeSection(file, section.begin, section.end, renderResults(r, section));
+  const doc = await readFile(file, 'utf8');
+  const a = doc.indexOf(section.begin);
+  const b = doc.indexOf(section.end);
+  const kept = a >= 0 && b > a ? keptSuites(doc.slice(a, b + section.end.length)) : [];
+  await writeSection(file, section.begin, section.end, renderResults(r, section, kept));
 }
