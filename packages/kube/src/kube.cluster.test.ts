@@ -1,5 +1,5 @@
 // The runtime against a real kube-apiserver (the twin of the unit tier's FakeApiServer): the
-// cache's paged list + watch and its relist after 410, field selectors, server-side apply and
+// cache's paged list + watch and its relist after 410, field selectors, streaming lists, server-side apply and
 // status writes on flock's CRDs, leader election on a real Lease, and aggregated Events.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startControlPlane, type ControlPlane } from '@flock/testkit';
@@ -14,6 +14,7 @@ import { LeaderElector } from './control/leader.js';
 import { kubeLeaseStore } from './control/lease-store.js';
 import { resourceListWatch, type ListWatchSource } from './informer/listwatch-source.js';
 import { createMemoryLogger } from '../testing/memory-logger.js';
+import { configMap, createServiceAccount, expired, nodePod } from '../testing/cluster-objects.js';
 import {
   CONFIGMAPS,
   CUSTOM_RESOURCE_DEFINITIONS,
@@ -38,30 +39,7 @@ async function namespace(): Promise<string> {
   return name;
 }
 
-/** Does a watch from resourceVersion 1 end with 410 Expired (i.e. has etcd compacted it)? */
-function expired(source: ListWatchSource): Promise<true | undefined> {
-  return new Promise((resolve) => {
-    const abort = source.watch(
-      { resourceVersion: '1' },
-      (e) => {
-        abort();
-        resolve(e.type === 'ERROR' && e.object.code === 410 ? true : undefined);
-      },
-      () => resolve(undefined),
-    );
-    setTimeout(() => {
-      abort();
-      resolve(undefined);
-    }, 1000);
-  });
-}
-
-const configMap = (name: string, namespace: string, v: string) => ({
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  metadata: { name, namespace },
-  data: { v },
-});
+const serviceAccount = (ns: string) => createServiceAccount(api, ns);
 
 beforeAll(async () => {
   // Compact etcd every 2 s and serve configmap watches from etcd (no watch cache), so that an
@@ -107,6 +85,7 @@ describe('Cache on a real API server', () => {
       source: resourceListWatch(api, CONFIGMAPS, { namespace: ns }),
       logger: log,
       pageSize: 2,
+      watchList: false, // the paged-list path; the streaming one below
     });
     const calls: string[] = [];
     cache.addHandler({
@@ -147,7 +126,12 @@ describe('Cache on a real API server', () => {
       watch: (o, onEvent, onDone) => real.watch(o, onEvent, onDone),
     };
     const log = createMemoryLogger();
-    const cache = new Cache({ source, logger: log, backoff: { baseMs: 50, maxMs: 500 } });
+    const cache = new Cache({
+      source,
+      logger: log,
+      backoff: { baseMs: 50, maxMs: 500 },
+      watchList: false,
+    });
     cache.start();
     try {
       await eventually('a relist', () => (lists >= 2 ? true : undefined));
@@ -162,24 +146,8 @@ describe('Cache on a real API server', () => {
 
   it('watches only the pods of one node through a field selector', async () => {
     const ns = await namespace();
-    await api.request({
-      method: 'POST',
-      path: resourcePath(
-        { ...PODS, plural: 'serviceaccounts', kind: 'ServiceAccount' },
-        { namespace: ns },
-      ),
-      body: { metadata: { name: 'default' } },
-    });
-    const pod = (name: string, nodeName: string) => ({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: ns },
-      spec: {
-        nodeName,
-        automountServiceAccountToken: false,
-        containers: [{ name: 'c', image: 'registry.invalid/none' }],
-      },
-    });
+    await serviceAccount(ns);
+    const pod = (name: string, nodeName: string) => nodePod(ns, name, nodeName);
     await applyObject(api, PODS, pod('here', 'node-a'), { fieldManager: 't' });
     await applyObject(api, PODS, pod('there', 'node-b'), { fieldManager: 't' });
     const cache = new Cache({
@@ -196,6 +164,55 @@ describe('Cache on a real API server', () => {
       await eventually('the new pod of node-a', () => cache.get(`${ns}/later`));
       await sleep(300);
       expect(cache.keys().sort()).toEqual([`${ns}/here`, `${ns}/later`]);
+    } finally {
+      await cache.stop();
+    }
+  });
+});
+
+describe('streaming lists (WatchList) on a real API server', () => {
+  it('a cache syncs from one watch (no LIST) with its field selector, then follows changes', async () => {
+    const ns = await namespace();
+    await serviceAccount(ns);
+    await applyObject(api, PODS, nodePod(ns, 'here', 'node-a'), { fieldManager: 't' });
+    await applyObject(api, PODS, nodePod(ns, 'there', 'node-b'), { fieldManager: 't' });
+    const real = resourceListWatch(api, PODS);
+    const asked: string[] = [];
+    const source: ListWatchSource = {
+      description: real.description,
+      list: (o) => {
+        asked.push('list');
+        return real.list(o);
+      },
+      watch: (o, onEvent, onDone) => {
+        asked.push(o.sendInitialEvents ? 'stream' : 'watch');
+        return real.watch(o, onEvent, onDone);
+      },
+    };
+    const log = createMemoryLogger();
+    const cache = new Cache({
+      source,
+      fieldSelector: formatFieldSelector({ 'spec.nodeName': 'node-a', 'metadata.namespace': ns }),
+      logger: log,
+    });
+    cache.start();
+    try {
+      await cache.waitForSync(10_000);
+      expect(asked).toEqual(['stream']);
+      expect(cache.keys()).toEqual([`${ns}/here`]);
+      expect(cache.get(`${ns}/here`)?.kind).toBe('Pod');
+      expect(log.find('info', 'does not serve streaming lists')).toEqual([]);
+      await applyObject(api, PODS, nodePod(ns, 'later', 'node-a'), { fieldManager: 't' });
+      // No kubelet confirms a graceful delete: at once.
+      await api.request({
+        method: 'DELETE',
+        path: objectPath(PODS, 'here', ns),
+        body: { gracePeriodSeconds: 0 },
+      });
+      await eventually('the change and the delete', () =>
+        cache.keys().join() === `${ns}/later` ? true : undefined,
+      );
+      expect(asked).toEqual(['stream']);
     } finally {
       await cache.stop();
     }

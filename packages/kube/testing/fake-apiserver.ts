@@ -22,6 +22,7 @@ import { FakeStore } from './fake-store.js';
 import { FakeWatch, type WatchFilter } from './fake-watch.js';
 import { handleWrite } from './fake-writes.js';
 import { objectKey, type KubeObject, type ResourceRef } from '../src/core/resource.js';
+import { INITIAL_EVENTS_END } from '../src/informer/listwatch-source.js';
 import type {
   HttpMethod,
   KubeRequest,
@@ -71,8 +72,12 @@ export class FakeApiServer implements KubeTransport {
   private readonly faults = new Set<(r: RecordedRequest) => Fault>();
   private seq = 0;
 
-  constructor(options: { clock?: Clock } = {}) {
+  /** Streaming lists (sendInitialEvents): served unless the server is made an older one. */
+  private readonly watchList: boolean;
+
+  constructor(options: { clock?: Clock; watchList?: boolean } = {}) {
     this.clock = options.clock ?? systemClock;
+    this.watchList = options.watchList ?? true;
     this.store = new FakeStore(this.clock, (entry, e) => {
       for (const [w, we] of this.watches) if (we === entry) w.offer(e);
     });
@@ -225,6 +230,7 @@ export class FakeApiServer implements KubeTransport {
       if (r.name !== undefined)
         throw apiError(405, 'MethodNotAllowed', 'watch a collection, not an object');
       filter = this.store.filter(r, query);
+      if (streams(query)) this.checkStreamingList(query);
     } catch (err) {
       return failLater(err);
     }
@@ -243,7 +249,14 @@ export class FakeApiServer implements KubeTransport {
     this.stats.set(req.path, s);
     this.watchLog.push({ path: req.path, query, at: this.clock.now() });
     const from = query['resourceVersion'];
-    if (from === undefined || from === '' || from === '0') {
+    if (streams(query)) {
+      // A streaming list: the current state as ADDED, then the bookmark that ends it.
+      for (const object of entry.objects.values())
+        w.offer({ rv: this.store.rv, type: 'ADDED', object });
+      w.bookmark(this.store.rv, entryApiVersion(entry), entry.ref.kind, {
+        [INITIAL_EVENTS_END]: 'true',
+      });
+    } else if (from === undefined || from === '' || from === '0') {
       for (const object of entry.objects.values())
         w.offer({ rv: this.store.rv, type: 'ADDED', object });
     } else if (!/^\d+$/.test(String(from))) {
@@ -255,6 +268,28 @@ export class FakeApiServer implements KubeTransport {
     }
     if (fault === 'hang') w.silence();
     return w;
+  }
+
+  /** What the real server refuses of a streaming list (422), as it does it. */
+  private checkStreamingList(query: Query): void {
+    if (!this.watchList)
+      throw apiError(
+        422,
+        'Invalid',
+        'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+      );
+    if (!truthy(query['allowWatchBookmarks']))
+      throw apiError(
+        422,
+        'Invalid',
+        'allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true',
+      );
+    if (query['resourceVersionMatch'] !== 'NotOlderThan')
+      throw apiError(
+        422,
+        'Invalid',
+        'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+      );
   }
 
   faultFor(rec: RecordedRequest): Fault {
@@ -278,6 +313,9 @@ export class FakeApiServer implements KubeTransport {
     return handleWrite(this.store, r, req);
   }
 }
+
+const truthy = (v: Query[string]) => v === true || v === 'true';
+const streams = (query: Query) => truthy(query['sendInitialEvents']);
 
 function hang(signal: AbortSignal | undefined): Promise<never> {
   return new Promise((_, reject) => {

@@ -83,14 +83,18 @@ export class FakeWatch {
     if (event) this.push({ event });
   }
 
-  bookmark(resourceVersion: number, apiVersion: string, kind: string): void {
+  bookmark(
+    resourceVersion: number,
+    apiVersion: string,
+    kind: string,
+    annotations?: Record<string, string>,
+  ): void {
     if (this.state !== 'open' || !this.bookmarks) return;
-    this.push({
-      event: {
-        type: 'BOOKMARK',
-        object: { apiVersion, kind, metadata: { resourceVersion: String(resourceVersion) } },
-      },
-    });
+    const metadata = {
+      resourceVersion: String(resourceVersion),
+      ...(annotations && { annotations }),
+    };
+    this.push({ event: { type: 'BOOKMARK', object: { apiVersion, kind, metadata } } });
   }
 
   /** Stop delivering anything while staying connected. */

@@ -1,5 +1,6 @@
-// A list-then-watch cache of one resource (an informer): a paged list, then a watch from the
-// list's resourceVersion; it relists on 410 Gone, reconnects with jittered backoff, restarts a
+// A list-then-watch cache of one resource (an informer): a streaming list (a watch that sends the
+// current state first) where the server has it, else a paged list and a watch from the list's
+// resourceVersion; it relists on 410 Gone, reconnects with jittered backoff, restarts a
 // watch that went silent, and re-delivers everything periodically. There is exactly one watch
 // at a time: a single loop owns it, aborts it before starting the next one, and ignores
 // anything a superseded watch still delivers. Every way a watch can end leads back into the
@@ -7,17 +8,17 @@
 import type { z } from 'zod';
 import { Backoff, type BackoffOptions } from '../core/backoff.js';
 import { sleep, systemClock, type Clock, type Random, type TimerHandle } from '../core/clock.js';
-import { errorMessage } from '../core/errors.js';
+import { KubeApiError, errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { MetricsOptions } from '../core/metrics.js';
-import type { KubeObject } from '../core/resource.js';
+import { rawObjectKey, type KubeObject } from '../core/resource.js';
 import { CacheContents, type Listed } from './cache-contents.js';
 import { CacheMetrics } from './cache-metrics.js';
 import type { CacheHandler } from './handlers.js';
-import type { ListWatchSource } from './listwatch-source.js';
+import { INITIAL_EVENTS_END, type ListWatchSource, type WatchOptions } from './listwatch-source.js';
 import * as policy from './relist-policy.js';
 import type { IndexFunc } from './store.js';
-import { startWatch, type WatchEnd } from './watch-session.js';
+import { startWatch, type DataEvent, type WatchEnd } from './watch-session.js';
 
 export interface CacheOptions<T> {
   source: ListWatchSource;
@@ -34,6 +35,12 @@ export interface CacheOptions<T> {
   watchdogMs?: number;
   /** Server-side watch timeout (default: random in [300, 600) s, like client-go). */
   watchTimeoutSeconds?: number;
+  /**
+   * Sync with a streaming list (WatchList: a watch that sends the current state first) instead
+   * of a paged LIST, where the server has it (default true). A server that refuses it (an older
+   * one, or the feature gate off: 4xx) or does not end the initial events gets paged lists.
+   */
+  watchList?: boolean;
   /** Re-deliver every object as an update this often; 0 = never (default). */
   resyncMs?: number;
   /** Reconnect/relist backoff (default 500 ms .. 30 s, jitter 0.5). */
@@ -71,6 +78,8 @@ export class Cache<T extends KubeObject = KubeObject> {
   /** Aborts whatever the loop is waiting for (a list, a pause); replaced per step. */
   private stepAbort = new AbortController();
   private stopWatch: (() => void) | undefined;
+  /** Sync by streaming lists (until the server shows it cannot). */
+  private streaming: boolean;
   private resyncTimer: TimerHandle | undefined;
 
   constructor(private readonly options: CacheOptions<T>) {
@@ -92,6 +101,7 @@ export class Cache<T extends KubeObject = KubeObject> {
       this.rejectSynced = reject;
     });
     this.synced.catch(() => {}); // stop() before sync must not be an unhandled rejection
+    this.streaming = options.watchList ?? true;
   }
 
   get hasSynced(): boolean {
@@ -192,14 +202,25 @@ export class Cache<T extends KubeObject = KubeObject> {
   private async run(): Promise<void> {
     let needList = true;
     while (!this.stopped) {
-      if (needList) {
-        if (!(await this.relist())) {
+      let end: WatchEnd;
+      if (needList && this.streaming) {
+        const streamed = await this.streamOnce();
+        if (this.stopped) break;
+        if (!streamed.listed) {
+          this.metrics?.watchEnded(streamed.end.kind);
+          if (streamed.fallBack) this.fallBackToLists(streamed.end);
+          else await this.pause(this.backoff.next());
+          continue;
+        }
+        end = streamed.end;
+      } else {
+        if (needList && !(await this.relist())) {
           await this.pause(this.backoff.next());
           continue;
         }
-        needList = false;
+        end = await this.watchOnce();
       }
-      const end = await this.watchOnce();
+      needList = false;
       if (this.stopped) break;
       this.metrics?.watchEnded(end.kind);
       const next = policy.afterWatch(end, {
@@ -266,8 +287,59 @@ export class Cache<T extends KubeObject = KubeObject> {
   private async watchOnce(): Promise<WatchEnd> {
     // stop() may have run between the list and here (e.g. from a `synced` continuation).
     if (this.stopped) return { kind: 'stopped', productive: false };
+    return this.runWatch({ resourceVersion: this.contents.resourceVersion as string }, (event) =>
+      this.contents.apply(event),
+    );
+  }
+
+  /**
+   * A streaming list and the watch it becomes: the initial events are gathered as a list is,
+   * applied as one replacement at the bookmark that ends them, and the changes after it as a
+   * watch's. `listed`: the initial events ended (the contents are replaced).
+   */
+  private async streamOnce(): Promise<{ end: WatchEnd; listed: boolean; fallBack: boolean }> {
+    const initial = new Map<string, Listed<T>>();
+    let listed = false;
+    const end = await this.runWatch(
+      { resourceVersion: '', sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' },
+      (event) => {
+        if (listed) return this.contents.apply(event);
+        if (event.type === 'BOOKMARK') {
+          const rv = event.object.metadata?.resourceVersion;
+          if (event.object.metadata?.annotations?.[INITIAL_EVENTS_END] !== 'true' || !rv) return;
+          listed = true;
+          this.metrics?.relisted();
+          this.replace([...initial.values()], rv);
+          initial.clear();
+        } else if (event.type === 'DELETED') {
+          const key = rawObjectKey(event.object);
+          if (key !== undefined) initial.delete(key);
+        } else
+          for (const item of this.contents.parsePage([event.object])) initial.set(item.key, item);
+      },
+    );
+    // Refused (an older server, the feature gate off), or ended with objects sent and never the
+    // bookmark that ends them (a server that ignores sendInitialEvents): lists from now on.
+    const refused = end.kind === 'api-error' && isClientError(end.err);
+    const unended = !listed && end.productive && end.kind === 'closed';
+    return { end, listed, fallBack: refused || unended };
+  }
+
+  private fallBackToLists(end: WatchEnd): void {
+    this.streaming = false;
+    this.log.info('the server does not serve streaming lists: syncing with paged lists', {
+      cache: this.name,
+      ended: end.kind,
+      ...('err' in end ? { err: errorMessage(end.err) } : {}),
+    });
+  }
+
+  private async runWatch(
+    from: Pick<WatchOptions, 'resourceVersion' | 'sendInitialEvents' | 'resourceVersionMatch'>,
+    apply: (event: DataEvent) => void,
+  ): Promise<WatchEnd> {
     const options = {
-      resourceVersion: this.contents.resourceVersion as string,
+      ...from,
       allowWatchBookmarks: true,
       timeoutSeconds: policy.watchTimeoutSeconds(this.options.watchTimeoutSeconds, this.random),
       ...this.selectors(),
@@ -278,7 +350,7 @@ export class Cache<T extends KubeObject = KubeObject> {
       this.watchdogMs,
       (event) => {
         try {
-          this.contents.apply(event);
+          apply(event);
         } catch (err) {
           const meta = { cache: this.name, err: errorMessage(err) };
           this.log.error('applying a watch event failed', meta);
@@ -303,4 +375,14 @@ export class Cache<T extends KubeObject = KubeObject> {
       this.scheduleResync();
     }, every);
   }
+}
+
+/** A 4xx other than 410 (expired) and 429 (throttled): the server will not serve the request. */
+function isClientError(err: unknown): boolean {
+  return (
+    err instanceof KubeApiError &&
+    err.code >= 400 &&
+    err.code < 500 &&
+    ![410, 429].includes(err.code)
+  );
 }

@@ -33,11 +33,23 @@ export interface WatchOptions {
   allowWatchBookmarks?: boolean;
   /** Ask the server to end the watch after this long (the cache then reconnects). */
   timeoutSeconds?: number;
+  /**
+   * A streaming list (WatchList): the server first sends every object as ADDED, then a BOOKMARK
+   * annotated INITIAL_EVENTS_END, then the changes (with resourceVersionMatch NotOlderThan).
+   */
+  sendInitialEvents?: boolean;
+  resourceVersionMatch?: 'NotOlderThan';
 }
+
+/** The annotation of the BOOKMARK that ends a streaming list's initial events. */
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
 export type SourceEvent<T> =
   | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T }
-  | { type: 'BOOKMARK'; object: { metadata?: { resourceVersion?: string } } }
+  | {
+      type: 'BOOKMARK';
+      object: { metadata?: { resourceVersion?: string; annotations?: Record<string, string> } };
+    }
   | { type: 'ERROR'; object: Status };
 
 export interface ListWatchSource<T = unknown> {
@@ -61,7 +73,12 @@ const ListSchema = z.object({
 });
 
 const BookmarkSchema = z.looseObject({
-  metadata: z.looseObject({ resourceVersion: z.string().optional() }).optional(),
+  metadata: z
+    .looseObject({
+      resourceVersion: z.string().optional(),
+      annotations: z.record(z.string(), z.string()).optional(),
+    })
+    .optional(),
 });
 
 /** List/watch one resource through a transport, optionally in one namespace. */
@@ -107,6 +124,8 @@ export function resourceListWatch(
             resourceVersion: o.resourceVersion,
             allowWatchBookmarks: o.allowWatchBookmarks,
             timeoutSeconds: o.timeoutSeconds,
+            sendInitialEvents: o.sendInitialEvents,
+            resourceVersionMatch: o.resourceVersionMatch,
             fieldSelector: o.fieldSelector || undefined,
             labelSelector: o.labelSelector || undefined,
           },
