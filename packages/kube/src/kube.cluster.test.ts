@@ -85,7 +85,6 @@ describe('Cache on a real API server', () => {
       source: resourceListWatch(api, CONFIGMAPS, { namespace: ns }),
       logger: log,
       pageSize: 2,
-      watchList: false, // the paged-list path; the streaming one below
     });
     const calls: string[] = [];
     cache.addHandler({
@@ -130,7 +129,6 @@ describe('Cache on a real API server', () => {
       source,
       logger: log,
       backoff: { baseMs: 50, maxMs: 500 },
-      watchList: false,
     });
     cache.start();
     try {
@@ -194,6 +192,7 @@ describe('streaming lists (WatchList) on a real API server', () => {
       source,
       fieldSelector: formatFieldSelector({ 'spec.nodeName': 'node-a', 'metadata.namespace': ns }),
       logger: log,
+      watchList: true,
     });
     cache.start();
     try {

@@ -31,7 +31,6 @@ describe('serveOverHttp', () => {
       source: resourceListWatch(new HttpTransport({ server: front.url }), CONFIGMAPS),
       logger: silentLogger,
       pageSize: 3,
-      watchList: false,
     });
     cache.start();
     try {

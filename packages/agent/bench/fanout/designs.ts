@@ -3,7 +3,7 @@
 // pods, a compact remote-pod view, a watch tier) adds an entry here; if it needs something on
 // the cluster side (a publisher, a tier of replicas) that goes beside it, started by run.ts.
 import type { Logger } from '@flock/api';
-import { KubeApiError, type KubeTransport } from '@flock/kube';
+import type { KubeTransport } from '@flock/kube';
 import { claimCache } from '../../src/claims/cache.js';
 import type { AgentConfig } from '../../src/core/config.js';
 import { NetworkConditionKeeper } from '../../src/node-status/node-condition.js';
@@ -26,7 +26,7 @@ export interface Design {
 }
 
 /**
- * Today's agent (agent.ts buildAgent), its watches alone (synced by streaming lists): built by the agent's own factories
+ * Today's agent (agent.ts buildAgent), its watches alone: built by the agent's own factories
  * with the agent's defaults, started as its start-up starts them. Cluster-wide: every Pod,
  * Namespace, NetworkPolicy, NodeConfig (PeerRanges), AddressClaim, Service and EndpointSlice,
  * and with the ClusterNetworkPolicy CRD every ClusterNetworkPolicy and Node; of its own node
@@ -92,32 +92,7 @@ const today: Design = {
   },
 };
 
-/**
- * Today's watches synced by paged LISTs, as before streaming lists: the same caches on a
- * transport that refuses `sendInitialEvents` the way a server with the WatchList gate off does
- * (422), so each cache falls back to lists (one refused watch each, at start).
- */
-const lists: Design = {
-  name: 'lists',
-  start(transport, config, logger) {
-    return today.start(withoutStreamingLists(transport), config, logger);
-  },
-};
-
-function withoutStreamingLists(transport: KubeTransport): KubeTransport {
-  return {
-    request: (req) => transport.request(req),
-    watch(req, onEvent, onDone) {
-      const q = req.query?.['sendInitialEvents'];
-      if (q !== true && q !== 'true') return transport.watch(req, onEvent, onDone);
-      const refused = new KubeApiError(422, 'Invalid', 'sendInitialEvents is forbidden (bench)');
-      queueMicrotask(() => onDone(refused));
-      return () => undefined;
-    },
-  };
-}
-
-export const DESIGNS: ReadonlyMap<string, Design> = new Map([today, lists].map((d) => [d.name, d]));
+export const DESIGNS: ReadonlyMap<string, Design> = new Map([[today.name, today]]);
 
 export function designNamed(name: string): Design {
   const design = DESIGNS.get(name);

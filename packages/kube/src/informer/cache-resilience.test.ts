@@ -30,8 +30,6 @@ function start(options: Partial<CacheOptions<CM>> = {}): Cache<CM> {
     watchTimeoutSeconds: 300,
     backoff: { baseMs: 100, maxMs: 1000, jitter: 0.5 },
     random: () => 0.5,
-    // The paged-list path (servers without streaming lists); cache-streaming.test.ts the other.
-    watchList: false,
     ...options,
   });
   cache.start();

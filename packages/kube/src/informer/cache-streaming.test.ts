@@ -34,6 +34,7 @@ function start(options: Partial<CacheOptions<CM>> = {}): Cache<CM> {
     watchTimeoutSeconds: 300,
     backoff: { baseMs: 100, maxMs: 1000, jitter: 0.5 },
     random: () => 0.5,
+    watchList: true,
     ...options,
   });
   cache.start();

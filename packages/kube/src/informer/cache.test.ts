@@ -31,8 +31,6 @@ function start<T extends KubeObject>(options: Partial<CacheOptions<T>> = {}): Ca
     watchdogMs: 1000,
     backoff: { baseMs: 100, maxMs: 1000, jitter: 0.5 },
     random: () => 0.5,
-    // The paged-list path (servers without streaming lists); cache-streaming.test.ts the other.
-    watchList: false,
     ...options,
   });
   caches.push(cache as unknown as Cache<KubeObject>);

@@ -1,5 +1,5 @@
-// A list-then-watch cache of one resource (an informer): a streaming list (a watch that sends the
-// current state first) where the server has it, else a paged list and a watch from the list's
+// A list-then-watch cache of one resource (an informer): a paged list (or, with `watchList`, a
+// streaming list: a watch that sends the current state first) and a watch from the list's
 // resourceVersion; it relists on 410 Gone, reconnects with jittered backoff, restarts a
 // watch that went silent, and re-delivers everything periodically. There is exactly one watch
 // at a time: a single loop owns it, aborts it before starting the next one, and ignores
@@ -37,8 +37,9 @@ export interface CacheOptions<T> {
   watchTimeoutSeconds?: number;
   /**
    * Sync with a streaming list (WatchList: a watch that sends the current state first) instead
-   * of a paged LIST, where the server has it (default true). A server that refuses it (an older
-   * one, or the feature gate off: 4xx) or does not end the initial events gets paged lists.
+   * of a paged LIST, where the server has it. A server that refuses it (an older one, or the
+   * feature gate off: 4xx) or does not end the initial events gets paged lists. Default false:
+   * side by side with lists it cost the API server more CPU per sync (docs/benchmarks.md).
    */
   watchList?: boolean;
   /** Re-deliver every object as an update this often; 0 = never (default). */
@@ -101,7 +102,7 @@ export class Cache<T extends KubeObject = KubeObject> {
       this.rejectSynced = reject;
     });
     this.synced.catch(() => {}); // stop() before sync must not be an unhandled rejection
-    this.streaming = options.watchList ?? true;
+    this.streaming = options.watchList ?? false;
   }
 
   get hasSynced(): boolean {
