@@ -1,6 +1,10 @@
 // The allocation store's tests share these: an entry, a store in a temporary directory under a
 // fixed clock, and the real file system with one step made to fail.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { nodeFileSystem, type FileSystem } from '@flock/exec';
+import { afterEach, beforeEach } from 'vitest';
 import { AllocationStore, AllocationStoreError } from '../src/store/allocation-store.js';
 import type { NewAllocationEntry } from '../src/store/schema.js';
 
@@ -61,6 +65,22 @@ export function failing(
     },
   };
   return { fs, state };
+}
+
+/**
+ * A fresh temporary directory per test (its beforeEach/afterEach): `dir`, and `path`, the store
+ * file inside it (its directory not created yet).
+ */
+export function tempStoreDir(): { readonly dir: string; readonly path: string } {
+  const where = { dir: '', path: '' };
+  beforeEach(async () => {
+    where.dir = await mkdtemp(join(tmpdir(), 'flock-ipam-store-'));
+    where.path = join(where.dir, 'state', 'allocations.json');
+  });
+  afterEach(async () => {
+    await rm(where.dir, { recursive: true, force: true });
+  });
+  return where;
 }
 
 /** A store on `path` under the fixed clock, loaded. */

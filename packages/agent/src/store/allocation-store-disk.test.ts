@@ -1,36 +1,32 @@
 // The allocation store when the disk fails: an unreadable file, a write that fails at any step,
 // concurrent changes written together, a temp file left by a crash.
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tempPathOf } from '@flock/exec';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AllocationStore, type AllocationStoreError } from './allocation-store.js';
-import { codeOf, entry, failing, loadedStore } from '../../testing/allocation-store.js';
+import {
+  codeOf,
+  entry,
+  failing,
+  loadedStore,
+  tempStoreDir,
+} from '../../testing/allocation-store.js';
 
-let dir: string;
-let path: string;
+const disk = tempStoreDir();
 
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'flock-ipam-store-'));
-  path = join(dir, 'state', 'allocations.json');
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-const loaded = (options: Parameters<typeof loadedStore>[1] = {}) => loadedStore(path, options);
+const loaded = (options: Parameters<typeof loadedStore>[1] = {}) => loadedStore(disk.path, options);
 
 describe('AllocationStore on a failing disk', () => {
   it('reports an unreadable file and does not start empty', async () => {
-    await mkdir(path, { recursive: true }); // a directory where the file should be: EISDIR
-    const error = await new AllocationStore(path).load().catch((e: unknown) => e);
+    await mkdir(disk.path, { recursive: true }); // a directory where the file should be: EISDIR
+    const error = await new AllocationStore(disk.path).load().catch((e: unknown) => e);
     expect((error as AllocationStoreError).code).toBe('Unreadable');
     expect((error as Error).message).toContain('left as it is');
     const { fs } = failing('readFile', 'EACCES');
-    expect(await codeOf(new AllocationStore(join(dir, 'x.json'), { fileSystem: fs }).load())).toBe(
-      'Unreadable',
-    );
+    expect(
+      await codeOf(new AllocationStore(join(disk.dir, 'x.json'), { fileSystem: fs }).load()),
+    ).toBe('Unreadable');
   });
 
   for (const [step, code] of [
@@ -43,16 +39,16 @@ describe('AllocationStore on a failing disk', () => {
       state.armed = false;
       const store = await loaded({ fileSystem: fs });
       await store.putPending(entry('a'));
-      const before = await readFile(path, 'utf8');
+      const before = await readFile(disk.path, 'utf8');
       state.armed = true;
       const error = await store
         .putPending(entry('b', { ip6: '2001:db8::2' }))
         .catch((e: unknown) => e);
       expect((error as AllocationStoreError).code).toBe('WriteFailed');
       expect((error as Error).message).toContain(code);
-      expect(await readFile(path, 'utf8')).toBe(before);
+      expect(await readFile(disk.path, 'utf8')).toBe(before);
       expect(store.entries().map((e) => e.containerID)).toEqual(['a']);
-      expect(await readdir(join(dir, 'state'))).toEqual(['allocations.json']); // temp file removed
+      expect(await readdir(join(disk.dir, 'state'))).toEqual(['allocations.json']); // temp file removed
       expect(await codeOf(store.commit('a', 'eth0'))).toBe('WriteFailed');
       expect(store.get('a', 'eth0')?.state).toBe('pending');
       state.armed = false;
@@ -107,14 +103,14 @@ describe('AllocationStore on a failing disk', () => {
   it('ignores a temp file left by a crash mid-write and replaces it on the next write', async () => {
     const store = await loaded();
     await store.putPending(entry('a'));
-    await writeFile(tempPathOf(path), '{"version":1,"entries":[{"contai', { mode: 0o644 });
+    await writeFile(tempPathOf(disk.path), '{"version":1,"entries":[{"contai', { mode: 0o644 });
     const again = await loaded();
     expect(again.entries()).toEqual(store.entries());
     await again.commit('a', 'eth0');
-    expect(await readdir(join(dir, 'state'))).toEqual([
+    expect(await readdir(join(disk.dir, 'state'))).toEqual([
       'allocations.json',
       'allocations.json.previous',
     ]);
-    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect((await stat(disk.path)).mode & 0o777).toBe(0o600);
   });
 });

@@ -1,27 +1,24 @@
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AllocationStore, AllocationStoreError } from './allocation-store.js';
 import type { NewAllocationEntry } from './schema.js';
-import { NOW, codeOf, entry, failing, loadedStore } from '../../testing/allocation-store.js';
+import {
+  NOW,
+  codeOf,
+  entry,
+  failing,
+  loadedStore,
+  tempStoreDir,
+} from '../../testing/allocation-store.js';
 
-let dir: string;
-let path: string;
+const disk = tempStoreDir();
 
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'flock-ipam-store-'));
-  path = join(dir, 'state', 'allocations.json');
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-const loaded = (options: Parameters<typeof loadedStore>[1] = {}) => loadedStore(path, options);
+const loaded = (options: Parameters<typeof loadedStore>[1] = {}) => loadedStore(disk.path, options);
 
 describe('AllocationStore', () => {
   it('treats a missing file as an empty store and refuses use before load', async () => {
-    const store = new AllocationStore(path);
+    const store = new AllocationStore(disk.path);
     expect(() => store.entries()).toThrow(/has not been loaded/);
     expect(await codeOf(store.putPending(entry('a')))).toBe('NotLoaded');
     await store.load();
@@ -33,7 +30,7 @@ describe('AllocationStore', () => {
     const pending = await store.putPending(entry('a', { anycast: ['2001:db8:ac::1'] }));
     expect(pending).toMatchObject({ state: 'pending', createdAt: '2026-11-29T12:00:00.000Z' });
     const onDisk = () =>
-      readFile(path, 'utf8').then(
+      readFile(disk.path, 'utf8').then(
         (t) => JSON.parse(t) as { version: number; entries: { state: string }[] },
       );
     expect(await onDisk()).toEqual({ version: 1, entries: [pending], released: [] });
@@ -59,7 +56,7 @@ describe('AllocationStore', () => {
     expect(await store.markPending('a', 'eth0', released)).toMatchObject({ state: 'pending' });
     expect(store.released()).toEqual(released);
     // A crash here: the next start reads them back, with the pending entry.
-    const again = new AllocationStore(path, { now: () => now });
+    const again = new AllocationStore(disk.path, { now: () => now });
     await again.load();
     expect(again.released()).toEqual(released);
     expect(await again.remove('a', 'eth0')).toBe(true);
@@ -70,7 +67,7 @@ describe('AllocationStore', () => {
     await again.markPending('b', 'eth0', [
       { ip: '2001:db8::2', identity: 'default/pod-b', pinned: true, until: until(120_000) },
     ]);
-    const onDisk = JSON.parse(await readFile(path, 'utf8')) as { released: { ip: string }[] };
+    const onDisk = JSON.parse(await readFile(disk.path, 'utf8')) as { released: { ip: string }[] };
     expect(onDisk.released.map((r) => r.ip)).toEqual(['2001:db8::2']);
   });
 
@@ -84,7 +81,7 @@ describe('AllocationStore', () => {
       { ip: '2001:db8::1', identity: 'default/pod-a', pinned: false, until: far },
     ]);
     // The node reboots with the right time.
-    const store = new AllocationStore(path, { now: () => NOW, maxQuarantineMs: 30_000 });
+    const store = new AllocationStore(disk.path, { now: () => NOW, maxQuarantineMs: 30_000 });
     await store.load();
     expect(store.entries()[0]!.createdAt).toBe(new Date(NOW).toISOString());
     expect(store.released()).toEqual([
@@ -96,7 +93,7 @@ describe('AllocationStore', () => {
       },
     ]);
     // What was in the past stays as it was.
-    const later = new AllocationStore(path, { now: () => ahead + 1, maxQuarantineMs: 30_000 });
+    const later = new AllocationStore(disk.path, { now: () => ahead + 1, maxQuarantineMs: 30_000 });
     await later.load();
     expect(later.entries()[0]!.createdAt).toBe(new Date(ahead).toISOString());
   });
@@ -116,8 +113,8 @@ describe('AllocationStore', () => {
   });
 
   it('reads a store file without a released list (written by an older agent)', async () => {
-    await mkdir(join(dir, 'state'), { recursive: true });
-    await writeFile(path, JSON.stringify({ version: 1, entries: [] }));
+    await mkdir(join(disk.dir, 'state'), { recursive: true });
+    await writeFile(disk.path, JSON.stringify({ version: 1, entries: [] }));
     const store = await loaded();
     expect(store.released()).toEqual([]);
   });
@@ -129,7 +126,7 @@ describe('AllocationStore', () => {
     expect((await store.markPending('a', 'eth0'))?.state).toBe('pending');
     expect(await store.markPending('a', 'eth0')).toMatchObject({ state: 'pending' });
     expect(await store.markPending('b', 'eth0')).toBeUndefined();
-    const again = new AllocationStore(path);
+    const again = new AllocationStore(disk.path);
     await again.load();
     expect(again.entries().map((e) => e.state)).toEqual(['pending']);
   });
@@ -148,9 +145,9 @@ describe('AllocationStore', () => {
   it('creates the file 0600 in a directory created 0700', async () => {
     const store = await loaded();
     await store.putPending(entry('a'));
-    expect((await stat(path)).mode & 0o777).toBe(0o600);
-    expect((await stat(join(dir, 'state'))).mode & 0o777).toBe(0o700);
-    expect(await readdir(join(dir, 'state'))).toEqual(['allocations.json']);
+    expect((await stat(disk.path)).mode & 0o777).toBe(0o600);
+    expect((await stat(join(disk.dir, 'state'))).mode & 0o777).toBe(0o700);
+    expect(await readdir(join(disk.dir, 'state'))).toEqual(['allocations.json']);
   });
 
   it('refuses a second entry for the same container and interface', async () => {
@@ -212,17 +209,17 @@ describe('AllocationStore', () => {
       ['{"version":0,"entries":[]}', /format version 0, this version of flock reads version 1/],
       ['null', /corrupt/],
     ] as const;
-    await mkdir(join(dir, 'state'), { recursive: true });
+    await mkdir(join(disk.dir, 'state'), { recursive: true });
     for (const [text, detail] of cases) {
-      await writeFile(path, text);
-      const store = new AllocationStore(path);
+      await writeFile(disk.path, text);
+      const store = new AllocationStore(disk.path);
       const error = await store.load().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AllocationStoreError);
       expect((error as AllocationStoreError).code).toBe('Corrupt');
       expect((error as Error).message).toMatch(detail);
       expect((error as Error).message).toContain('left in place');
-      expect((error as Error).message).toContain(`${path}.previous`);
-      expect(await readFile(path, 'utf8')).toBe(text);
+      expect((error as Error).message).toContain(`${disk.path}.previous`);
+      expect(await readFile(disk.path, 'utf8')).toBe(text);
     }
   });
 
@@ -230,27 +227,27 @@ describe('AllocationStore', () => {
     const store = await loaded();
     await store.putPending(entry('a'));
     await store.commit('a', 'eth0');
-    const committed = await readFile(path, 'utf8');
-    await new AllocationStore(path).load(); // the next run
-    expect(await readFile(`${path}.previous`, 'utf8')).toBe(committed);
+    const committed = await readFile(disk.path, 'utf8');
+    await new AllocationStore(disk.path).load(); // the next run
+    expect(await readFile(`${disk.path}.previous`, 'utf8')).toBe(committed);
     // A newer flock wrote format 2, then was rolled back: refused, both files left alone.
     const newer = '{"version":2,"entries":[],"later":"field"}';
-    await writeFile(path, newer);
-    const error = (await new AllocationStore(path).load().catch((e: unknown) => e)) as Error;
+    await writeFile(disk.path, newer);
+    const error = (await new AllocationStore(disk.path).load().catch((e: unknown) => e)) as Error;
     expect((error as AllocationStoreError).code).toBe('NewerVersion');
     expect(error.message).toMatch(
       /written by a newer flock agent \(format version 2; this version reads version 1\)/,
     );
-    expect(error.message).toContain(`${path}.previous`);
-    expect(await readFile(path, 'utf8')).toBe(newer);
-    expect(await readFile(`${path}.previous`, 'utf8')).toBe(committed);
+    expect(error.message).toContain(`${disk.path}.previous`);
+    expect(await readFile(disk.path, 'utf8')).toBe(newer);
+    expect(await readFile(`${disk.path}.previous`, 'utf8')).toBe(committed);
   });
 
   it('a store that can be read loads even when its previous generation cannot be written (a full disk)', async () => {
     const store = await loaded();
     await store.putPending(entry('a'));
     const { fs } = failing('writeFile', 'ENOSPC');
-    const again = new AllocationStore(path, { fileSystem: fs });
+    const again = new AllocationStore(disk.path, { fileSystem: fs });
     await again.load();
     expect(again.entries().map((e) => e.containerID)).toEqual(['a']);
     expect(again.previousGenerationError).toMatch(/cannot keep the previous generation .*ENOSPC/);
@@ -259,8 +256,8 @@ describe('AllocationStore', () => {
   it('refuses a file with the same entry twice', async () => {
     const store = await loaded();
     const a = await store.putPending(entry('a'));
-    await writeFile(path, JSON.stringify({ version: 1, entries: [a, a] }));
-    expect(await codeOf(new AllocationStore(path).load())).toBe('Corrupt');
+    await writeFile(disk.path, JSON.stringify({ version: 1, entries: [a, a] }));
+    expect(await codeOf(new AllocationStore(disk.path).load())).toBe('Corrupt');
   });
 
   it('returns copies: callers cannot change the store by mutating results', async () => {
