@@ -21,6 +21,7 @@ const both = (operator: boolean, agent: boolean) => ({ operator, agent });
 const NS = 'flock-system';
 const CNP = 'clusternetworkpolicies.policy.networking.k8s.io';
 const CLAIMS = 'addressclaims.flock.fritzlab.net';
+const PEERSLICES = 'peerslices.flock.fritzlab.net';
 
 /** The permissions that matter, with what each account must be allowed. */
 export const CHECKS: Check[] = [
@@ -54,8 +55,15 @@ export const CHECKS: Check[] = [
   { verb: 'update', resource: CLAIMS, expect: both(true, true) },
   { verb: 'delete', resource: CLAIMS, expect: both(true, true) },
   { verb: 'patch', resource: CLAIMS, expect: both(false, false) },
+  // PeerSlices: the operator watches every pod and publishes what policy needs of each; the
+  // agent reads them (and lists only its own node's pods, by a field selector RBAC cannot
+  // express).
   { verb: 'get', resource: 'pods', namespace: '*', expect: both(true, true) },
-  { verb: 'watch', resource: 'pods', namespace: '*', expect: both(false, true) },
+  { verb: 'watch', resource: 'pods', namespace: '*', expect: both(true, true) },
+  { verb: 'watch', resource: PEERSLICES, expect: both(true, true) },
+  { verb: 'create', resource: PEERSLICES, expect: both(true, false) },
+  { verb: 'update', resource: PEERSLICES, expect: both(true, false) },
+  { verb: 'delete', resource: PEERSLICES, expect: both(true, false) },
   { verb: 'delete', resource: 'pods', namespace: '*', expect: both(false, false) },
   { verb: 'create', resource: 'pods', namespace: NS, expect: both(false, false) },
   { verb: 'watch', resource: 'namespaces', expect: both(true, true) },

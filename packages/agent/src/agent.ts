@@ -23,10 +23,17 @@ import { NetworkConditionKeeper } from './node-status/node-condition.js';
 import { statusInputs } from './node-status/status-inputs.js';
 import { NodeStatusReporter } from './node-status/status-reporter.js';
 import { NodeConfigTracker, nodeConfigEvents } from './node/node-config.js';
-import { PodLookupWithFallback, clusterPodCache, fetchPod, nodePods } from './node/pods.js';
+import {
+  PodLookupWithFallback,
+  clusterPodCache,
+  fetchPod,
+  nodePods,
+  ownPodCache,
+} from './node/pods.js';
 import {
   PeerRanges,
   PolicyReconciler,
+  SlicePeers,
   policyCaches,
   policyWarnings,
   storeDropCounters,
@@ -101,10 +108,23 @@ function buildAgent(deps: AgentDeps) {
     held: (owner) =>
       !store.isLoaded || store.entries().some((e) => entryKey(e.containerID, e.ifname) === owner),
   });
-  // One pod cache for the whole agent: NetworkPolicy peers are every pod of the cluster, and
-  // this node's pods are its by-node view.
-  const allPods = clusterPodCache(transport, logger, config.watchdogMs, metrics.options, nodeName);
-  const pods = nodePods(allPods, nodeName);
+  // NetworkPolicy peers on other nodes: from the operator's PeerSlices, beside a watch of this
+  // node's pods alone; or one cache of every pod of the cluster, this node's pods its view.
+  const fromSlices = config.policyPeers === 'peer-slices';
+  const podCache = fromSlices
+    ? ownPodCache(transport, logger, nodeName, config.watchdogMs, metrics.options)
+    : clusterPodCache(transport, logger, config.watchdogMs, metrics.options, nodeName);
+  const peerPods = fromSlices
+    ? new SlicePeers({
+        own: podCache,
+        nodeName,
+        transport,
+        logger,
+        metrics: metrics.options,
+        watchdogMs: config.watchdogMs,
+      })
+    : podCache;
+  const pods = nodePods(podCache, nodeName);
   const podLookup = new PodLookupWithFallback(pods, transport);
   // Who owns each floating address: one cache of every claim, read by the plan and the policy;
   // written only through the book.
@@ -132,7 +152,7 @@ function buildAgent(deps: AgentDeps) {
   });
   const policy = deps.policyApplier
     ? new PolicyReconciler({
-        caches: policyCaches(transport, allPods, logger, metrics.options, config.watchdogMs),
+        caches: policyCaches(transport, peerPods, logger, metrics.options, config.watchdogMs),
         metrics,
         store,
         pods: podLookup,
@@ -305,7 +325,20 @@ function buildAgent(deps: AgentDeps) {
     new AttachmentRecovery({ store, nodeConfig, handlers, logger }),
     // Bounded waits: the sweep and the announcements begin whenever the pod cache syncs;
     // Service addresses are announced once both Service caches have, never before.
-    caches('pod cache', [allPods], CACHE_SYNC_WAIT_MS),
+    ...(peerPods instanceof SlicePeers
+      ? [
+          {
+            name: 'NetworkPolicy peers',
+            // In the background: the policy reconciler waits for its sync (bounded) below.
+            start: () => {
+              void peerPods.start();
+              return Promise.resolve();
+            },
+            stop: () => peerPods.stop(),
+          },
+        ]
+      : []),
+    caches('pod cache', [podCache], CACHE_SYNC_WAIT_MS),
     caches('address claims cache', [claims], CACHE_SYNC_WAIT_MS),
     keeper,
     caches('Service caches', [serviceCaches.services, serviceCaches.slices], CACHE_SYNC_WAIT_MS),

@@ -20,3 +20,5 @@ export * from './path.js';
 export * from './endpoint-slice.js';
 export * from './port-mapping.js';
 export * from './reserved-host-ports.js';
+export * from './pod-limits.js';
+export * from './peer-slice.js';

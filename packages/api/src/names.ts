@@ -11,6 +11,8 @@ export const NODECONFIG_KIND = 'NodeConfig';
 export const NODECONFIG_PLURAL = 'nodeconfigs';
 export const ADDRESSCLAIM_KIND = 'AddressClaim';
 export const ADDRESSCLAIM_PLURAL = 'addressclaims';
+export const PEERSLICE_KIND = 'PeerSlice';
+export const PEERSLICE_PLURAL = 'peerslices';
 
 /** Node label: "false" keeps the flock agent off a node (the chart's DaemonSet affinity honours it). */
 export const AGENT_LABEL = `${GROUP}/agent`;

@@ -48,6 +48,8 @@ async function main(): Promise<void> {
     claimGraceMs: options.claimGrace,
     serveUnsetLbClass: options.serveUnsetLbClass,
     serviceQuarantineMs: options.serviceAddressQuarantine,
+    peerSlices: options.peerSlices,
+    peerSliceBatchMs: options.peerSliceBatch,
   });
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -87,7 +87,10 @@ export class OperatorMetrics {
       | 'claim_create'
       | 'claim_delete'
       | 'claim_update'
-      | 'service_status',
+      | 'service_status'
+      | 'peerslice_create'
+      | 'peerslice_update'
+      | 'peerslice_delete',
     result: boolean | 'conflict',
   ) {
     this.writes.inc({ kind, result: result === true ? 'ok' : result || 'error' });

@@ -35,6 +35,7 @@ import { METRICS_PREFIX, OperatorMetrics } from './metrics.js';
 import { DEFAULT_LEASE_NAME, DEFAULT_NAMESPACE, EVENT_CONTROLLER } from './names.js';
 import { NodeSchema } from './nodes.js';
 import { PoolReconciler } from './reconciler.js';
+import { PeerSlicePublisher } from './peer-slices/publisher.js';
 import { ClaimView, DEFAULT_SERVICE_QUARANTINE_MS } from './service-claims.js';
 import { BY_NAMESPACE } from './service-handlers.js';
 import { NamespaceSchema } from './service-scope.js';
@@ -73,6 +74,10 @@ export interface OperatorOptions {
   serveUnsetLbClass?: boolean;
   /** How long a Service address let go is held back from other owners (default 5 min). */
   serviceQuarantineMs?: number;
+  /** Publish PeerSlices for the agents (default true). */
+  peerSlices?: boolean;
+  /** How long pod changes of a namespace are gathered before its slices are written. */
+  peerSliceBatchMs?: number;
   registry?: Registry;
   /** Process metrics (CPU, memory, event loop) in the registry (default true). */
   processMetrics?: boolean;
@@ -172,6 +177,19 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     ...(options.watchdogMs ? { watchdogMs: options.watchdogMs } : {}),
   });
 
+  // Every pod's policy peer record, published once for every agent (peer-slices/).
+  const peerSlices =
+    (options.peerSlices ?? true)
+      ? new PeerSlicePublisher({
+          transport,
+          logger: log,
+          metrics,
+          metricsOptions,
+          ...(options.watchdogMs ? { watchdogMs: options.watchdogMs } : {}),
+          ...(options.peerSliceBatchMs !== undefined ? { batchMs: options.peerSliceBatchMs } : {}),
+        })
+      : undefined;
+
   let stopping = false;
   const startSession = () => {
     const controller = new Controller({
@@ -217,6 +235,11 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     });
     session = { controller, claimGc, services: serviceSession, off };
     void clusterPolicies.setLeading(true);
+    peerSlices
+      ?.setLeading(true)
+      .catch((error: unknown) =>
+        log.error('peer slices: cannot start publishing', { error: String(error) }),
+      );
   };
   const stopSession = async () => {
     const s = session;
@@ -228,6 +251,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       s.claimGc.stop(),
       s.services.stop(),
       clusterPolicies.setLeading(false),
+      peerSlices?.setLeading(false),
     ]);
   };
 
@@ -307,6 +331,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   services.start();
   namespaces.start();
   clusterPolicies.start();
+  peerSlices?.start();
   if (elector) elector.start();
   else void lead(new AbortController().signal);
   log.info('operator started', {
@@ -335,6 +360,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
         services.stop(),
         namespaces.stop(),
         clusterPolicies.stop(),
+        peerSlices?.stop(),
       ]);
       view.close();
       claimView.close();

@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { DEFAULT_CLAIM_GC_PERIOD_MS, DEFAULT_CLAIM_GRACE_MS } from './claim-gc.js';
 import { DEFAULT_SERVICE_QUARANTINE_MS } from './service-claims.js';
 import { DEFAULT_LEASE_NAME, DEFAULT_NAMESPACE } from './names.js';
+import { DEFAULT_PEER_BATCH_MS } from './peer-slices/publisher.js';
 
 const FLAGS = {
   kubeconfig: kubeconfigFlag,
@@ -117,6 +118,18 @@ const FLAGS = {
     arg: 'DURATION',
     schema: durationFlag(),
     default: formatDuration(DEFAULT_SERVICE_QUARANTINE_MS),
+  },
+  peerSlices: {
+    help: "publish PeerSlices (every pod's policy peer record) for the agents' --policy-peers=peer-slices",
+    schema: boolFlag(),
+    default: 'true',
+    switch: true,
+  },
+  peerSliceBatch: {
+    help: 'how long pod changes of one namespace are gathered before its PeerSlices are written',
+    arg: 'DURATION',
+    schema: durationFlag(0),
+    default: formatDuration(DEFAULT_PEER_BATCH_MS),
   },
 } as const;
 

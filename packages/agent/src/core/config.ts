@@ -132,6 +132,17 @@ const FLAGS = {
       .pipe(z.array(cidrString('each of --peer-pod-ranges')).max(64)),
     default: '',
   },
+  /**
+   * Where NetworkPolicy peers on other nodes come from: the PeerSlices the operator publishes
+   * (each pod's record, once for every agent), or a watch of every Pod (each change of any pod,
+   * whole, to every node: docs/architecture.md).
+   */
+  policyPeers: {
+    help: "where NetworkPolicy peers on other nodes come from: 'peer-slices' (published by the operator) or 'pods' (a watch of every Pod)",
+    arg: 'SOURCE',
+    schema: z.enum(['peer-slices', 'pods']),
+    default: 'peer-slices',
+  },
   healthPort: {
     help: '/healthz, /readyz and /metrics (0: off)',
     arg: 'PORT',

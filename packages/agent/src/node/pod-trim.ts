@@ -6,8 +6,12 @@ import {
   BGP_COMMUNITIES_ANNOTATION,
   CLAIM_KEY_ANNOTATION,
   IP_ALGO_ANNOTATION,
+  MAX_ANNOTATION_BYTES,
+  OVERSIZE,
+  OVER_LIMIT_LABEL,
   PINNED_IP_ANNOTATION,
   Pod,
+  overLimitReason,
 } from '@flock/api';
 import { Interner } from '../core/interner.js';
 import {
@@ -19,6 +23,14 @@ import {
   type RareFields,
 } from './trimmed-pod.js';
 
+export {
+  MAX_ANNOTATION_BYTES,
+  MAX_NAMED_PORTS,
+  MAX_POD_LABELS,
+  OVERSIZE,
+  OVER_LIMIT_LABEL,
+} from '@flock/api';
+
 /** The pod annotations flock reads; any other (flock.fritzlab.net/* included) is not kept. */
 const POD_ANNOTATIONS: ReadonlySet<string> = new Set([
   IP_ALGO_ANNOTATION,
@@ -27,27 +39,6 @@ const POD_ANNOTATIONS: ReadonlySet<string> = new Set([
   BGP_COMMUNITIES_ANNOTATION,
   CLAIM_KEY_ANNOTATION,
 ]);
-/**
- * Longest value of one of them that is kept (far above any valid one: the longest are the anycast
- * and community lists). A longer one is kept as OVERSIZE, which no parser accepts: the pod is
- * refused as with any bad annotation, and a namespace cannot make every agent hold its 256 KiB.
- */
-export const MAX_ANNOTATION_BYTES = 4096;
-export const OVERSIZE = '<over 4096 bytes: not kept by flock>';
-
-/**
- * Most labels and named ports of a pod that are kept. The API server bounds each label (a key
- * of 317 characters, a value of 63) but not how many; these bound a pod's share of every
- * agent's memory. A pod over either is not kept as a policy peer (see overLimit).
- */
-export const MAX_POD_LABELS = 64;
-export const MAX_NAMED_PORTS = 64;
-/**
- * The label an over-limit pod is kept with instead of its own (with its pod-template-hash, which
- * its claim key reads). Not a valid label key: no real pod or selector names it.
- */
-export const OVER_LIMIT_LABEL = 'flock:over-limit';
-
 /**
  * Why a cached pod's labels and named ports were not kept (undefined: they were). Such a pod
  * matches no selector: it is no peer of any rule, and on its own node it is isolated both ways
@@ -119,13 +110,6 @@ function controllerOf(m: Metadata): Owner[] | undefined {
     `${kind}/${name}`,
     () => Object.freeze([Object.freeze({ kind, name, controller: true })]) as unknown as Owner[],
   );
-}
-
-function overLimitReason(labels: number, ports: number): string | undefined {
-  if (labels > MAX_POD_LABELS) return `${labels} labels (flock keeps at most ${MAX_POD_LABELS})`;
-  if (ports > MAX_NAMED_PORTS)
-    return `${ports} named ports (flock keeps at most ${MAX_NAMED_PORTS})`;
-  return undefined;
 }
 
 /**

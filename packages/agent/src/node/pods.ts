@@ -1,6 +1,6 @@
-// Pods: one cluster-wide pod cache (NetworkPolicy peers are every pod of the cluster), indexed
-// by node; this node's pods are a view of it (spec.nodeName = this node) — one watch where
-// there were two. And the lookup ADD uses: the view first, the API server when the cache has
+// Pods: this node's pod cache (a watch of its own pods) when NetworkPolicy peers come from the
+// operator's PeerSlices; else one cluster-wide pod cache (peers are every pod of the cluster),
+// indexed by node, and this node's pods a view of it — one watch where there were two. And the lookup ADD uses: the view first, the API server when the cache has
 // not seen the pod yet (the kubelet calls ADD right after the pod was bound) or holds an older
 // pod of the same name.
 import { CniErrorCode, Pod, type Logger } from '@flock/api';
@@ -53,6 +53,29 @@ export function clusterPodCache(
           ? (p) => (node(p) ? [node(p) as string] : [])
           : (p) => (node(p) === onlyNode ? [onlyNode] : []),
     },
+    ...(metrics ? { metrics } : {}),
+    logger,
+    ...(watchdogMs ? { watchdogMs } : {}),
+  });
+}
+
+/**
+ * This node's pods alone (a watch of spec.nodeName = the node), by node (BY_NODE) as the
+ * cluster-wide cache is: with PeerSlices for the peers on other nodes, the agent needs no other.
+ */
+export function ownPodCache(
+  transport: KubeTransport,
+  logger: Logger,
+  nodeName: string,
+  watchdogMs?: number,
+  metrics?: MetricsOptions,
+): Cache<Pod> {
+  return new Cache<Pod>({
+    source: resourceListWatch(transport, PODS),
+    schema: CachedPod,
+    name: 'pods',
+    fieldSelector: `spec.nodeName=${nodeName}`,
+    indexers: { [BY_NODE]: (p) => (p.spec?.nodeName === nodeName ? [nodeName] : []) },
     ...(metrics ? { metrics } : {}),
     logger,
     ...(watchdogMs ? { watchdogMs } : {}),

@@ -1,7 +1,7 @@
 // The cluster-wide inputs of NetworkPolicy enforcement: every pod (peers are known by their
 // addresses wherever they run), every namespace (namespaceSelector) and every NetworkPolicy.
-// Pods are the agent's one pod cache (pods.ts), shared with the node side, which starts and
-// stops it. Namespaces are validated and trimmed to what translate() reads once, as they enter
+// Pods are the agent's one pod cache (pods.ts) or, with --policy-peers=peer-slices, this node's
+// pods and the PeerSlices (slice-peers.ts), shared with the node side, which starts and stops them. Namespaces are validated and trimmed to what translate() reads once, as they enter
 // the cache. NetworkPolicies are kept as identity and spec (trim-policy.ts), never skipped: an
 // invalid or over-size one must not be dropped by the cache (that would silently allow what it
 // denies) but reported and enforced fail-closed (validate.ts, state.ts).
@@ -18,6 +18,7 @@ import {
 import { Namespace } from '@flock/netpol';
 import type { z } from 'zod';
 import { ClusterPolicyCaches } from './cluster-caches.js';
+import type { PolicyPods } from './slice-peers.js';
 import { CachedNetworkPolicy } from './trim-policy.js';
 
 /**
@@ -54,8 +55,11 @@ export const PolicyNamespace = Namespace.transform((ns) => ({
 export type PolicyNamespace = z.output<typeof PolicyNamespace>;
 
 export interface PolicyCaches {
-  /** Shared with the node side (pods.ts): started and stopped by its owner, not the reconciler. */
-  pods: Cache<Pod>;
+  /**
+   * Peer pods: the cluster-wide pod cache or SlicePeers (this node's pods and the published
+   * slices), shared with the node side: started and stopped by its owner, not the reconciler.
+   */
+  pods: PolicyPods;
   namespaces: Cache<PolicyNamespace>;
   /** Identity and spec: validated by the reconciler, which reports what it cannot enforce. */
   policies: Cache<KubeObject>;
@@ -65,8 +69,8 @@ export interface PolicyCaches {
 
 export function policyCaches(
   transport: KubeTransport,
-  /** The agent's cluster-wide pod cache (clusterPodCache). */
-  pods: Cache<Pod>,
+  /** The agent's cluster-wide pod cache (clusterPodCache), or SlicePeers. */
+  pods: PolicyPods,
   logger: Logger,
   metrics?: MetricsOptions,
   /** Restart a watch that delivered nothing for this long (the agent's --watchdog). */

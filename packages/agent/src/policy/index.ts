@@ -7,3 +7,4 @@ export * from './result.js';
 export * from './state.js';
 export * from './validate.js';
 export * from './events.js';
+export * from './slice-peers.js';

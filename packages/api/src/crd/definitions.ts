@@ -7,11 +7,14 @@ import {
   GROUP,
   NODECONFIG_KIND,
   NODECONFIG_PLURAL,
+  PEERSLICE_KIND,
+  PEERSLICE_PLURAL,
   POOL_KIND,
   POOL_PLURAL,
   VERSION,
 } from '../names.js';
 import { NodeConfigSpec, NodeConfigStatus } from '../nodeconfig.js';
+import { PeerSliceSpec, PeerSliceStatus } from '../peer-slice.js';
 import { PoolSpec, PoolStatus } from '../pool.js';
 import { celValidations } from '../rules.js';
 import { structuralSchema, type JsonSchema } from './structural.js';
@@ -266,11 +269,33 @@ const addressClaimCrd = (): JsonSchema =>
     ],
   });
 
+const peerSliceCrd = (): JsonSchema =>
+  crd({
+    kind: PEERSLICE_KIND,
+    plural: PEERSLICE_PLURAL,
+    singular: 'peerslice',
+    shortNames: ['fpeers'],
+    description:
+      'Pods of one namespace as NetworkPolicy peers need them (addresses, labels, named ports), published by the operator for every agent so no agent watches every Pod. Written only by the operator.',
+    spec: PeerSliceSpec,
+    status: PeerSliceStatus,
+    columns: [
+      {
+        name: 'Namespace',
+        type: 'string',
+        jsonPath: '.spec.namespace',
+        description: 'The namespace of its pods',
+      },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
+    ],
+  });
+
 /** file name -> CRD object, in a stable order. */
 export function allCrds(): [string, JsonSchema][] {
   return [
     [`${GROUP}_${ADDRESSCLAIM_PLURAL}.yaml`, addressClaimCrd()],
     [`${GROUP}_${NODECONFIG_PLURAL}.yaml`, nodeConfigCrd()],
+    [`${GROUP}_${PEERSLICE_PLURAL}.yaml`, peerSliceCrd()],
     [`${GROUP}_${POOL_PLURAL}.yaml`, poolCrd()],
   ];
 }

@@ -9,6 +9,8 @@ import {
   NODECONFIG_KIND,
   NODECONFIG_PLURAL,
   NodeConfig,
+  PEERSLICE_KIND,
+  PEERSLICE_PLURAL,
   POOL_KIND,
   POOL_PLURAL,
   VERSION,
@@ -40,6 +42,15 @@ export const ADDRESSCLAIMS: ResourceRef = {
   version: VERSION,
   plural: ADDRESSCLAIM_PLURAL,
   kind: ADDRESSCLAIM_KIND,
+  namespaced: false,
+};
+
+/** Pods of one namespace as policy peers, published by the operator (PeerSlice). */
+export const PEERSLICES: ResourceRef = {
+  group: GROUP,
+  version: VERSION,
+  plural: PEERSLICE_PLURAL,
+  kind: PEERSLICE_KIND,
   namespaced: false,
 };
 

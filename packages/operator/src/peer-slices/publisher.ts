@@ -1,0 +1,260 @@
+// The peer slice publisher: one watch of every Pod, turned into PeerSlices that every agent
+// watches instead (docs/architecture.md, "What the agents ask of the API server"). A pod change
+// that policy does not read (a status heartbeat, a readiness flap of an ordinary pod) is no
+// change here. Changes are coalesced per namespace for `batchMs`, so a rollout of many pods of
+// one namespace rewrites each of its slices once. The caches run on leader and standbys alike;
+// only the leader writes.
+import { API_VERSION, PEERSLICE_KIND, Pod, PeerSlice, peerOfPod, type PeerPod } from '@flock/api';
+import {
+  Cache,
+  Controller,
+  PEERSLICES,
+  PODS,
+  isNotFound,
+  objectPath,
+  resourcePath,
+  resourceListWatch,
+  whenServed,
+  type KubeTransport,
+  type Logger,
+  type MetricsOptions,
+  type ReconcileContext,
+} from '@flock/kube';
+import type { OperatorMetrics } from '../metrics.js';
+import { RecentWrites } from '../recent-writes.js';
+import { planSlices } from './pack.js';
+
+/** How long changes of one namespace are gathered before its slices are written (default). */
+export const DEFAULT_PEER_BATCH_MS = 250;
+
+const BY_NAMESPACE = 'namespace';
+
+/** What the publisher keeps of a pod: its key and its record (none: not a peer). */
+interface PodPeer {
+  metadata: { name: string; namespace: string };
+  peer: PeerPod | undefined;
+}
+const PodPeer = Pod.transform((p): PodPeer => ({
+  metadata: { name: p.metadata.name, namespace: p.metadata.namespace },
+  peer: peerOfPod(p),
+}));
+
+const samePeer = (a: PodPeer, b: PodPeer) => JSON.stringify(a.peer) === JSON.stringify(b.peer);
+
+export interface PeerSlicePublisherOptions {
+  transport: KubeTransport;
+  logger: Logger;
+  metrics?: OperatorMetrics;
+  metricsOptions?: MetricsOptions;
+  watchdogMs?: number;
+  batchMs?: number;
+  /** Namespaces written in parallel (default 2). */
+  workers?: number;
+}
+
+export class PeerSlicePublisher {
+  readonly pods: Cache<PodPeer>;
+  readonly slices: Cache<PeerSlice>;
+  private controller: Controller | undefined;
+  /** Slices written and not yet seen back by the watch (created ones are only here). */
+  private readonly written = new RecentWrites<PeerSlice>();
+  /** Slices deleted and not yet seen gone by the watch. */
+  private readonly deleted = new Set<string>();
+  private readonly batchMs: number;
+  private readonly offs: (() => void)[] = [];
+  private calls = 0;
+  private probe: { stop(): void } | undefined;
+
+  constructor(private readonly o: PeerSlicePublisherOptions) {
+    this.batchMs = o.batchMs ?? DEFAULT_PEER_BATCH_MS;
+    const common = {
+      logger: o.logger,
+      ...(o.metricsOptions ? { metrics: o.metricsOptions } : {}),
+      ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
+    };
+    this.pods = new Cache<PodPeer>({
+      source: resourceListWatch(o.transport, PODS),
+      schema: PodPeer,
+      name: 'peer-pods',
+      indexers: { [BY_NAMESPACE]: (p) => [p.metadata.namespace] },
+      ...common,
+    });
+    this.slices = new Cache<PeerSlice>({
+      source: resourceListWatch(o.transport, PEERSLICES),
+      schema: PeerSlice,
+      name: 'peerslices',
+      indexers: { [BY_NAMESPACE]: (s) => [s.spec.namespace] },
+      ...common,
+    });
+  }
+
+  /** Start the caches (every replica, so a new leader starts warm). */
+  start(): void {
+    const later = (namespace: string) => this.controller?.enqueueAfter(namespace, this.batchMs);
+    this.offs.push(
+      this.pods.addHandler({
+        onAdd: (p) => p.peer && later(p.metadata.namespace),
+        onUpdate: (a, b) => void (samePeer(a, b) || later(b.metadata.namespace)),
+        onDelete: (p) => p.peer && later(p.metadata.namespace),
+      }),
+      // A slice changed by anyone else (or deleted) is put back; our own writes come back here
+      // too and find nothing to do.
+      this.slices.addHandler({
+        onAdd: (s) => {
+          this.written.observe(s);
+          later(s.spec.namespace);
+        },
+        onUpdate: (_, s) => {
+          this.written.observe(s);
+          later(s.spec.namespace);
+        },
+        onDelete: (s) => {
+          this.written.observe(s);
+          this.deleted.delete(s.metadata.name);
+          later(s.spec.namespace);
+        },
+      }),
+    );
+    // Without the CRD (an upgrade that skipped the CRDs) nothing is published, and the agents
+    // watch every pod instead; the caches start once it is installed.
+    this.probe = whenServed({
+      transport: this.o.transport,
+      ref: PEERSLICES,
+      logger: this.o.logger,
+      absentMessage:
+        'the PeerSlice CRD is not installed (apply charts/flock/crds/): no peer slices are published until it is',
+      onServed: () => {
+        this.pods.start();
+        this.slices.start();
+      },
+    });
+  }
+
+  /** Lead (write) or stop writing. Leading starts once both caches have synced. */
+  async setLeading(leading: boolean): Promise<void> {
+    // A later call wins over an earlier one still waiting for the sync.
+    const call = ++this.calls;
+    if (!leading) {
+      const c = this.controller;
+      this.controller = undefined;
+      await c?.stop();
+      this.written.clear();
+      this.deleted.clear();
+      return;
+    }
+    // Before the sync an empty cache would read as "every pod is gone": delete every slice.
+    try {
+      await Promise.all([this.pods.synced, this.slices.synced]);
+    } catch {
+      return; // stopped before they synced
+    }
+    if (this.controller || call !== this.calls) return;
+    const controller = new Controller({
+      name: 'peerslices',
+      workers: this.o.workers ?? 2,
+      logger: this.o.logger,
+      ...(this.o.metricsOptions ? { metrics: this.o.metricsOptions } : {}),
+      reconcile: (namespace, ctx) => this.reconcile(namespace, ctx),
+    });
+    this.controller = controller;
+    const namespaces = new Set([
+      ...this.pods.indexValues(BY_NAMESPACE),
+      ...this.slices.indexValues(BY_NAMESPACE),
+    ]);
+    for (const ns of namespaces) controller.enqueue(ns);
+    controller.start();
+  }
+
+  async stop(): Promise<void> {
+    this.probe?.stop();
+    await this.setLeading(false);
+    for (const off of this.offs.splice(0)) off();
+    await Promise.all([this.pods.stop(), this.slices.stop()]);
+  }
+
+  /** Write the namespace's slices so they hold exactly its pods' records. */
+  async reconcile(namespace: string, ctx: ReconcileContext): Promise<void> {
+    const desired = new Map<string, PeerPod>();
+    for (const p of this.pods.byIndex(BY_NAMESPACE, namespace))
+      if (p.peer) desired.set(p.peer.name, p.peer);
+    const existing = this.written
+      .overlay(this.slices.byIndex(BY_NAMESPACE, namespace))
+      .filter(
+        (s) => s.spec.namespace === namespace && !this.deleted.has(s.metadata.name),
+      );
+    const byName = new Map(existing.map((s) => [s.metadata.name, s]));
+    const plan = planSlices(
+      existing.map((s) => ({ name: s.metadata.name, peers: s.spec.pods })),
+      desired,
+    );
+    const { transport } = this.o;
+    for (const { name, peers } of plan.update) {
+      if (ctx.signal.aborted) return;
+      const read = byName.get(name) as PeerSlice;
+      const body = { ...read, spec: { namespace, pods: peers } };
+      this.record(
+        await this.write('peerslice_update', () =>
+          transport.request({ method: 'PUT', path: objectPath(PEERSLICES, name), body }),
+        ),
+      );
+    }
+    for (const peers of plan.create) {
+      if (ctx.signal.aborted) return;
+      const body = {
+        apiVersion: API_VERSION,
+        kind: PEERSLICE_KIND,
+        // A namespace has up to 63 characters: the name stays far below 253.
+        metadata: { generateName: `${namespace}-` },
+        spec: { namespace, pods: peers },
+      };
+      this.record(
+        await this.write('peerslice_create', () =>
+          transport.request({ method: 'POST', path: resourcePath(PEERSLICES), body }),
+        ),
+      );
+    }
+    for (const name of plan.remove) {
+      if (ctx.signal.aborted) return;
+      const { uid, resourceVersion } = (byName.get(name) as PeerSlice).metadata;
+      await this.write('peerslice_delete', () =>
+        transport
+          .request({
+            method: 'DELETE',
+            path: objectPath(PEERSLICES, name),
+            body: {
+              apiVersion: 'v1',
+              kind: 'DeleteOptions',
+              preconditions: {
+                ...(uid ? { uid } : {}),
+                ...(resourceVersion ? { resourceVersion } : {}),
+              },
+            },
+          })
+          .catch((error: unknown) => {
+            if (!isNotFound(error)) throw error;
+          }),
+      );
+      this.deleted.add(name);
+    }
+  }
+
+  private record(result: unknown): void {
+    const parsed = PeerSlice.safeParse(result);
+    if (parsed.success) this.written.record(parsed.data);
+  }
+
+  /** One write, counted; a failure (a conflict: the slice changed) retries the namespace. */
+  private async write<T>(
+    kind: 'peerslice_create' | 'peerslice_update' | 'peerslice_delete',
+    request: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      const result = await request();
+      this.o.metrics?.write(kind, true);
+      return result;
+    } catch (error) {
+      this.o.metrics?.write(kind, false);
+      throw error;
+    }
+  }
+}
