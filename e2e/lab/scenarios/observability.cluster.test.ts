@@ -7,11 +7,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentStatus } from '@flock/agent';
+import { PeerSlice } from '@flock/api';
 import { silentLogger } from '@flock/kube';
 import { eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { Dashboard, dashboardQueries } from '../../shared/dashboard.js';
 import { CHART, FLOCK_NAMESPACE } from '../core/helm.js';
+import { PodList } from '../core/pod-list.js';
 import { Lab } from '../core/lab.js';
 import { SAMPLE_ANYCAST6, SAMPLE_PINNED6, ROUTER_ID6 } from '../core/plan.js';
 import { LabPrometheus, hasData } from '../probes/prometheus.js';
@@ -27,6 +30,7 @@ import {
 } from '../core/workloads.js';
 
 const RULES = join(CHART, 'files', 'alerts.yaml');
+const PeerSliceList = z.object({ items: z.array(PeerSlice) });
 let lab: Lab;
 let dir: string;
 let prometheus: LabPrometheus | undefined;
@@ -213,6 +217,49 @@ describe('observability on real nodes', () => {
       { timeoutMs: 30_000, intervalMs: 1000 },
     );
     console.log(`shop's ingress drop counter: ${before} -> ${after} after outsider's probes`);
+  }, 120_000);
+
+  it("each agent caches only its own node's pods; the others' come from the operator's PeerSlices", async () => {
+    const podsByNode = async () =>
+      PodList.parse(await lab.api!.request({ method: 'GET', path: '/api/v1/pods' })).items;
+    await eventually(
+      'agent pod caches hold their own node’s pods, the slices every peer',
+      async () => {
+        const pods = await podsByNode();
+        const cached = await prometheus!.query('flock_agent_cache_objects{cache="pods"}');
+        const slices = PeerSliceList.parse(
+          await lab.api!.request({
+            method: 'GET',
+            path: '/apis/flock.fritzlab.net/v1alpha1/peerslices',
+          }),
+        ).items;
+        const published = slices
+          .flatMap((s) => s.spec.pods.map((p) => `${s.spec.namespace}/${p.name}`))
+          .sort();
+        const peers = pods
+          .filter((p) => !p.spec.hostNetwork && (p.status?.podIPs ?? []).length > 0)
+          .map((p) => `${p.metadata.namespace}/${p.metadata.name}`)
+          .sort();
+        const perNode = cached.map((c) => {
+          const plan = lab.plans.find((x) => c.metric['instance']?.includes(x.node6));
+          return {
+            node: plan?.name,
+            cached: Number(c.value[1]),
+            pods: pods.filter((p) => p.spec.nodeName === plan?.name).length,
+          };
+        });
+        const ok =
+          perNode.length === 2 &&
+          perNode.every((n) => n.cached === n.pods && n.pods < pods.length) &&
+          JSON.stringify(published) === JSON.stringify(peers);
+        return ok ? { perNode, slices: slices.length, peers: peers.length } : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 3000 },
+    ).then((r) =>
+      console.log(
+        `pod caches ${JSON.stringify(r.perNode)}; ${r.peers} peers in ${r.slices} PeerSlices`,
+      ),
+    );
   }, 120_000);
 
   it('the alert rules load; FlockBGPSessionDown fires when the router stops speaking BGP', async () => {

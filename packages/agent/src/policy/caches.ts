@@ -9,6 +9,7 @@ import { ANYCAST_ANNOTATION, isPodReady, type Logger, type Pod } from '@flock/ap
 import {
   Cache,
   NAMESPACES,
+  type CacheHandler,
   NETWORK_POLICIES,
   resourceListWatch,
   type KubeObject,
@@ -18,7 +19,6 @@ import {
 import { Namespace } from '@flock/netpol';
 import type { z } from 'zod';
 import { ClusterPolicyCaches } from './cluster-caches.js';
-import type { PolicyPods } from './slice-peers.js';
 import { CachedNetworkPolicy } from './trim-policy.js';
 
 /**
@@ -53,6 +53,14 @@ export const PolicyNamespace = Namespace.transform((ns) => ({
   },
 }));
 export type PolicyNamespace = z.output<typeof PolicyNamespace>;
+
+/** What policy reads of its peer pods: a pod cache has it, and so has SlicePeers. */
+export interface PolicyPods {
+  readonly synced: Promise<void>;
+  list(): Pod[];
+  getObject(name: string, namespace?: string): Pod | undefined;
+  addHandler(handler: CacheHandler<Pod>, options?: { replay?: boolean }): () => void;
+}
 
 export interface PolicyCaches {
   /**

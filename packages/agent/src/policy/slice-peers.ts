@@ -1,8 +1,9 @@
 // NetworkPolicy peers from PeerSlices: this node's pods from the node's own pod cache (a watch of
 // spec.nodeName = this node), every other pod from the slices the operator publishes (one record
 // a pod, rewritten only when what policy reads of it changes). Read by the reconciler as it reads
-// a pod cache (PolicyPods). A record becomes a pod through the pod cache's own trim, and keeps
-// its object while its record is the same: translation memoizes by object. Where the PeerSlice
+// a pod cache (PolicyPods). A record becomes a pod through the pod cache's own trim as its slice
+// enters the cache, and keeps its object while it means the same to policy: translation
+// memoizes by object. Where the PeerSlice
 // CRD is not installed (an upgrade that skipped the CRDs) the peers come from a watch of every
 // Pod instead, said at start, until the agent restarts: never no peers at all.
 import { PeerSlice, podOfPeer, type Logger, type Pod } from '@flock/api';
@@ -17,19 +18,30 @@ import {
 } from '@flock/kube';
 import { trimPod } from '../node/pod-trim.js';
 import { clusterPodCache } from '../node/pods.js';
+import { samePolicyPod, type PolicyPods } from './caches.js';
 
-/** What policy reads of its peer pods: a pod cache has it, and so has SlicePeers. */
-export interface PolicyPods {
-  readonly synced: Promise<void>;
-  list(): Pod[];
-  getObject(name: string, namespace?: string): Pod | undefined;
-  addHandler(handler: CacheHandler<Pod>, options?: { replay?: boolean }): () => void;
+/**
+ * A slice as the agent keeps it: its records already turned into trimmed pods (the pod cache's
+ * own trim), so a remote pod costs one object, as in a pod cache, and no copy of its record.
+ */
+export interface CachedPeerSlice {
+  metadata: { name: string; resourceVersion?: string };
+  spec: { namespace: string; pods: Pod[] };
 }
+
+const CachedPeerSlice = PeerSlice.transform((s): CachedPeerSlice => ({
+  metadata: {
+    name: s.metadata.name,
+    ...(s.metadata.resourceVersion ? { resourceVersion: s.metadata.resourceVersion } : {}),
+  },
+  spec: {
+    namespace: s.spec.namespace,
+    pods: s.spec.pods.map((r) => trimPod(podOfPeer(s.spec.namespace, r))),
+  },
+}));
 
 interface Peer {
   pod: Pod;
-  /** Its record's JSON: an unchanged record keeps its pod. */
-  json: string;
   /** The slice that holds it (a pod moving between slices is in two for a moment). */
   slice: string;
 }
@@ -46,22 +58,23 @@ export interface SlicePeersOptions {
 
 export class SlicePeers implements PolicyPods {
   /** Every PeerSlice. */
-  readonly slices: Cache<PeerSlice>;
+  readonly slices: Cache<CachedPeerSlice>;
   readonly synced: Promise<void>;
-  private readonly peers = new Map<string, Peer>();
+  /** Namespace → pod name → peer (keyed by the pod's own name string: no key a pod). */
+  private readonly peers = new Map<string, Map<string, Peer>>();
   private readonly handlers = new Set<CacheHandler<Pod>>();
   /** Every pod, where the PeerSlice CRD is not installed. */
   private fallback: Cache<Pod> | undefined;
-  private resolveSource!: (source: Cache<PeerSlice> | Cache<Pod>) => void;
-  private readonly source = new Promise<Cache<PeerSlice> | Cache<Pod>>(
+  private resolveSource!: (source: Cache<CachedPeerSlice> | Cache<Pod>) => void;
+  private readonly source = new Promise<Cache<CachedPeerSlice> | Cache<Pod>>(
     (r) => (this.resolveSource = r),
   );
   private stopped = false;
 
   constructor(private readonly o: SlicePeersOptions) {
-    this.slices = new Cache<PeerSlice>({
+    this.slices = new Cache<CachedPeerSlice>({
       source: resourceListWatch(o.transport, PEERSLICES),
-      schema: PeerSlice,
+      schema: CachedPeerSlice,
       name: 'policy-peerslices',
       logger: o.logger,
       ...(o.metrics ? { metrics: o.metrics } : {}),
@@ -121,15 +134,16 @@ export class SlicePeers implements PolicyPods {
       for (const p of this.fallback.list()) if (p.spec?.nodeName !== this.o.nodeName) out.push(p);
       return out;
     }
-    for (const p of this.peers.values()) out.push(p.pod);
+    for (const names of this.peers.values()) for (const p of names.values()) out.push(p.pod);
     return out;
   }
 
   getObject(name: string, namespace?: string): Pod | undefined {
-    const key = `${namespace ?? ''}/${name}`;
     return (
       this.o.own.getObject(name, namespace) ??
-      (this.fallback ? this.fallback.getObject(name, namespace) : this.peers.get(key)?.pod)
+      (this.fallback
+        ? this.fallback.getObject(name, namespace)
+        : this.peers.get(namespace ?? '')?.get(name)?.pod)
     );
   }
 
@@ -137,47 +151,59 @@ export class SlicePeers implements PolicyPods {
     const off = this.o.own.addHandler(handler, options);
     this.handlers.add(handler);
     if (options.replay !== false)
-      for (const p of this.fallback
-        ? this.fallback.list()
-        : [...this.peers.values()].map((x) => x.pod))
-        handler.onAdd?.(p);
+      for (const p of this.fallback ? this.fallback.list() : this.remote()) handler.onAdd?.(p);
     return () => {
       off();
       this.handlers.delete(handler);
     };
   }
 
-  /** A slice changed: its records that changed become pod events. */
-  private sliceChanged(before: PeerSlice | undefined, after: PeerSlice | undefined): void {
+  private remote(): Pod[] {
+    const out: Pod[] = [];
+    for (const names of this.peers.values()) for (const p of names.values()) out.push(p.pod);
+    return out;
+  }
+
+  /**
+   * A slice changed: its pods that changed (for policy) become pod events. An unchanged pod
+   * keeps its object, in the slice too: translation memoizes by object, and the cache then
+   * holds one object a pod.
+   */
+  private sliceChanged(before: CachedPeerSlice | undefined, after: CachedPeerSlice | undefined) {
     const slice = (after ?? before)?.metadata.name as string;
     const seen = new Set<string>();
     if (after) {
       const ns = after.spec.namespace;
-      for (const record of after.spec.pods) {
+      let names = this.peers.get(ns);
+      if (!names) this.peers.set(ns, (names = new Map<string, Peer>()));
+      const pods = after.spec.pods;
+      for (let i = 0; i < pods.length; i++) {
+        const pod = pods[i] as Pod;
         // This node's pods come from its own pod cache.
-        if (record.node === this.o.nodeName) continue;
-        const key = `${ns}/${record.name}`;
-        seen.add(key);
-        const json = JSON.stringify(record);
-        const had = this.peers.get(key);
-        if (had?.json === json) {
+        if (pod.spec?.nodeName === this.o.nodeName) continue;
+        const name = pod.metadata.name;
+        seen.add(name);
+        const had = names.get(name);
+        if (had && samePolicyPod(had.pod, pod)) {
+          pods[i] = had.pod;
           had.slice = slice;
           continue;
         }
-        const pod = trimPod(podOfPeer(ns, record));
-        this.peers.set(key, { pod, json, slice });
+        names.set(name, { pod, slice });
         this.emit((h) => (had ? h.onUpdate?.(had.pod, pod) : h.onAdd?.(pod)));
       }
     }
     if (!before) return;
-    for (const record of before.spec.pods) {
-      const key = `${before.spec.namespace}/${record.name}`;
-      const had = this.peers.get(key);
+    const names = this.peers.get(before.spec.namespace);
+    for (const pod of before.spec.pods) {
+      const name = pod.metadata.name;
+      const had = names?.get(name);
       // Gone from this slice, and not since placed in another one.
-      if (seen.has(key) || !had || had.slice !== slice) continue;
-      this.peers.delete(key);
+      if (seen.has(name) || !had || had.slice !== slice) continue;
+      names?.delete(name);
       this.emit((h) => h.onDelete?.(had.pod));
     }
+    if (names?.size === 0) this.peers.delete(before.spec.namespace);
   }
 
   private emit(call: (h: CacheHandler<Pod>) => void): void {
