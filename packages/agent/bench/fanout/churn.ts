@@ -1,10 +1,12 @@
 // The churn: pods changing at a steady rate, as kubelets and controllers change them —
 // alternately a status write (the Ready condition's lastTransitionTime, through pods/status as
 // the kubelet writes it) and a label change. Each write stamps the pod with its number and the
-// time it was sent (WRITTEN_AT), which every watcher turns into a lag when it sees the event.
+// time it was sent (WRITTEN_AT), which every watcher turns into a lag when it sees the event; a
+// label change carries the same mark in the label's value (FLIP_LABEL), which is what a watcher
+// of PeerSlices sees of it (a status write changes nothing policy reads: no slice changes).
 import { performance } from 'node:perf_hooks';
 import { PODS, PatchStrategy, objectPath, type KubeTransport } from '@flock/kube';
-import { WRITTEN_AT, nowMs } from './counting-transport.js';
+import { FLIP_LABEL, WRITTEN_AT, flipMark, nowMs } from './counting-transport.js';
 import type { PodRef } from './populate.js';
 
 export interface ChurnPlan {
@@ -27,10 +29,9 @@ export interface ChurnResult {
   failed: Set<number>;
 }
 
-const LABEL = 'bench.flock.fritzlab.net/flip';
-
 function write(api: KubeTransport, pod: PodRef, n: number): Promise<unknown> {
-  const annotations = { [WRITTEN_AT]: `${n}@${nowMs().toFixed(3)}` };
+  const at = nowMs();
+  const annotations = { [WRITTEN_AT]: `${n}@${at.toFixed(3)}` };
   if (n % 2 === 0)
     return api.request({
       method: 'PATCH',
@@ -49,7 +50,7 @@ function write(api: KubeTransport, pod: PodRef, n: number): Promise<unknown> {
     method: 'PATCH',
     path: objectPath(PODS, pod.name, pod.namespace),
     contentType: PatchStrategy.MergePatch,
-    body: { metadata: { labels: { [LABEL]: `w${n}` }, annotations } },
+    body: { metadata: { labels: { [FLIP_LABEL]: flipMark(n, at) }, annotations } },
   });
 }
 

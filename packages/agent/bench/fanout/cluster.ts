@@ -6,6 +6,7 @@ import {
   CUSTOM_RESOURCE_DEFINITIONS,
   HttpTransport,
   NODECONFIGS,
+  PEERSLICES,
   applyObject,
   resourcePath,
   type KubeObject,
@@ -39,7 +40,9 @@ export async function startBenchCluster(cnp: boolean): Promise<BenchCluster> {
         fieldManager: 'flock-bench',
       });
     await eventually('flock CRDs served', () =>
-      api.request({ method: 'GET', path: resourcePath(NODECONFIGS) }),
+      Promise.all(
+        [NODECONFIGS, PEERSLICES].map((r) => api.request({ method: 'GET', path: resourcePath(r) })),
+      ),
     );
     if (cnp) await installCnpCrd(cp);
     return { cp, api, apiserverPid };

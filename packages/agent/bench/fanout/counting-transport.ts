@@ -23,6 +23,15 @@ export interface WatchCounts {
 
 export const nowMs = () => performance.timeOrigin + performance.now();
 
+/** The label the churn flips: "w<write number>_<epoch ms>", the write's mark as a label value. */
+export const FLIP_LABEL = 'bench.flock.fritzlab.net/flip';
+export const flipMark = (n: number, at: number) => `w${n}_${Math.round(at)}`;
+
+function parseFlip(value: string | undefined): [number, number] | undefined {
+  const m = value && /^w(\d+)_(\d+)$/.exec(value);
+  return m ? [Number(m[1]), Number(m[2])] : undefined;
+}
+
 /** A watch by its resource ("networkpolicies"), "(one)" when it watches one object by name. */
 function watchName(path: string, query: KubeRequest['query']): string {
   const plural = path.split('/').filter(Boolean).at(-1) ?? path;
@@ -33,6 +42,8 @@ export class CountingTransport implements KubeTransport {
   readonly counts = new Map<string, WatchCounts>();
   /** Write number → ms from its write to this process seeing it (the first time). */
   private lags = new Map<number, number>();
+  /** Every write number seen: a slice carries the marks of its pods' earlier writes too. */
+  private readonly seen = new Set<number>();
 
   constructor(private readonly inner: KubeTransport) {}
 
@@ -67,8 +78,10 @@ export class CountingTransport implements KubeTransport {
     return this.inner.watch(
       req,
       (event) => {
-        if (event.type === 'ADDED') counts.added++;
-        else if (event.type === 'MODIFIED') {
+        if (event.type === 'ADDED') {
+          counts.added++;
+          this.lag(event.object);
+        } else if (event.type === 'MODIFIED') {
           counts.modified++;
           this.lag(event.object);
         } else if (event.type === 'DELETED') counts.deleted++;
@@ -83,9 +96,23 @@ export class CountingTransport implements KubeTransport {
     const annotations = (object['metadata'] as { annotations?: Record<string, string> } | undefined)
       ?.annotations;
     const mark = annotations?.[WRITTEN_AT];
-    if (!mark) return;
-    const at = mark.indexOf('@');
-    const write = Number(mark.slice(0, at));
-    if (!this.lags.has(write)) this.lags.set(write, nowMs() - Number(mark.slice(at + 1)));
+    if (mark) {
+      const at = mark.indexOf('@');
+      this.saw(Number(mark.slice(0, at)), Number(mark.slice(at + 1)));
+      return;
+    }
+    // A PeerSlice: the marks in its pods' labels (label writes only; ms precision).
+    const pods = (object['spec'] as { pods?: { labels?: Record<string, string> }[] } | undefined)
+      ?.pods;
+    for (const p of pods ?? []) {
+      const flip = parseFlip(p.labels?.[FLIP_LABEL]);
+      if (flip) this.saw(flip[0], flip[1]);
+    }
+  }
+
+  private saw(write: number, at: number): void {
+    if (this.seen.has(write)) return;
+    this.seen.add(write);
+    this.lags.set(write, nowMs() - at);
   }
 }

@@ -1,15 +1,15 @@
 // The arms of the fan-out benchmark: what one agent watches, built in a watcher process. Each
-// arm is run at every size in one run and printed side by side (run.ts). A later arm (own-node
-// pods, a compact remote-pod view, a watch tier) adds an entry here; if it needs something on
-// the cluster side (a publisher, a tier of replicas) that goes beside it, started by run.ts.
-import type { Logger } from '@flock/api';
-import type { KubeTransport } from '@flock/kube';
+// arm is run at every size in one run and printed side by side (run.ts): `pods` (every agent
+// watches every Pod: --policy-peers=pods) and `peer-slices` (own-node pods and the operator's
+// PeerSlices, whose publisher run.ts starts beside the cluster).
+import type { Logger, Pod } from '@flock/api';
+import type { Cache, KubeTransport } from '@flock/kube';
 import { claimCache } from '../../src/claims/cache.js';
 import type { AgentConfig } from '../../src/core/config.js';
 import { NetworkConditionKeeper } from '../../src/node-status/node-condition.js';
 import { NodeConfigTracker } from '../../src/node/node-config.js';
-import { clusterPodCache } from '../../src/node/pods.js';
-import { PeerRanges, policyCaches } from '../../src/policy/index.js';
+import { clusterPodCache, ownPodCache } from '../../src/node/pods.js';
+import { PeerRanges, SlicePeers, policyCaches, type PolicyPods } from '../../src/policy/index.js';
 import { endpointSliceCache, serviceCache } from '../../src/routing/service-addresses.js';
 
 /** One agent's watches, started. */
@@ -21,78 +21,115 @@ export interface Watches {
 
 export interface Design {
   name: string;
+  /** The operator's PeerSlice publisher runs beside the cluster (run.ts starts it). */
+  publisher?: boolean;
+  /**
+   * Which churn writes reach an agent: all, or only the label changes (a status write changes
+   * nothing policy reads of a pod: a PeerSlice watcher never sees it, by design).
+   */
+  sees: 'all' | 'labels';
   /** Start the watches of the agent of `config.nodeName` (in its own process). */
   start(transport: KubeTransport, config: AgentConfig, logger: Logger): Watches;
 }
 
 /**
- * Today's agent (agent.ts buildAgent), its watches alone: built by the agent's own factories
- * with the agent's defaults, started as its start-up starts them. Cluster-wide: every Pod,
+ * The agent with --policy-peers=pods (agent.ts buildAgent), its watches alone: built by the
+ * agent's own factories with the agent's defaults, started as its start-up starts them.
+ * Cluster-wide: every Pod,
  * Namespace, NetworkPolicy, NodeConfig (PeerRanges), AddressClaim, Service and EndpointSlice,
  * and with the ClusterNetworkPolicy CRD every ClusterNetworkPolicy and Node; of its own node
  * only: the NodeConfig and the Node. No policy pass, no routing: only what the API server sees.
  */
-const today: Design = {
-  name: 'today',
+const podsDesign: Design = {
+  name: 'pods',
+  sees: 'all',
+  start(transport, config, logger) {
+    const pods = clusterPodCache(transport, logger, config.watchdogMs, undefined, config.nodeName);
+    return agentWatches(transport, config, logger, pods, pods);
+  },
+};
+
+/**
+ * The agent with PeerSlices (--policy-peers=peer-slices, the default): its own node's pods and
+ * the slices the operator's publisher writes, instead of every Pod; the rest as `pods`.
+ */
+const peerSlices: Design = {
+  name: 'peer-slices',
+  publisher: true,
+  sees: 'labels',
   start(transport, config, logger) {
     const { nodeName, watchdogMs } = config;
-    const pods = clusterPodCache(transport, logger, watchdogMs, undefined, nodeName);
-    const policy = policyCaches(transport, pods, logger, undefined, watchdogMs);
-    const peerRanges = new PeerRanges({ transport, logger, watchdogMs });
-    const nodeConfig = new NodeConfigTracker({
-      transport,
-      nodeName,
-      logger,
-      addressQuarantineMs: config.addressQuarantineMs,
-      watchdogMs,
-    });
-    const claims = claimCache(transport, logger, watchdogMs);
-    const services = serviceCache(transport, logger, watchdogMs);
-    const slices = endpointSliceCache(transport, nodeName, logger, watchdogMs);
-    // The Node carries NetworkUnavailable=False already (objects.ts): its loop writes nothing.
-    const node = new NetworkConditionKeeper(
-      transport,
-      nodeName,
-      logger,
-      config.resyncMs,
-      watchdogMs,
-    );
-    nodeConfig.start();
-    pods.start();
-    claims.start();
-    services.start();
-    slices.start();
-    node.start();
-    // What PolicyReconciler.start() starts, with nothing to trigger.
-    const nothing = () => undefined;
-    policy.namespaces.start();
-    policy.policies.start();
-    policy.cluster?.start(nothing);
-    const offRanges = peerRanges.start(nothing);
-    const caches = [pods, policy.namespaces, policy.policies, claims, services, slices];
+    const own = ownPodCache(transport, logger, nodeName, watchdogMs);
+    const peers = new SlicePeers({ own, nodeName, transport, logger, watchdogMs });
+    void peers.start();
+    const watches = agentWatches(transport, config, logger, own, peers);
     return {
-      synced: Promise.all([
-        ...caches.map((c) => c.synced),
-        nodeConfig.cache.synced,
-        node.node.synced,
-        peerRanges.synced,
-        policy.cluster?.ready,
-      ]),
-      async stop() {
-        offRanges();
-        await Promise.all([
-          ...caches.map((c) => c.stop()),
-          nodeConfig.stop(),
-          node.stop(),
-          peerRanges.stop(),
-          policy.cluster?.stop(),
-        ]);
-      },
+      synced: Promise.all([watches.synced, peers.synced]),
+      stop: () => Promise.all([watches.stop(), peers.stop()]).then(() => undefined),
     };
   },
 };
 
-export const DESIGNS: ReadonlyMap<string, Design> = new Map([[today.name, today]]);
+/** The agent's watches (agent.ts buildAgent) given its pod cache and policy's peer pods. */
+function agentWatches(
+  transport: KubeTransport,
+  config: AgentConfig,
+  logger: Logger,
+  pods: Cache<Pod>,
+  peerPods: PolicyPods,
+): Watches {
+  const { nodeName, watchdogMs } = config;
+  const policy = policyCaches(transport, peerPods, logger, undefined, watchdogMs);
+  const peerRanges = new PeerRanges({ transport, logger, watchdogMs });
+  const nodeConfig = new NodeConfigTracker({
+    transport,
+    nodeName,
+    logger,
+    addressQuarantineMs: config.addressQuarantineMs,
+    watchdogMs,
+  });
+  const claims = claimCache(transport, logger, watchdogMs);
+  const services = serviceCache(transport, logger, watchdogMs);
+  const slices = endpointSliceCache(transport, nodeName, logger, watchdogMs);
+  // The Node carries NetworkUnavailable=False already (objects.ts): its loop writes nothing.
+  const node = new NetworkConditionKeeper(transport, nodeName, logger, config.resyncMs, watchdogMs);
+  nodeConfig.start();
+  pods.start();
+  claims.start();
+  services.start();
+  slices.start();
+  node.start();
+  // What PolicyReconciler.start() starts, with nothing to trigger.
+  const nothing = () => undefined;
+  policy.namespaces.start();
+  policy.policies.start();
+  policy.cluster?.start(nothing);
+  const offRanges = peerRanges.start(nothing);
+  const caches = [pods, policy.namespaces, policy.policies, claims, services, slices];
+  return {
+    synced: Promise.all([
+      ...caches.map((c) => c.synced),
+      nodeConfig.cache.synced,
+      node.node.synced,
+      peerRanges.synced,
+      policy.cluster?.ready,
+    ]),
+    async stop() {
+      offRanges();
+      await Promise.all([
+        ...caches.map((c) => c.stop()),
+        nodeConfig.stop(),
+        node.stop(),
+        peerRanges.stop(),
+        policy.cluster?.stop(),
+      ]);
+    },
+  };
+}
+
+export const DESIGNS: ReadonlyMap<string, Design> = new Map(
+  [podsDesign, peerSlices].map((d) => [d.name, d]),
+);
 
 export function designNamed(name: string): Design {
   const design = DESIGNS.get(name);

@@ -9,6 +9,7 @@ import type { WatchCounts } from './counting-transport.js';
 import type { PodRef } from './populate.js';
 import { cpuSeconds, rssBytes } from './proc.js';
 import type { Report } from './protocol.js';
+import { designNamed, type Design } from './designs.js';
 import { Watchers } from './watchers.js';
 
 export interface Setting {
@@ -118,18 +119,29 @@ export async function baseline(s: Setting): Promise<Round> {
   };
 }
 
-/** Wait until every write in [from, to) not failed was seen by all k watchers (or LATE_MS). */
-async function lastSeen(w: Watchers, first: Report[], r: ChurnResult, k: number) {
+/**
+ * Wait until every write in [from, to) not failed that the design delivers (all, or the label
+ * changes: odd numbers, churn.ts) was seen by all k watchers (or LATE_MS).
+ */
+async function lastSeen(
+  w: Watchers,
+  first: Report[],
+  r: ChurnResult,
+  k: number,
+  sees: Design['sees'],
+) {
+  const delivered = (n: number) => sees === 'all' || n % 2 === 1;
   const seen = new Map<number, { by: number; ms: number }>();
   const take = (reports: Report[]) => {
     for (const report of reports)
       for (const [n, ms] of report.lags) {
-        if (n < r.from || n >= r.to) continue;
+        if (n < r.from || n >= r.to || !delivered(n)) continue;
         const s = seen.get(n) ?? { by: 0, ms: 0 };
         seen.set(n, { by: s.by + 1, ms: Math.max(s.ms, ms) });
       }
   };
-  const expected = r.to - r.from - r.failed.size;
+  let expected = 0;
+  for (let n = r.from; n < r.to; n++) if (delivered(n) && !r.failed.has(n)) expected++;
   const complete = () => [...seen.values()].filter((s) => s.by === k).length >= expected;
   take(first);
   for (const deadline = Date.now() + LATE_MS; !complete() && Date.now() < deadline;) {
@@ -189,7 +201,7 @@ export async function round(s: Setting, design: string, k: number): Promise<Roun
         ),
         rewatches: sum(Object.values(byWatch(end.reports, (c) => c.watches, start.reports))) * k,
         agentCpuPerSecond: avg(cpuDeltas(start.reports, end.reports)) / 1000 / r.seconds,
-        ...(await lastSeen(w, end.reports, r, k)),
+        ...(await lastSeen(w, end.reports, r, k, designNamed(design).sees)),
       },
     };
   } finally {

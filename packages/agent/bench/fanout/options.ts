@@ -21,7 +21,7 @@ export interface FanoutOptions {
 
 const USAGE = `usage: node dist/bench/fanout/run.js [--nodes 1000] [--pods-per-node 30]
   [--namespaces 100] [--policies-per-namespace 1] [--agents 10,50,100] [--churn-seconds 60]
-  [--rate PODS_PER_S (default 0.1% of pods, at least 1)] [--cnp on|off] [--designs today]
+  [--rate PODS_PER_S (default 0.1% of pods, at least 1)] [--cnp on|off] [--designs pods,peer-slices]
   [--concurrency 32]`;
 
 const count = (name: string, text: string, min: number): number => {
@@ -44,7 +44,7 @@ export function parseOptions(argv: string[]): FanoutOptions {
       'churn-seconds': { type: 'string', default: '60' },
       rate: { type: 'string' },
       cnp: { type: 'string', default: 'on' },
-      designs: { type: 'string', default: 'today' },
+      designs: { type: 'string', default: 'pods,peer-slices' },
       concurrency: { type: 'string', default: '32' },
     },
   });

@@ -19,6 +19,60 @@ import { parseOptions } from './options.js';
 import { populate } from './populate.js';
 import { byWatch, churnTable, model, syncTable } from './report.js';
 import { designNamed } from './designs.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { PEERSLICES, resourcePath, type KubeTransport } from '@flock/kube';
+import { eventually, repoRoot } from '@flock/testkit';
+
+const OPERATOR = join(
+  repoRoot(import.meta.dirname),
+  'packages',
+  'operator',
+  'dist',
+  'src',
+  'main.js',
+);
+
+/** flock-operator as one replica (no election), errors only, no health server. */
+function startOperator(kubeconfig: string): ChildProcess {
+  if (!existsSync(OPERATOR)) throw new Error(`${OPERATOR} is missing: ./dev npm run build`);
+  return spawn(
+    process.execPath,
+    [
+      OPERATOR,
+      '--kubeconfig',
+      kubeconfig,
+      '--no-leader-elect',
+      '--health-port',
+      '0',
+      '--log-level',
+      'error',
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+}
+
+/** Wait until the publisher's slices hold every pod (its first pass over the cluster). */
+async function published(api: KubeTransport, pods: number): Promise<void> {
+  const t0 = Date.now();
+  await eventually(
+    `PeerSlices of all ${pods} pods`,
+    async () => {
+      const list = (await api.request({ method: 'GET', path: resourcePath(PEERSLICES) })) as {
+        items: { spec: { pods: unknown[] } }[];
+      };
+      const n = list.items.reduce((a, s) => a + s.spec.pods.length, 0);
+      if (n < pods) throw new Error(`${n} of ${pods}`);
+      return true;
+    },
+    { timeoutMs: 600_000, intervalMs: 2_000 },
+  );
+  console.log(
+    `publisher: slices of all ${pods} pods after ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
+}
 
 const o = parseOptions(process.argv.slice(2));
 for (const d of o.designs) designNamed(d); // an unknown name fails before anything starts
@@ -46,11 +100,23 @@ try {
   };
   console.log('churn with no watcher...');
   rounds.push(await baseline(setting));
-  for (const design of o.designs)
-    for (const k of o.agents) {
-      console.log(`${design}: ${k} agents (load ${load()})...`);
-      rounds.push(await round(setting, design, k));
+  for (const design of o.designs) {
+    // The operator (the real one, its built main.js: it publishes the PeerSlices), beside the
+    // cluster while the design's rounds run.
+    const publisher = designNamed(design).publisher
+      ? startOperator(cluster.cp.kubeconfigPath)
+      : undefined;
+    if (publisher) await published(cluster.api, pods.length);
+    try {
+      for (const k of o.agents) {
+        console.log(`${design}: ${k} agents (load ${load()})...`);
+        rounds.push(await round(setting, design, k));
+      }
+    } finally {
+      publisher?.kill('SIGTERM');
+      if (publisher) await once(publisher, 'exit');
     }
+  }
 } finally {
   await cluster.cp.stop();
 }

@@ -2,7 +2,7 @@
 // (issue 38 item 4; goal ≤ 200 MB RSS):
 //   ./dev npx nx run agent:build-testing &&
 //   ./dev node --max-old-space-size=8192 packages/agent/dist/bench/policy/cache-memory.js
-// (--pods N, --policies N, --heap MiB). This process is the API server: @flock/kube's
+// (--pods N, --policies N, --heap MiB, --peers peer-slices|pods). This process is the API server: @flock/kube's
 // FakeApiServer filled with the objects as a real server serves them (cluster-objects.ts),
 // behind real HTTP. The agent side is a child process with the image's V8 flags but the heap
 // (--heap, default 512 MiB: the chart's 128 MiB does not hold 150,000 pods) and the real code
@@ -15,14 +15,30 @@ import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { silentLogger } from '@flock/api';
-import { HttpTransport, NAMESPACES, NETWORK_POLICIES, NODECONFIGS, PODS } from '@flock/kube';
+import {
+  API_VERSION,
+  MAX_SLICE_PEERS,
+  PEERSLICE_KIND,
+  Pod,
+  peerOfPod,
+  silentLogger,
+  type PeerPod,
+} from '@flock/api';
+import {
+  HttpTransport,
+  NAMESPACES,
+  NETWORK_POLICIES,
+  NODECONFIGS,
+  PEERSLICES,
+  PODS,
+} from '@flock/kube';
 import { FakeApiServer, serveOverHttp } from '@flock/kube/testing';
 import { AGENT_MALLOC_ENV } from '../../src/core/image-env.js';
-import { clusterPodCache, nodePods } from '../../src/node/pods.js';
+import { clusterPodCache, nodePods, ownPodCache } from '../../src/node/pods.js';
 import { policyCaches } from '../../src/policy/caches.js';
 import { PeerRanges } from '../../src/policy/peer-ranges.js';
 import { PolicyReconciler } from '../../src/policy/reconciler.js';
+import { SlicePeers } from '../../src/policy/slice-peers.js';
 import type { AllocationEntry } from '../../src/store/index.js';
 import { SHAPE, namespace, networkPolicy, nodeConfig, nodeName, pod } from './cluster-objects.js';
 
@@ -41,6 +57,13 @@ const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`);
   return at > 0 ? Number(process.argv[at + 1]) : fallback;
 };
+/** Where the agent's peers come from (--policy-peers): PeerSlices (default) or every Pod. */
+const peersFrom = (() => {
+  const at = process.argv.indexOf('--peers');
+  const v = at > 0 ? process.argv[at + 1] : 'peer-slices';
+  if (v !== 'peer-slices' && v !== 'pods') throw new Error('--peers peer-slices|pods');
+  return v;
+})();
 
 if (process.argv.includes('--agent'))
   await agentSide(process.argv[process.argv.indexOf('--agent') + 1] as string);
@@ -55,6 +78,26 @@ async function serverSide(): Promise<void> {
   for (let n = 0; n < SHAPE.namespaces; n++) api.putObject(NAMESPACES, namespace(n));
   for (let n = 0; n < SHAPE.nodes; n++) api.putObject(NODECONFIGS, nodeConfig(n));
   for (let i = 0; i < pods; i++) api.putObject(PODS, pod(i));
+  // The operator's slices of those pods (what its publisher writes: up to 100 a namespace each).
+  api.register(PEERSLICES);
+  const byNamespace = new Map<string, PeerPod[]>();
+  for (let i = 0; i < pods; i++) {
+    const p = pod(i);
+    const record = peerOfPod(Pod.parse(p));
+    if (!record) continue;
+    const list = byNamespace.get(p.metadata.namespace) ?? [];
+    list.push(record);
+    byNamespace.set(p.metadata.namespace, list);
+  }
+  let slices = 0;
+  for (const [ns, records] of byNamespace)
+    for (let at = 0; at < records.length; at += MAX_SLICE_PEERS)
+      api.putObject(PEERSLICES, {
+        apiVersion: API_VERSION,
+        kind: PEERSLICE_KIND,
+        metadata: { name: `${ns}-${slices++}` },
+        spec: { namespace: ns, pods: records.slice(at, at + MAX_SLICE_PEERS) },
+      });
   for (let p = 0; p < policies; p++)
     api.putObject(
       NETWORK_POLICIES,
@@ -84,10 +127,15 @@ async function serverSide(): Promise<void> {
       .map(([k, v]) => `${k}=${v}`)
       .join(' ')} node ${flags.join(' ')}`,
   );
-  const child = spawn(process.execPath, [...flags, import.meta.filename, '--agent', front.url], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...AGENT_MALLOC_ENV, NODE_OPTIONS: '' },
-  });
+  console.log(`agent peers from: ${peersFrom} (${slices} PeerSlices served)`);
+  const child = spawn(
+    process.execPath,
+    [...flags, import.meta.filename, '--agent', front.url, '--peers', peersFrom],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...AGENT_MALLOC_ENV, NODE_OPTIONS: '' },
+    },
+  );
   const samples: Sample[] = [];
   createInterface({ input: child.stdout }).on('line', (line) => {
     const sample = JSON.parse(line) as Sample;
@@ -140,11 +188,18 @@ async function agentSide(url: string): Promise<void> {
   };
   report('before any cache');
   const transport = new HttpTransport({ server: url });
-  const pods = clusterPodCache(transport, silentLogger, undefined, undefined, nodeName(0));
+  const fromSlices = peersFrom === 'peer-slices';
+  const pods = fromSlices
+    ? ownPodCache(transport, silentLogger, nodeName(0))
+    : clusterPodCache(transport, silentLogger, undefined, undefined, nodeName(0));
+  const peers = fromSlices
+    ? new SlicePeers({ own: pods, nodeName: nodeName(0), transport, logger: silentLogger })
+    : pods;
   pods.start();
-  await pods.synced;
-  report('pod cache synced', pods.size);
-  const caches = policyCaches(transport, pods, silentLogger);
+  if (peers instanceof SlicePeers) await peers.start();
+  await peers.synced;
+  report(fromSlices ? 'own pods and PeerSlices synced' : 'pod cache synced', peers.list().length);
+  const caches = policyCaches(transport, peers, silentLogger);
   let entries: AllocationEntry[] = [];
   const reconciler = new PolicyReconciler({
     caches,
@@ -161,7 +216,7 @@ async function agentSide(url: string): Promise<void> {
   while (reconciler.lastResult === undefined) await new Promise((r) => setTimeout(r, 50));
   report(
     '+ namespace and policy caches',
-    pods.size + caches.namespaces.size + caches.policies.size,
+    peers.list().length + caches.namespaces.size + caches.policies.size,
   );
   // This node's pods as the allocation store holds them (committed, their addresses).
   entries = nodePods(pods, nodeName(0))
@@ -184,4 +239,5 @@ async function agentSide(url: string): Promise<void> {
   report(`+ a pass over ${entries.length} local pods (${result?.rules ?? 0} rules)`);
   await reconciler.stop();
   await pods.stop();
+  if (peers instanceof SlicePeers) await peers.stop();
 }
