@@ -40,11 +40,7 @@ const CachedPeerSlice = PeerSlice.transform((s): CachedPeerSlice => ({
   },
 }));
 
-interface Peer {
-  pod: Pod;
-  /** The slice that holds it (a pod moving between slices is in two for a moment). */
-  slice: string;
-}
+const BY_NAMESPACE = 'namespace';
 
 export interface SlicePeersOptions {
   /** This node's pods (the agent's pod cache, started by its owner). */
@@ -60,8 +56,8 @@ export class SlicePeers implements PolicyPods {
   /** Every PeerSlice. */
   readonly slices: Cache<CachedPeerSlice>;
   readonly synced: Promise<void>;
-  /** Namespace → pod name → peer (keyed by the pod's own name string: no key a pod). */
-  private readonly peers = new Map<string, Map<string, Peer>>();
+  /** Namespace → pod name → pod (keyed by the pod's own name string: no key a pod). */
+  private readonly peers = new Map<string, Map<string, Pod>>();
   private readonly handlers = new Set<CacheHandler<Pod>>();
   /** Every pod, where the PeerSlice CRD is not installed. */
   private fallback: Cache<Pod> | undefined;
@@ -76,6 +72,10 @@ export class SlicePeers implements PolicyPods {
       source: resourceListWatch(o.transport, PEERSLICES),
       schema: CachedPeerSlice,
       name: 'policy-peerslices',
+      // A slice holds up to 100 pods: pages of 10 are ≈ 1,000 records, as a pod list's 500
+      // pods are in bytes (a page of 500 slices would be ≈ 15 MB of JSON at once).
+      pageSize: 10,
+      indexers: { [BY_NAMESPACE]: (x) => [x.spec.namespace] },
       logger: o.logger,
       ...(o.metrics ? { metrics: o.metrics } : {}),
       ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
@@ -134,7 +134,7 @@ export class SlicePeers implements PolicyPods {
       for (const p of this.fallback.list()) if (p.spec?.nodeName !== this.o.nodeName) out.push(p);
       return out;
     }
-    for (const names of this.peers.values()) for (const p of names.values()) out.push(p.pod);
+    for (const names of this.peers.values()) for (const p of names.values()) out.push(p);
     return out;
   }
 
@@ -143,7 +143,7 @@ export class SlicePeers implements PolicyPods {
       this.o.own.getObject(name, namespace) ??
       (this.fallback
         ? this.fallback.getObject(name, namespace)
-        : this.peers.get(namespace ?? '')?.get(name)?.pod)
+        : this.peers.get(namespace ?? '')?.get(name))
     );
   }
 
@@ -160,7 +160,7 @@ export class SlicePeers implements PolicyPods {
 
   private remote(): Pod[] {
     const out: Pod[] = [];
-    for (const names of this.peers.values()) for (const p of names.values()) out.push(p.pod);
+    for (const names of this.peers.values()) for (const p of names.values()) out.push(p);
     return out;
   }
 
@@ -175,7 +175,7 @@ export class SlicePeers implements PolicyPods {
     if (after) {
       const ns = after.spec.namespace;
       let names = this.peers.get(ns);
-      if (!names) this.peers.set(ns, (names = new Map<string, Peer>()));
+      if (!names) this.peers.set(ns, (names = new Map<string, Pod>()));
       const pods = after.spec.pods;
       for (let i = 0; i < pods.length; i++) {
         const pod = pods[i] as Pod;
@@ -184,26 +184,32 @@ export class SlicePeers implements PolicyPods {
         const name = pod.metadata.name;
         seen.add(name);
         const had = names.get(name);
-        if (had && samePolicyPod(had.pod, pod)) {
-          pods[i] = had.pod;
-          had.slice = slice;
+        if (had && samePolicyPod(had, pod)) {
+          pods[i] = had;
           continue;
         }
-        names.set(name, { pod, slice });
-        this.emit((h) => (had ? h.onUpdate?.(had.pod, pod) : h.onAdd?.(pod)));
+        names.set(name, pod);
+        this.emit((h) => (had ? h.onUpdate?.(had, pod) : h.onAdd?.(pod)));
       }
     }
     if (!before) return;
-    const names = this.peers.get(before.spec.namespace);
+    const ns = before.spec.namespace;
+    const names = this.peers.get(ns);
     for (const pod of before.spec.pods) {
       const name = pod.metadata.name;
       const had = names?.get(name);
-      // Gone from this slice, and not since placed in another one.
-      if (seen.has(name) || !had || had.slice !== slice) continue;
+      // Gone from this slice, and in no other (a pod moving between slices is in two a moment).
+      if (seen.has(name) || !had || this.inAnotherSlice(ns, name, slice)) continue;
       names?.delete(name);
-      this.emit((h) => h.onDelete?.(had.pod));
+      this.emit((h) => h.onDelete?.(had));
     }
-    if (names?.size === 0) this.peers.delete(before.spec.namespace);
+    if (names?.size === 0) this.peers.delete(ns);
+  }
+
+  private inAnotherSlice(namespace: string, name: string, slice: string): boolean {
+    return this.slices
+      .byIndex(BY_NAMESPACE, namespace)
+      .some((s) => s.metadata.name !== slice && s.spec.pods.some((p) => p.metadata.name === name));
   }
 
   private emit(call: (h: CacheHandler<Pod>) => void): void {
