@@ -43,9 +43,22 @@ const benches = [
   ['agent: announcement plan', buildAgent, ['node', ['packages/agent/dist/bench/routing/plan.js']]],
   // The caches and a policy pass at 150,000 pods and 10,000 policies: the agent process's memory.
   [
-    'agent: memory at 150,000 pods',
+    'agent: memory at 150,000 pods (peers from PeerSlices)',
     buildAgent,
     ['node', ['--max-old-space-size=8192', 'packages/agent/dist/bench/policy/cache-memory.js']],
+  ],
+  [
+    'agent: memory at 150,000 pods (peers from every Pod)',
+    buildAgent,
+    [
+      'node',
+      [
+        '--max-old-space-size=8192',
+        'packages/agent/dist/bench/policy/cache-memory.js',
+        '--peers',
+        'pods',
+      ],
+    ],
   ],
   // One Service change at 100 / 1,000 LoadBalancer Services: plan, render, reload of a real BIRD (root).
   ['agent: one Service change, BIRD reload (root)', npmBench('@flock/agent', 'bench:services')],
