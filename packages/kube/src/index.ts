@@ -27,6 +27,7 @@ export * from './control/loop-metrics.js';
 export * from './control/loop.js';
 // api: writes, Events, typed clients of any resource.
 export * from './api/apply.js';
+export * from './api/delete.js';
 export * from './api/events.js';
 export * from './api/served.js';
 export { InvalidObjectError } from './api/resource-client.js';

@@ -8,6 +8,7 @@ import { resourceListWatch, type ListWatchSource } from '../informer/listwatch-s
 import type { Logger } from '../core/logger.js';
 import { objectKey, objectPath } from '../core/resource.js';
 import type { KubeObject, ResourceRef } from '../core/resource.js';
+import { deleteObject, type DeleteOptions } from './delete.js';
 import type { KubeTransport } from '../transport/transport.js';
 
 /** An object the API server returned that does not satisfy the schema. */
@@ -38,14 +39,6 @@ interface ListFilter {
   signal?: AbortSignal;
 }
 
-interface DeleteOptions {
-  namespace?: string;
-  /** Only delete this incarnation (409 if the object was recreated meanwhile). */
-  uid?: string;
-  /** Only delete if unchanged since this version (409 otherwise). */
-  resourceVersion?: string;
-  signal?: AbortSignal;
-}
 
 export class ResourceClient<
   T extends KubeObject,
@@ -140,23 +133,8 @@ export class ResourceClient<
   }
 
   /** Delete; false if it did not exist. */
-  async delete(name: string, options: DeleteOptions = {}): Promise<boolean> {
-    const preconditions = {
-      ...(options.uid ? { uid: options.uid } : {}),
-      ...(options.resourceVersion ? { resourceVersion: options.resourceVersion } : {}),
-    };
-    try {
-      await this.options.transport.request({
-        method: 'DELETE',
-        path: objectPath(this.options.resource, name, options.namespace),
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions },
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
+  delete(name: string, options: DeleteOptions = {}): Promise<boolean> {
+    return deleteObject(this.options.transport, this.options.resource, name, options);
   }
 
   private parse(raw: unknown): T {

@@ -10,7 +10,7 @@ import {
   Controller,
   PEERSLICES,
   PODS,
-  isNotFound,
+  deleteObject,
   objectPath,
   resourcePath,
   resourceListWatch,
@@ -48,7 +48,7 @@ export interface PeerSlicePublisherOptions {
   metricsOptions?: MetricsOptions;
   watchdogMs?: number;
   batchMs?: number;
-  /** Namespaces written in parallel (default 2). */
+  /** Namespaces written in parallel (default 4). */
   workers?: number;
 }
 
@@ -151,7 +151,7 @@ export class PeerSlicePublisher {
     if (this.controller || call !== this.calls) return;
     const controller = new Controller({
       name: 'peerslices',
-      workers: this.o.workers ?? 2,
+      workers: this.o.workers ?? 4,
       logger: this.o.logger,
       ...(this.o.metricsOptions ? { metrics: this.o.metricsOptions } : {}),
       reconcile: (namespace, ctx) => this.reconcile(namespace, ctx),
@@ -217,22 +217,10 @@ export class PeerSlicePublisher {
       if (ctx.signal.aborted) return;
       const { uid, resourceVersion } = (byName.get(name) as PeerSlice).metadata;
       await this.write('peerslice_delete', () =>
-        transport
-          .request({
-            method: 'DELETE',
-            path: objectPath(PEERSLICES, name),
-            body: {
-              apiVersion: 'v1',
-              kind: 'DeleteOptions',
-              preconditions: {
-                ...(uid ? { uid } : {}),
-                ...(resourceVersion ? { resourceVersion } : {}),
-              },
-            },
-          })
-          .catch((error: unknown) => {
-            if (!isNotFound(error)) throw error;
-          }),
+        deleteObject(transport, PEERSLICES, name, {
+          ...(uid ? { uid } : {}),
+          ...(resourceVersion ? { resourceVersion } : {}),
+        }),
       );
       this.deleted.add(name);
     }
