@@ -20,38 +20,18 @@ import { populate } from './populate.js';
 import { byWatch, churnTable, model, syncTable } from './report.js';
 import { designNamed } from './designs.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { PEERSLICES, resourcePath, type KubeTransport } from '@flock/kube';
-import { eventually, repoRoot } from '@flock/testkit';
+import { eventually } from '@flock/testkit';
 
-const OPERATOR = join(
-  repoRoot(import.meta.dirname),
-  'packages',
-  'operator',
-  'dist',
-  'src',
-  'main.js',
-);
+const PUBLISHER = join(import.meta.dirname, 'publisher.js');
 
-/** flock-operator as one replica (no election), errors only, no health server. */
-function startOperator(kubeconfig: string): ChildProcess {
-  if (!existsSync(OPERATOR)) throw new Error(`${OPERATOR} is missing: ./dev npm run build`);
-  return spawn(
-    process.execPath,
-    [
-      OPERATOR,
-      '--kubeconfig',
-      kubeconfig,
-      '--no-leader-elect',
-      '--health-port',
-      '0',
-      '--log-level',
-      'error',
-    ],
-    { stdio: ['ignore', 'inherit', 'inherit'] },
-  );
+/** The operator's PeerSlice publisher alone, leading (publisher.ts). */
+function startPublisher(kubeconfig: string): ChildProcess {
+  return spawn(process.execPath, [PUBLISHER, '--kubeconfig', kubeconfig], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
 }
 
 /** Wait until the publisher's slices hold every pod (its first pass over the cluster). */
@@ -101,10 +81,9 @@ try {
   console.log('churn with no watcher...');
   rounds.push(await baseline(setting));
   for (const design of o.designs) {
-    // The operator (the real one, its built main.js: it publishes the PeerSlices), beside the
-    // cluster while the design's rounds run.
+    // The operator's publisher beside the cluster while the design's rounds run.
     const publisher = designNamed(design).publisher
-      ? startOperator(cluster.cp.kubeconfigPath)
+      ? startPublisher(cluster.cp.kubeconfigPath)
       : undefined;
     if (publisher) await published(cluster.api, pods.length);
     try {
