@@ -1,7 +1,7 @@
 // PeerSlice: what NetworkPolicy enforcement needs of the pods of one namespace, published once by
 // the operator for every agent. An agent enforces policy for its own node's pods but matches
 // peers on every node: watching every Pod whole sends each pod change (≈ 7 KB) to every node.
-// A slice holds up to MAX_SLICE_PEERS pods of one namespace as compact records (name, uid,
+// A slice holds up to MAX_SLICE_PEERS (20) pods of one namespace as compact records (name, uid,
 // node, addresses, labels, named ports, phase; for anycast pods their addresses, Ready and
 // terminating), rewritten only when one of those changes — a readiness flap or a status
 // heartbeat of an ordinary pod is no change. Cluster-scoped: only the operator writes them,
@@ -19,8 +19,12 @@ import {
   overLimitReason,
 } from './pod-limits.js';
 
-/** The most pods a slice holds (as an EndpointSlice's default 100 endpoints). */
-export const MAX_SLICE_PEERS = 100;
+/**
+ * The most pods a slice holds. Every change of one pod sends its whole slice to every agent: a
+ * slice of 100 (an EndpointSlice's default) is ≈ 47 KB, more than the Pod it replaces (6.9 KB);
+ * one of 20 is ≈ 10 KB (docs/benchmarks.md, "API fan-out").
+ */
+export const MAX_SLICE_PEERS = 20;
 
 const PeerIp = z
   .string()
@@ -75,7 +79,11 @@ export const PeerSliceSpec = z
       .array(PeerPod)
       .max(MAX_SLICE_PEERS)
       .default([])
-      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })
+      // Atomic: the operator writes a slice whole, and a map keyed by name would make the API
+      // server track (managedFields) and send every record's every field as its own entry
+      // (≈ 40 % of a slice's bytes, and its CPU on every write). Names are unique by the
+      // publisher; agents take the last of two.
+      .meta({ 'x-kubernetes-list-type': 'atomic' })
       .describe('The pods, each once.'),
   })
   .describe('Pods of one namespace.');

@@ -72,9 +72,9 @@ export class SlicePeers implements PolicyPods {
       source: resourceListWatch(o.transport, PEERSLICES),
       schema: CachedPeerSlice,
       name: 'policy-peerslices',
-      // A slice holds up to 100 pods: pages of 10 are ≈ 1,000 records, as a pod list's 500
-      // pods are in bytes (a page of 500 slices would be ≈ 15 MB of JSON at once).
-      pageSize: 10,
+      // A slice holds up to 20 pods: pages of 50 are ≈ 1,000 records, as a pod list's 500
+      // pods are in bytes (a page of 500 full slices would be ≈ 5 MB of JSON at once).
+      pageSize: 50,
       indexers: { [BY_NAMESPACE]: (x) => [x.spec.namespace] },
       logger: o.logger,
       ...(o.metrics ? { metrics: o.metrics } : {}),
