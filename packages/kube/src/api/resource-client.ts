@@ -39,7 +39,6 @@ interface ListFilter {
   signal?: AbortSignal;
 }
 
-
 export class ResourceClient<
   T extends KubeObject,
   Status = unknown,

@@ -179,9 +179,7 @@ export class PeerSlicePublisher {
       if (p.peer) desired.set(p.peer.name, p.peer);
     const existing = this.written
       .overlay(this.slices.byIndex(BY_NAMESPACE, namespace))
-      .filter(
-        (s) => s.spec.namespace === namespace && !this.deleted.has(s.metadata.name),
-      );
+      .filter((s) => s.spec.namespace === namespace && !this.deleted.has(s.metadata.name));
     const byName = new Map(existing.map((s) => [s.metadata.name, s]));
     const plan = planSlices(
       existing.map((s) => ({ name: s.metadata.name, peers: s.spec.pods })),
