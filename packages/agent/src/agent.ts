@@ -23,17 +23,11 @@ import { NetworkConditionKeeper } from './node-status/node-condition.js';
 import { statusInputs } from './node-status/status-inputs.js';
 import { NodeStatusReporter } from './node-status/status-reporter.js';
 import { NodeConfigTracker, nodeConfigEvents } from './node/node-config.js';
-import {
-  PodLookupWithFallback,
-  clusterPodCache,
-  fetchPod,
-  nodePods,
-  ownPodCache,
-} from './node/pods.js';
+import { PodLookupWithFallback, fetchPod, nodePods } from './node/pods.js';
 import {
   PeerRanges,
   PolicyReconciler,
-  SlicePeers,
+  podSources,
   policyCaches,
   policyWarnings,
   storeDropCounters,
@@ -108,22 +102,16 @@ function buildAgent(deps: AgentDeps) {
     held: (owner) =>
       !store.isLoaded || store.entries().some((e) => entryKey(e.containerID, e.ifname) === owner),
   });
-  // NetworkPolicy peers on other nodes: from the operator's PeerSlices, beside a watch of this
-  // node's pods alone; or one cache of every pod of the cluster, this node's pods its view.
-  const fromSlices = config.policyPeers === 'peer-slices';
-  const podCache = fromSlices
-    ? ownPodCache(transport, logger, nodeName, config.watchdogMs, metrics.options)
-    : clusterPodCache(transport, logger, config.watchdogMs, metrics.options, nodeName);
-  const peerPods = fromSlices
-    ? new SlicePeers({
-        own: podCache,
-        nodeName,
-        transport,
-        logger,
-        metrics: metrics.options,
-        watchdogMs: config.watchdogMs,
-      })
-    : podCache;
+  // This node's pods, and NetworkPolicy's peers on every node (--policy-peers).
+  const podSource = podSources({
+    policyPeers: config.policyPeers,
+    transport,
+    logger,
+    nodeName,
+    watchdogMs: config.watchdogMs,
+    metrics: metrics.options,
+  });
+  const podCache = podSource.pods;
   const pods = nodePods(podCache, nodeName);
   const podLookup = new PodLookupWithFallback(pods, transport);
   // Who owns each floating address: one cache of every claim, read by the plan and the policy;
@@ -152,7 +140,13 @@ function buildAgent(deps: AgentDeps) {
   });
   const policy = deps.policyApplier
     ? new PolicyReconciler({
-        caches: policyCaches(transport, peerPods, logger, metrics.options, config.watchdogMs),
+        caches: policyCaches(
+          transport,
+          podSource.peers,
+          logger,
+          metrics.options,
+          config.watchdogMs,
+        ),
         metrics,
         store,
         pods: podLookup,
@@ -323,21 +317,9 @@ function buildAgent(deps: AgentDeps) {
       stop: () => nodeConfig.stop(),
     },
     new AttachmentRecovery({ store, nodeConfig, handlers, logger }),
+    ...podSource.components,
     // Bounded waits: the sweep and the announcements begin whenever the pod cache syncs;
     // Service addresses are announced once both Service caches have, never before.
-    ...(peerPods instanceof SlicePeers
-      ? [
-          {
-            name: 'NetworkPolicy peers',
-            // In the background: the policy reconciler waits for its sync (bounded) below.
-            start: () => {
-              void peerPods.start();
-              return Promise.resolve();
-            },
-            stop: () => peerPods.stop(),
-          },
-        ]
-      : []),
     caches('pod cache', [podCache], CACHE_SYNC_WAIT_MS),
     caches('address claims cache', [claims], CACHE_SYNC_WAIT_MS),
     keeper,

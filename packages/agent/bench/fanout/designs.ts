@@ -2,14 +2,13 @@
 // arm is run at every size in one run and printed side by side (run.ts): `pods` (every agent
 // watches every Pod: --policy-peers=pods) and `peer-slices` (own-node pods and the operator's
 // PeerSlices, whose publisher run.ts starts beside the cluster).
-import type { Logger, Pod } from '@flock/api';
-import type { Cache, KubeTransport } from '@flock/kube';
+import type { Logger } from '@flock/api';
+import type { KubeTransport } from '@flock/kube';
 import { claimCache } from '../../src/claims/cache.js';
 import type { AgentConfig } from '../../src/core/config.js';
 import { NetworkConditionKeeper } from '../../src/node-status/node-condition.js';
 import { NodeConfigTracker } from '../../src/node/node-config.js';
-import { clusterPodCache, ownPodCache } from '../../src/node/pods.js';
-import { PeerRanges, SlicePeers, policyCaches, type PolicyPods } from '../../src/policy/index.js';
+import { PeerRanges, podSources, policyCaches } from '../../src/policy/index.js';
 import { endpointSliceCache, serviceCache } from '../../src/routing/service-addresses.js';
 
 /** One agent's watches, started. */
@@ -43,10 +42,7 @@ export interface Design {
 const podsDesign: Design = {
   name: 'pods',
   sees: 'all',
-  start(transport, config, logger) {
-    const pods = clusterPodCache(transport, logger, config.watchdogMs, undefined, config.nodeName);
-    return agentWatches(transport, config, logger, pods, pods);
-  },
+  start: (transport, config, logger) => agentWatches(transport, config, logger, 'pods'),
 };
 
 /**
@@ -57,29 +53,20 @@ const peerSlices: Design = {
   name: 'peer-slices',
   publisher: true,
   sees: 'labels',
-  start(transport, config, logger) {
-    const { nodeName, watchdogMs } = config;
-    const own = ownPodCache(transport, logger, nodeName, watchdogMs);
-    const peers = new SlicePeers({ own, nodeName, transport, logger, watchdogMs });
-    void peers.start();
-    const watches = agentWatches(transport, config, logger, own, peers);
-    return {
-      synced: Promise.all([watches.synced, peers.synced]),
-      stop: () => Promise.all([watches.stop(), peers.stop()]).then(() => undefined),
-    };
-  },
+  start: (transport, config, logger) => agentWatches(transport, config, logger, 'peer-slices'),
 };
 
-/** The agent's watches (agent.ts buildAgent) given its pod cache and policy's peer pods. */
+/** The agent's watches (agent.ts buildAgent) with its peers from `policyPeers`. */
 function agentWatches(
   transport: KubeTransport,
   config: AgentConfig,
   logger: Logger,
-  pods: Cache<Pod>,
-  peerPods: PolicyPods,
+  policyPeers: AgentConfig['policyPeers'],
 ): Watches {
   const { nodeName, watchdogMs } = config;
-  const policy = policyCaches(transport, peerPods, logger, undefined, watchdogMs);
+  const source = podSources({ policyPeers, transport, logger, nodeName, watchdogMs });
+  const { pods } = source;
+  const policy = policyCaches(transport, source.peers, logger, undefined, watchdogMs);
   const peerRanges = new PeerRanges({ transport, logger, watchdogMs });
   const nodeConfig = new NodeConfigTracker({
     transport,
@@ -99,6 +86,7 @@ function agentWatches(
   services.start();
   slices.start();
   node.start();
+  for (const c of source.components) void c.start();
   // What PolicyReconciler.start() starts, with nothing to trigger.
   const nothing = () => undefined;
   policy.namespaces.start();
@@ -113,6 +101,7 @@ function agentWatches(
       node.node.synced,
       peerRanges.synced,
       policy.cluster?.ready,
+      source.peers.synced,
     ]),
     async stop() {
       offRanges();
@@ -122,6 +111,7 @@ function agentWatches(
         node.stop(),
         peerRanges.stop(),
         policy.cluster?.stop(),
+        ...source.components.map((c) => c.stop?.()),
       ]);
     },
   };

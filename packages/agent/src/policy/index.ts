@@ -8,3 +8,4 @@ export * from './state.js';
 export * from './validate.js';
 export * from './events.js';
 export * from './slice-peers.js';
+export * from './peer-source.js';
