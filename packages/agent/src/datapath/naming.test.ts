@@ -19,6 +19,13 @@ describe('hostVethName', () => {
       }),
     );
   });
+
+  it('gives the same names once its cache has filled and been cleared', () => {
+    const first = Array.from({ length: 5000 }, (_, i) => hostVethName(`c${i}`, 'eth0'));
+    expect(new Set(first).size).toBeGreaterThan(4990); // 32-bit names: a few may collide
+    expect(Array.from({ length: 5000 }, (_, i) => hostVethName(`c${i}`, 'eth0'))).toEqual(first);
+    expect(hostVethName('contract-a', 'eth0')).toBe('flockd2546335');
+  });
 });
 
 describe('vethMacs', () => {

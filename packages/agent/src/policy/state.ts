@@ -105,12 +105,8 @@ function primaries(locals: readonly LocalAttachment[]): Map<string, LocalAttachm
 }
 
 export function buildPolicyState(input: PolicyInputs): BuiltState {
-  const locals = [...input.locals].sort((a, b) =>
-    hostVethName(a.entry.containerID, a.entry.ifname) <
-    hostVethName(b.entry.containerID, b.entry.ifname)
-      ? -1
-      : 1,
-  );
+  const vethOf = (l: LocalAttachment) => hostVethName(l.entry.containerID, l.entry.ifname);
+  const locals = [...input.locals].sort((a, b) => (vethOf(a) < vethOf(b) ? -1 : 1));
   const primary = primaries(locals);
   const pods: Pod[] = [];
   const local: LocalPod[] = [];

@@ -90,6 +90,61 @@ describe('anycast reconciler', () => {
     expect(await datapath.listAnycastRoutes()).toEqual([{ ip: ANY6, hostVeths: [veth('a')] }]);
   });
 
+  it('without anycast pods it reads the kernel once per verification period; a stray route goes at the next', async () => {
+    let now = 0;
+    const r = new AnycastReconciler({
+      datapath,
+      desired: () => desired,
+      logger: createMemoryLogger(),
+      verifyMs: 30_000,
+      now: () => now,
+    });
+    await r.reconcile();
+    expect(r.reads).toBe(1);
+    await datapath.ensureAnycastRoute('2001:db8:300::99', [veth('b')]); // a stray one
+    now = 29_999;
+    expect(await r.reconcile()).toEqual({ changed: [], failed: [] });
+    expect(r.reads).toBe(1);
+    now = 30_000;
+    expect((await r.reconcile()).changed).toEqual(['2001:db8:300::99']);
+    expect(r.reads).toBe(2);
+    expect(await datapath.listAnycastRoutes()).toEqual([]);
+    // A pod with an anycast address appears: read (and written) at once, whatever the clock.
+    desired = new Map([[ANY6, [veth('a')]]]);
+    expect((await r.reconcile()).changed).toEqual([ANY6]);
+    expect(r.reads).toBe(3);
+  });
+
+  it('with anycast pods every pass reads the kernel (a veth made again loses its routes)', async () => {
+    desired = new Map([[ANY6, [veth('a')]]]);
+    const r = new AnycastReconciler({
+      datapath,
+      desired: () => desired,
+      logger: createMemoryLogger(),
+      now: () => 0,
+    });
+    await r.reconcile();
+    await datapath.ensureAnycastRoute(ANY6, []); // gone behind its back
+    expect((await r.reconcile()).changed).toEqual([ANY6]);
+    expect(r.reads).toBe(2);
+  });
+
+  it('a pass that could not write reads again next time', async () => {
+    let now = 0;
+    const r = new AnycastReconciler({
+      datapath,
+      desired: () => desired,
+      logger: createMemoryLogger(),
+      now: () => now,
+    });
+    await datapath.ensureAnycastRoute('2001:db8:300::99', [veth('b')]);
+    datapath.failAt('anycast-route', 'RTNETLINK answers: No buffer space available');
+    expect((await r.reconcile()).failed).toEqual(['2001:db8:300::99']);
+    now = 1;
+    expect((await r.reconcile()).changed).toEqual(['2001:db8:300::99']);
+    expect(r.reads).toBe(2);
+  });
+
   it('reports an address it could not write and goes on with the others', async () => {
     desired = new Map([
       [ANY6, [veth('a')]],

@@ -1,8 +1,11 @@
 // One host route per anycast address: multipath with one nexthop per Ready local pod (sorted),
 // a plain route when there is one, none when there is none. Desired state comes from the
-// announcement plan (committed allocations × live, Ready pods); the kernel's anycast routes
+// announcement plan (committed allocations × live, Ready pods). The kernel's anycast routes
 // (protocol 242) are read once per pass and only differing addresses are written, so a quiet
-// pass writes nothing. Routes of protocol 242 that nothing wants are removed: the reconciler
+// pass writes nothing. A node with no anycast pod, whose last pass found and left no such
+// route, reads only every `verifyMs` (a stray route is still removed): passes run on every ADD,
+// DEL and readiness change and every 2 s, and each read is an `ip` process: half of an idle
+// agent's CPU. Routes of protocol 242 that nothing wants are removed: the reconciler
 // owns them.
 import type { Logger } from '@flock/api';
 import { canonicalAddress } from '@flock/ipam';
@@ -20,12 +23,24 @@ interface AnycastReconcilerDeps {
   /** Address → host veths; undefined while it is not known yet (pod cache not synced). */
   desired: () => ReadonlyMap<string, readonly string[]> | undefined;
   logger: Logger;
+  /** How long a node without anycast pods leaves the kernel unread (default 30 s). */
+  verifyMs?: number;
+  /** A steady clock in ms (tests). */
+  now?: () => number;
 }
+
+const DEFAULT_VERIFY_MS = 30_000;
 
 const same = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x, i) => x === b[i]);
 
 export class AnycastReconciler {
+  /** The desired routes the last pass brought the kernel to (undefined: not known to hold). */
+  private settled: string | undefined;
+  private verifiedAt = -Infinity;
+  /** Kernel reads so far (each is an `ip` process). */
+  reads = 0;
+
   constructor(private readonly deps: AnycastReconcilerDeps) {}
 
   async reconcile(): Promise<AnycastPass> {
@@ -35,6 +50,15 @@ export class AnycastReconciler {
     const want = new Map<string, string[]>();
     for (const [ip, veths] of desired)
       want.set(canonicalAddress(ip) ?? ip, [...new Set(veths)].sort());
+    const key = JSON.stringify([...want].sort(([a], [b]) => (a < b ? -1 : 1)));
+    const now = (this.deps.now ?? performance.now.bind(performance))();
+    const verifyMs = this.deps.verifyMs ?? DEFAULT_VERIFY_MS;
+    // With anycast pods every pass reads: a veth made again under the same name loses its
+    // routes without the desired state changing.
+    if (!want.size && key === this.settled && now - this.verifiedAt < verifyMs) return pass;
+    this.settled = undefined;
+    this.reads++;
+    this.verifiedAt = now;
     const have = new Map<string, string[]>();
     for (const r of await this.deps.datapath.listAnycastRoutes())
       have.set(canonicalAddress(r.ip) ?? r.ip, [...r.hostVeths].sort());
@@ -55,6 +79,7 @@ export class AnycastReconciler {
         this.deps.logger.error('could not update an anycast route', { ip, error: String(error) });
       }
     }
+    if (!pass.failed.length) this.settled = key;
     return pass;
   }
 }
