@@ -13,8 +13,9 @@ export interface Histogram {
   sum: number;
 }
 
-async function fetchInNode(lab: Lab, index: number, path: string): Promise<string> {
-  const r = await lab.nodes[index]!.ns.enter('curl', ['-sf', '--max-time', '5', METRICS + path], {
+/** GET a URL from inside lab node `index` (its network namespace). */
+export async function fetchInNode(lab: Lab, index: number, url: string): Promise<string> {
+  const r = await lab.nodes[index]!.ns.enter('curl', ['-sf', '--max-time', '5', url], {
     timeoutMs: 10_000,
   });
   return r.stdout;
@@ -23,9 +24,11 @@ async function fetchInNode(lab: Lab, index: number, path: string): Promise<strin
 /** The sync periods kube-proxy runs with on the first node, as its /configz says. */
 export async function kubeProxySyncPeriods(lab: Lab): Promise<string> {
   try {
-    const config = (JSON.parse(await fetchInNode(lab, 0, '/configz')) as Record<string, unknown>)[
-      'kubeproxy.config.k8s.io'
-    ] as Record<string, unknown> & { nftables?: Record<string, unknown> };
+    const config = (
+      JSON.parse(await fetchInNode(lab, 0, `${METRICS}/configz`)) as Record<string, unknown>
+    )['kubeproxy.config.k8s.io'] as Record<string, unknown> & {
+      nftables?: Record<string, unknown>;
+    };
     const pick = (key: string) => JSON.stringify(config[key] ?? config.nftables?.[key] ?? '?');
     return `mode ${pick('mode')}, minSyncPeriod ${pick('minSyncPeriod')}, syncPeriod ${pick('syncPeriod')}`;
   } catch (e) {
@@ -45,7 +48,7 @@ export async function kubeProxyHistograms(
   );
   try {
     for (let i = 0; i < lab.nodes.length; i++) {
-      for (const line of (await fetchInNode(lab, i, '/metrics')).split('\n')) {
+      for (const line of (await fetchInNode(lab, i, `${METRICS}/metrics`)).split('\n')) {
         const m = LINE.exec(line);
         const h = m && out.get(m[1]!);
         if (!h) continue;

@@ -24,7 +24,8 @@ import { isPodReady, PodList, type LabPod } from '../core/pod-list.js';
 import { labDeployment } from '../core/plan.js';
 import { startReach } from '../probes/reach-watch.js';
 import { DEPLOYMENTS } from '../core/workloads.js';
-import { cpuUsed, readCpu, type CpuUse } from './cpu-use.js';
+import { cpuReport, cpuUsed, readCpu, type CpuUse } from './cpu-use.js';
+import { describeCounters, readAgentCounters } from './agent-counters.js';
 import { describeNotes, podEvents, watchTurn } from './turn-notes.js';
 import { intOption } from './args.js';
 
@@ -96,6 +97,7 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
   const addresses = new Map<string, string[]>();
   const nodeOf = new Map<string, string>();
   const cpuBefore = await readCpu(lab);
+  const countersBefore = await readAgentCounters(lab);
   const watch = watchTurn(lab);
   const t0 = Date.now();
   await lab.apply(
@@ -165,6 +167,7 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
   }
   reach.stop();
   const cpu = cpuUsed(cpuBefore, await readCpu(lab));
+  const counters = describeCounters(countersBefore, await readAgentCounters(lab), count);
   const notes = await watch.stop('default', new Set(addresses.keys()));
   const rows = [...addresses].map(([name, ips]) => {
     if (ips.length !== want) throw new Error(`${candidate}: ${name} has ${ips.join(', ')}`);
@@ -195,7 +198,7 @@ async function turn(lab: Lab, candidate: Candidate, count = PODS) {
     .map((n) => `${n} ${summarize(rows.filter((r) => r.node === n).map((r) => r.after)).p99}`)
     .join(', ');
   console.log(
-    `${candidate}: ${count} pods (${[...perNode].map(([n, c]) => `${n} ${c}`).join(', ')}), all Ready and reachable ${Math.max(...rows.map((r) => r.reachable))} ms after the Deployment; created → Ready p50 ${toReady.p50} / p99 ${toReady.p99} ms, Ready → reachable p50 ${toReach.p50} / p99 ${toReach.p99} ms (p99 by node: ${byNode}); ${describeNotes(notes, t0)}`,
+    `${candidate}: ${count} pods (${[...perNode].map(([n, c]) => `${n} ${c}`).join(', ')}), all Ready and reachable ${Math.max(...rows.map((r) => r.reachable))} ms after the Deployment; created → Ready p50 ${toReady.p50} / p99 ${toReady.p99} ms, Ready → reachable p50 ${toReach.p50} / p99 ${toReach.p99} ms (p99 by node: ${byNode}); ${describeNotes(notes, t0)}; the agents: ${counters}`,
   );
   return { rows, cpu };
 }
@@ -292,18 +295,7 @@ try {
   console.log(
     `\n${table('pod Ready → reachable from the router (negative: before Ready)', rows('after'), [])}`,
   );
-  console.log(
-    `\nCPU seconds per turn (${NODES} nodes; daemons: kubelet, containerd, shims, CNI plugins, kube-proxy)`,
-  );
-  for (const [name, uses] of cpu)
-    console.log(
-      `${name.padEnd(16)} ${uses
-        .map(
-          (u) =>
-            `daemons ${u.daemons.toFixed(1)}  flock pods ${u.flock.toFixed(1)}  workloads ${u.workloads.toFixed(1)}`,
-        )
-        .join('  |  ')}`,
-    );
+  console.log(cpuReport(cpu, PODS));
   const a = summarize(agent);
   console.log(
     `\nagent container start → agent pod Ready (DaemonSet re-creating a deleted pod, ±1 s): n=${a.n} p50 ${a.p50} ms, max ${a.max} ms`,

@@ -5,6 +5,7 @@
 // flock's kernel work, and a bare Node start. Root; everything in namespaces it creates.
 //   npm run bench:cni -w @flock/e2e   (node e2e/dist/lab/bench/cni/cni-latency.js [pods=250] [parallel=10];
 //   the same script then runs footprint.js)
+// Last, CPU per ADD and DEL (cpu-round.ts): each candidate alone, plugin and agent apart.
 // BENCH_AGENT=host-netns runs the agent as the test harness does (outside the node namespace).
 // BENCH_CANDIDATES=flock,ptp IPv4-only,… runs only those candidates.
 // Figures, not assertions: nothing here passes or fails on time.
@@ -16,6 +17,7 @@ import { Netns, requireKernelTier, summarize, table } from '@flock/testkit';
 import { floorCandidate, flockCandidate, ptpCandidate, type Candidate } from './candidates.js';
 import { AGENT_IMAGE_NODE_FLAGS, startFlockNode, type FlockNode } from './flock-node.js';
 import { phaseTable } from './agent-phases.js';
+import { cpuRound, cpuTable, type CpuRound } from './cpu-round.js';
 import { readRss, type Rss } from './rss.js';
 
 const PODS = Number(process.argv[2] ?? 250);
@@ -25,6 +27,8 @@ const SETTLE_MS = 5_000;
 const MODE = process.env['BENCH_AGENT'] === 'host-netns' ? 'host-netns' : 'in-node';
 // BENCH_AGENT_CPU_PROF=DIR: the agent (in-node) writes a V8 CPU profile there when it stops.
 const PROF = process.env['BENCH_AGENT_CPU_PROF'];
+// BENCH_AGENT_NODE_FLAGS='--flag …': the agent's Node flags instead of the image's.
+const FLAGS = process.env['BENCH_AGENT_NODE_FLAGS']?.split(/\s+/).filter(Boolean);
 const TARGET_MS = 50;
 const TARGET_RSS_MIB = 100;
 
@@ -87,7 +91,7 @@ async function main(): Promise<void> {
     process.stderr.write(`starting the API server, the agent and ${PODS} pods…\n`);
     // The agent as its image runs it (heap bounds, lite mode).
     flock = await startFlockNode(PODS, MODE, [
-      ...AGENT_IMAGE_NODE_FLAGS,
+      ...(FLAGS ?? AGENT_IMAGE_NODE_FLAGS),
       ...(PROF ? ['--cpu-prof', `--cpu-prof-dir=${PROF}`] : []),
     ]);
     await sleep(SETTLE_MS);
@@ -147,8 +151,13 @@ async function main(): Promise<void> {
     const parDel = await parallel(cands, 'del', 'p');
     load.push(loadavg()[0]!);
     const end = await readRss(flock.agentPid);
+    process.stderr.write('CPU per ADD and DEL, one candidate at a time…\n');
+    const cpu: CpuRound[] = [];
+    for (const c of cands)
+      cpu.push(await cpuRound(c, PODS, c.name === 'flock' ? flock.agentPid : undefined));
 
     report({ seqAdd, seqDel, parAdd, parDel }, cands, { idle, full, end }, load);
+    console.log(cpuTable(cpu, 'ptp IPv4-only'));
     console.log(phaseTable(flock.logs, { s: 'sequential', p: `${PARALLEL} in parallel` }));
   } finally {
     for (const n of namespaces) await n.destroy();

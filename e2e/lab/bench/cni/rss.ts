@@ -3,7 +3,8 @@
 // they share, such as the node binary's, counted twice), and what a container holding them is
 // charged, about: the process's resident set plus its children's private pages (the pages a
 // child shares are the same node binary and libraries the process has resident already).
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { processTree } from '../proc-cpu.js';
 
 export interface Rss {
   rssMiB: number;
@@ -22,24 +23,12 @@ const kibField = (text: string, field: string, where: string) => {
   return Number(m[1]) / 1024;
 };
 
-/** The pid and every descendant (from /proc/PID/task/TID/children). */
-async function tree(pid: number): Promise<number[]> {
-  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
-  const children: number[] = [];
-  for (const tid of tasks) {
-    const text = await readFile(`/proc/${pid}/task/${tid}/children`, 'utf8').catch(() => '');
-    children.push(...text.split(/\s+/).filter(Boolean).map(Number));
-  }
-  const below = await Promise.all(children.map(tree));
-  return [pid, ...below.flat()];
-}
-
 export async function readRss(pid: number): Promise<Rss> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const where = `/proc/${pid}/status`;
   let treeRssMiB = 0;
   let treeChargeMiB = 0;
-  const pids = await tree(pid);
+  const pids = await processTree(pid);
   for (const p of pids) {
     // A child may exit between the listing and the read (an ip process): count what is left.
     const s = await readFile(`/proc/${p}/status`, 'utf8').catch(() => undefined);
