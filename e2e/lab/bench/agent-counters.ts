@@ -10,6 +10,8 @@ const AGENT_METRICS = 'http://127.0.0.1:9901/metrics';
 /** The counters, by what they count. */
 const COUNTED: Record<string, (name: string, labels: string) => boolean> = {
   'CNI ADDs': (n, l) => n === 'flock_agent_cni_requests_total' && l.includes('command="ADD"'),
+  // containerd runs the plugin's STATUS for the kubelet's runtime status (every 5 s a node).
+  'CNI STATUS': (n, l) => n === 'flock_agent_cni_requests_total' && l.includes('command="STATUS"'),
   'policy passes': (n) => n === 'flock_agent_policy_pass_duration_seconds_count',
   'announcement passes': (n, l) =>
     n === 'flock_agent_loop_runs_total' && l.includes('loop="announcements"'),
