@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalAddress, formatAddress, isCanonicalAddress, parseAddress } from './address.js';
 import {
+  cidrsContainIp,
   formatPrefix,
   normalizeCidr,
   parsePrefix,
@@ -125,6 +126,33 @@ describe('prefixes', () => {
           expect(p(formatPrefix(sub))).toEqual(sub);
         },
       ),
+    );
+  });
+});
+
+describe('cidrsContainIp', () => {
+  it('answers as the parsed prefixes do, also once its parse cache has been cleared', () => {
+    const cidrs = ['2001:db8:200::/64', '198.51.100.0/24', 'not a cidr'];
+    const check = () => {
+      expect(cidrsContainIp(cidrs, '2001:db8:200::10')).toBe(true);
+      expect(cidrsContainIp(cidrs, '2001:db8:201::10')).toBe(false);
+      expect(cidrsContainIp(cidrs, '198.51.100.7')).toBe(true);
+      expect(cidrsContainIp(cidrs, '198.51.101.7')).toBe(false);
+      expect(cidrsContainIp(cidrs, 'nonsense')).toBe(false);
+    };
+    check();
+    for (let i = 0; i < 5000; i++) cidrsContainIp([`10.${i % 256}.0.0/16`], `10.0.${i % 256}.1`);
+    check();
+  });
+
+  it('agrees with prefixContainsAddress for any address and prefix', () => {
+    fc.assert(
+      fc.property(fc.ipV4(), fc.ipV4(), fc.integer({ min: 0, max: 32 }), (ip, net, length) => {
+        const p = parsePrefix(`${net}/${length}`, { allowHostBits: true });
+        if (!p.ok) throw new Error(p.error);
+        const cidr = formatPrefix(p.value);
+        expect(cidrsContainIp([cidr], ip)).toBe(prefixContainsAddress(p.value, parseAddress(ip)!));
+      }),
     );
   });
 });
