@@ -29,9 +29,10 @@ function invokeIn(node: Netns, file: string, env: Record<string, string>, stdin:
   return run('nsenter', [`--net=${node.path}`, file], { env, input: stdin, timeoutMs: 60_000 });
 }
 
-function expectIps(stdout: string, want: number, who: string): void {
-  const ips = (JSON.parse(stdout) as { ips?: unknown[] }).ips ?? [];
+function expectIps(stdout: string, want: number, who: string): string[] {
+  const ips = (JSON.parse(stdout) as { ips?: { address?: string }[] }).ips ?? [];
   if (ips.length !== want) throw new Error(`${who}: ADD returned ${ips.length} IPs, want ${want}`);
+  return ips.map((ip) => String(ip.address).split('/')[0]!);
 }
 
 const cniEnv = (command: string, id: string, netns: string, path: string, args = '') => ({
@@ -51,6 +52,9 @@ export function flockCandidate(o: {
   socketPath: string;
   /** API pod i: name and UID (the agent looks the pod up). */
   pod: (i: number) => { name: string; uid: string };
+  /** Called with pod i's addresses after its ADD (the kubelet's status writes). */
+  added?: (i: number, ips: string[]) => Promise<void>;
+  name?: string;
 }): Candidate {
   const conf = JSON.stringify({
     cniVersion: '1.1.0',
@@ -68,10 +72,11 @@ export function flockCandidate(o: {
   };
   const launcher = join(o.binDir, 'flock');
   return {
-    name: 'flock',
+    name: o.name ?? 'flock',
     async add(i, round) {
       const r = await invokeIn(o.node, launcher, env('ADD', i, round), conf);
-      expectIps(r.stdout, 2, 'flock');
+      const ips = expectIps(r.stdout, 2, 'flock');
+      await o.added?.(i, ips);
     },
     async del(i, round) {
       await invokeIn(o.node, launcher, env('DEL', i, round), conf);

@@ -23,6 +23,11 @@ export interface FlockNode {
   /** The agent's output lines so far (its JSON log). */
   logs: string[];
   pod: (i: number) => { name: string; uid: string };
+  /**
+   * What the kubelet writes once pod `i`'s sandbox has its network: its addresses with the
+   * phase Running, then the Ready condition (two status writes, as a pod with a readiness probe).
+   */
+  kubeletStatus(i: number, ips: readonly string[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -98,6 +103,31 @@ export async function startFlockNode(
       agentPid,
       logs,
       pod: (i) => ({ name: `bench-${i}`, uid: uids[i]! }),
+      kubeletStatus: async (i, ips) => {
+        const api = cluster!.api;
+        const write = (status: unknown) =>
+          api.request({
+            method: 'PATCH',
+            path: `/api/v1/namespaces/default/pods/bench-${i}/status`,
+            contentType: 'application/merge-patch+json',
+            body: { status },
+          });
+        const now = new Date().toISOString();
+        const condition = (type: string, status: string) => ({
+          type,
+          status,
+          lastTransitionTime: now,
+        });
+        await write({
+          phase: 'Running',
+          podIP: ips[0],
+          podIPs: ips.map((ip) => ({ ip })),
+          conditions: [condition('PodScheduled', 'True'), condition('Ready', 'False')],
+        });
+        await write({
+          conditions: [condition('PodScheduled', 'True'), condition('Ready', 'True')],
+        });
+      },
       stop,
     };
   } catch (error) {
