@@ -22,8 +22,13 @@ async function podOnNode(name: string, ip6: string, ip4: string) {
   });
 }
 
-const reconciler = () =>
-  new AnycastReconciler({ datapath, desired: () => desired, logger: createMemoryLogger() });
+const reconciler = (clock?: { now: () => number; verifyMs?: number }) =>
+  new AnycastReconciler({
+    datapath,
+    desired: () => desired,
+    logger: createMemoryLogger(),
+    ...clock,
+  });
 
 beforeEach(async () => {
   datapath = new FakeDatapath();
@@ -92,13 +97,7 @@ describe('anycast reconciler', () => {
 
   it('without anycast pods it reads the kernel once per verification period; a stray route goes at the next', async () => {
     let now = 0;
-    const r = new AnycastReconciler({
-      datapath,
-      desired: () => desired,
-      logger: createMemoryLogger(),
-      verifyMs: 30_000,
-      now: () => now,
-    });
+    const r = reconciler({ now: () => now, verifyMs: 30_000 });
     await r.reconcile();
     expect(r.reads).toBe(1);
     await datapath.ensureAnycastRoute('2001:db8:300::99', [veth('b')]); // a stray one
@@ -117,12 +116,7 @@ describe('anycast reconciler', () => {
 
   it('with anycast pods every pass reads the kernel (a veth made again loses its routes)', async () => {
     desired = new Map([[ANY6, [veth('a')]]]);
-    const r = new AnycastReconciler({
-      datapath,
-      desired: () => desired,
-      logger: createMemoryLogger(),
-      now: () => 0,
-    });
+    const r = reconciler({ now: () => 0 });
     await r.reconcile();
     await datapath.ensureAnycastRoute(ANY6, []); // gone behind its back
     expect((await r.reconcile()).changed).toEqual([ANY6]);
@@ -131,12 +125,7 @@ describe('anycast reconciler', () => {
 
   it('a pass that could not write reads again next time', async () => {
     let now = 0;
-    const r = new AnycastReconciler({
-      datapath,
-      desired: () => desired,
-      logger: createMemoryLogger(),
-      now: () => now,
-    });
+    const r = reconciler({ now: () => now });
     await datapath.ensureAnycastRoute('2001:db8:300::99', [veth('b')]);
     datapath.failAt('anycast-route', 'RTNETLINK answers: No buffer space available');
     expect((await r.reconcile()).failed).toEqual(['2001:db8:300::99']);
