@@ -65,26 +65,12 @@ export function prefixContainsAddress(p: Prefix, a: IpAddress): boolean {
   return a.family === p.family && (a.value & maskOf(p.family, p.length)) === p.network;
 }
 
-// cidrsContainIp runs in the agent's passes for every local address against the same few
-// ranges: parsed once, kept in a bounded cache (cleared whole when full). Read only here.
-const PARSED_CACHE = 4096;
-const parsedPrefixes = new Map<string, Parsed<Prefix>>();
-const parsedAddresses = new Map<string, ReturnType<typeof parseAddress>>();
-
-function cached<V>(cache: Map<string, V>, key: string, parse: (key: string) => V): V {
-  if (cache.has(key)) return cache.get(key) as V;
-  const value = parse(key);
-  if (cache.size >= PARSED_CACHE) cache.clear();
-  cache.set(key, value);
-  return value;
-}
-
 /** Is the address text inside one of the CIDR texts? False for anything unparsable. */
 export function cidrsContainIp(cidrs: readonly string[], ip: string): boolean {
-  const address = cached(parsedAddresses, ip, parseAddress);
+  const address = parseAddress(ip);
   if (!address) return false;
   return cidrs.some((cidr) => {
-    const p = cached(parsedPrefixes, cidr, (text) => parsePrefix(text));
+    const p = parsePrefix(cidr);
     return p.ok && prefixContainsAddress(p.value, address);
   });
 }
