@@ -104,7 +104,7 @@ export function cpuReport(turns: ReadonlyMap<string, readonly CpuUse[]>, pods: n
     us.reduce((s, u) => s + f(u), 0) / us.length;
   const ref = turns.get('ptp IPv4-only');
   const lines = [
-    `\nCPU seconds per turn (3 nodes; daemons: kubelet, containerd, shims, CNI plugins, kube-proxy; plugins: what containerd reaped, inside daemons; agent and BIRD containers inside flock pods)`,
+    `\nCPU seconds per turn (every node; daemons: kubelet, containerd, shims, CNI plugins, kube-proxy; plugins: what containerd reaped, inside daemons; agent and BIRD containers inside flock pods)`,
   ];
   for (const [name, uses] of turns)
     lines.push(

@@ -35,8 +35,8 @@ const same = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((x, i) => x === b[i]);
 
 export class AnycastReconciler {
-  /** The desired routes the last pass brought the kernel to (undefined: not known to hold). */
-  private settled: string | undefined;
+  /** The last pass read the kernel, wanted no route, and left none. */
+  private clean = false;
   private verifiedAt = -Infinity;
   /** Kernel reads so far (each is an `ip` process). */
   reads = 0;
@@ -50,13 +50,12 @@ export class AnycastReconciler {
     const want = new Map<string, string[]>();
     for (const [ip, veths] of desired)
       want.set(canonicalAddress(ip) ?? ip, [...new Set(veths)].sort());
-    const key = JSON.stringify([...want].sort(([a], [b]) => (a < b ? -1 : 1)));
     const now = (this.deps.now ?? performance.now.bind(performance))();
     const verifyMs = this.deps.verifyMs ?? DEFAULT_VERIFY_MS;
     // With anycast pods every pass reads: a veth made again under the same name loses its
     // routes without the desired state changing.
-    if (!want.size && key === this.settled && now - this.verifiedAt < verifyMs) return pass;
-    this.settled = undefined;
+    if (!want.size && this.clean && now - this.verifiedAt < verifyMs) return pass;
+    this.clean = false;
     this.reads++;
     this.verifiedAt = now;
     const have = new Map<string, string[]>();
@@ -79,7 +78,7 @@ export class AnycastReconciler {
         this.deps.logger.error('could not update an anycast route', { ip, error: String(error) });
       }
     }
-    if (!pass.failed.length) this.settled = key;
+    this.clean = !want.size && !pass.failed.length;
     return pass;
   }
 }
