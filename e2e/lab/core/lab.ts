@@ -36,6 +36,8 @@ export interface LabOptions {
   progress?: (line: string) => void;
   /** Each node's IPv4 slice (default NODE_PREFIX4): a test that exhausts it picks a small one. */
   nodePrefix4?: number;
+  /** Pods each kubelet may run (default MAX_PODS). */
+  maxPods?: number;
   /** Extra flags for every agent (e.g. a short --address-quarantine). */
   agentArgs?: string[];
   /**
@@ -141,7 +143,13 @@ export class Lab {
     const creds = await this.nodeCredentials();
     this.step(`${this.plans.length} nodes: namespaces, containerd, images, kubelet`);
     for (const plan of this.plans) {
-      const node = await LabNode.create(plan, dir, creds(plan), this.primaryFamily);
+      const node = await LabNode.create(
+        plan,
+        dir,
+        creds(plan),
+        this.primaryFamily,
+        this.options.maxPods,
+      );
       this.nodes.push(node);
       await this.router.connect(node.ns.netns, plan);
     }

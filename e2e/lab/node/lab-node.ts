@@ -91,6 +91,7 @@ export class LabNode {
     labDir: string,
     creds: NodeCredentials,
     primary: PrimaryFamily = 'IPv6',
+    maxPods = MAX_PODS,
   ): Promise<LabNode> {
     requireTools('unshare', 'runc', ...NODE_BINARIES);
     const plugins = cniPluginsDir();
@@ -117,7 +118,7 @@ export class LabNode {
         kubeletConfig({
           cgroupRoot: node.cgroup.path,
           clientCaFile: creds.clientCaFile,
-          maxPods: MAX_PODS,
+          maxPods,
           clusterDomain: CLUSTER_DOMAIN,
           clusterDns: inFamilyOrder(CLUSTER_DNS_IPS, primary),
         }),

@@ -4,7 +4,7 @@
 // node's aggregate over BGP and reaches every pod; a deleted pod is unwired and unreachable.
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { NodeConfig, ipToBigInt, splitCidr } from '@flock/api';
+import { NodeConfig, cidrContainsIp } from '@flock/api';
 import { NODECONFIGS, objectPath } from '@flock/kube';
 import { eventually } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
@@ -14,13 +14,6 @@ import { readState } from '../core/state.js';
 import { probeFromRouter } from '../probes/status.js';
 import { DEPLOYMENTS, listPods, waitForPods } from '../core/workloads.js';
 import { startLab } from '../core/test-lab.js';
-
-/** Is `ip` inside the prefix `cidr` (of its family)? */
-const inPrefix = (ip: string, cidr: string) => {
-  const p = splitCidr(cidr)!;
-  const shift = BigInt((ip.includes(':') ? 128 : 32) - p.prefixLength);
-  return ipToBigInt(ip) >> shift === ipToBigInt(p.address) >> shift;
-};
 
 const { lab, dir } = startLab({
   tmpPrefix: 'flock-lab-it-',
@@ -65,8 +58,8 @@ describe('scenario 1: public pod addresses on every node, reachable from the rou
         }),
       );
       const [ip6, ip4] = pod.status!.podIPs!.map((i) => i.ip);
-      expect(inPrefix(ip6!, nc.spec.cidr6)).toBe(true);
-      expect(inPrefix(ip4!, nc.spec.cidr4!)).toBe(true);
+      expect(cidrContainsIp(nc.spec.cidr6, ip6!)).toBe(true);
+      expect(cidrContainsIp(nc.spec.cidr4!, ip4!)).toBe(true);
       for (const ip of [ip6!, ip4!]) {
         const r = await probeFromRouter(state, ip);
         expect(r).toEqual({ ok: true, reply: pod.metadata.name });

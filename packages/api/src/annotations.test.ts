@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAnycast, parseIpAlgo, parsePinnedIp } from './annotations.js';
+import { parseIpv4Request, podIpv4Mode } from './ipv4.js';
 
 describe('annotation grammars', () => {
   it('ip-algo: trims, accepts known names, refuses others', () => {
@@ -42,5 +43,23 @@ describe('annotation grammars', () => {
       ok: false,
       error: expect.stringContaining('at most 16'),
     });
+  });
+});
+
+describe('ipv4 annotation', () => {
+  it('takes public or none, trimmed, and says what else it would take', () => {
+    expect(parseIpv4Request(undefined)).toBeUndefined();
+    expect(parseIpv4Request(' ')).toBeUndefined();
+    expect(parseIpv4Request(' public ')).toEqual({ ok: true, value: 'public' });
+    expect(parseIpv4Request('none')).toEqual({ ok: true, value: 'none' });
+    expect(parseIpv4Request('Public')).toEqual({
+      ok: false,
+      error: '"Public" is not one of public, none',
+    });
+  });
+
+  it('names a pod public with an IPv4 address of its own, none without', () => {
+    expect(podIpv4Mode({ ip4: '192.0.2.1' })).toBe('public');
+    expect(podIpv4Mode({})).toBe('none');
   });
 });

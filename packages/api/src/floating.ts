@@ -33,6 +33,13 @@ export const WIDEST_FLOATING_PREFIX = { 6: 48, 4: 16 } as const;
 export const celOverlap = (a: string, b: string) =>
   `(cidr(${a}).containsCIDR(cidr(${b})) || cidr(${b}).containsCIDR(cidr(${a})))`;
 
+/** A grant names its namespaces one way: by selector, or all of them, explicitly. */
+export const namespaceGrantRule: Rule<{ namespaceSelector?: unknown; anyNamespace?: boolean }> = {
+  cel: 'has(self.namespaceSelector) != (has(self.anyNamespace) && self.anyNamespace)',
+  message: 'a grant names its namespaces: either namespaceSelector or anyNamespace: true',
+  check: (g) => (g.namespaceSelector !== undefined) !== (g.anyNamespace === true),
+};
+
 export const FloatingGrant = withRules(
   z.object({
     namespaceSelector: LabelSelector.optional().describe(
@@ -57,13 +64,7 @@ export const FloatingGrant = withRules(
       'services.grants only: which LoadBalancer Services of these namespaces may get addresses, by their labels; absent: all of them.',
     ),
   }),
-  [
-    {
-      cel: 'has(self.namespaceSelector) != (has(self.anyNamespace) && self.anyNamespace)',
-      message: 'a grant names its namespaces: either namespaceSelector or anyNamespace: true',
-      check: (g) => (g.namespaceSelector !== undefined) !== (g.anyNamespace === true),
-    },
-  ],
+  [namespaceGrantRule],
 ).describe('Which namespaces may claim addresses from these ranges.');
 export type FloatingGrant = z.infer<typeof FloatingGrant>;
 

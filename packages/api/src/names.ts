@@ -20,6 +20,11 @@ export const AGENT_LABEL = `${GROUP}/agent`;
 export const IP_ALGO_ANNOTATION = `${GROUP}/ip-algo`;
 /** Pod annotation: the pinned address(es) the pod keeps wherever it runs ("IP" or "IPv6,IPv4"). */
 export const PINNED_IP_ANNOTATION = `${GROUP}/pinned-ip`;
+/**
+ * Pod annotation: `public` asks for a public IPv4 address (under a Pool's ipv4.assign:
+ * OnRequest, from a namespace its grants name); `none` asks for no IPv4 at all.
+ */
+export const IPV4_ANNOTATION = `${GROUP}/ipv4`;
 /** Pod annotation: comma-separated anycast addresses the pod serves (put on its `lo`, announced while Ready). */
 export const ANYCAST_ANNOTATION = `${GROUP}/anycast`;
 /** Pod annotation: comma-separated BGP communities ("A:B", "A:B:C") added to the pod's own announcements, from the Pool's allowedPodCommunities. */

@@ -6,6 +6,7 @@ import { Condition, ObjectMeta } from './meta.js';
 import { cidrString, ipString } from './net.js';
 import { FloatingGrant, MAX_CLUSTER_IP_RANGES, MAX_GRANTS, MAX_RANGES } from './floating.js';
 import { withRules } from './rules.js';
+import { NodeIpv4 } from './ipv4.js';
 import { API_VERSION, NODECONFIG_KIND } from './names.js';
 
 const NodeBgp = withRules(
@@ -47,6 +48,7 @@ export const NodeConfigSpec = withRules(
     cidr4: cidrString('cidr4', 4)
       .optional()
       .describe("The node's IPv4 slice; pods get /32s from it. Never changes once set."),
+    ipv4: NodeIpv4.optional(),
     pinnedCIDRs: z
       .array(cidrString('pinnedCIDRs[]'))
       .max(MAX_RANGES)
@@ -122,6 +124,13 @@ export const NodeConfigStatus = z
         pods: z.int().min(0).describe('Pods with committed addresses on this node.'),
         ipv6: z.int().min(0).describe('IPv6 addresses in use.'),
         ipv4: z.int().min(0).describe('IPv4 addresses in use.'),
+        ipv4Modes: z
+          .object({
+            public: z.int().min(0).describe('Pods with a public IPv4 address of their own.'),
+            none: z.int().min(0).describe('IPv6-only pods.'),
+          })
+          .optional()
+          .describe('Pods by how they reach IPv4.'),
         pinned: z.int().min(0).describe('Pinned addresses in use.'),
         anycast: z.int().min(0).describe('Anycast addresses announced.'),
       })

@@ -1,6 +1,7 @@
 // Pool: address ranges, BGP settings and the nodes they apply to. Cluster-scoped, written by users.
 import { z } from 'zod';
 import { IpAlgo } from './annotations.js';
+import { grantsNeedOnRequestRule, ipv4AssignShape } from './ipv4.js';
 import { FloatingRanges, ServiceRanges } from './floating.js';
 import { Asn, BgpRouteSettings, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, LabelSelector, ObjectMeta } from './meta.js';
@@ -55,6 +56,7 @@ const PoolIPv6 = withRules(
 
 const PoolIPv4 = withRules(
   z.object({
+    ...ipv4AssignShape,
     cidr: cidrString('ipv4.cidr', 4).describe(
       'The IPv4 range node slices are carved from, e.g. 192.0.2.0/24.',
     ),
@@ -67,8 +69,10 @@ const PoolIPv4 = withRules(
         "Length of each node's IPv4 slice (16..30, default 28); the first and last address are never used.",
       ),
   }),
-  nodePrefixRules(4),
-).describe('Optional IPv4 addressing: every node gets one slice of nodePrefixLength from cidr.');
+  [...nodePrefixRules(4), grantsNeedOnRequestRule],
+).describe(
+  'Optional IPv4 addressing: every node gets one slice of nodePrefixLength from cidr; assign says which pods get an address from it.',
+);
 
 const PoolBgp = withRules(
   z.object({

@@ -212,6 +212,21 @@ export const invalidCases: InvalidCase[] = [
     "ipv4.nodePrefixLength must be longer than the pool's prefix length",
   ),
   pool(
+    'ipv4 grants without assign: OnRequest',
+    (s) => (s.ipv4 = { ...s.ipv4, grants: [{ anyNamespace: true }] } as typeof s.ipv4),
+    'ipv4.grants applies to assign: OnRequest only (with Always every pod gets IPv4)',
+  ),
+  pool(
+    'ipv4 grant that names no namespace',
+    (s) => (s.ipv4 = { ...s.ipv4, assign: 'OnRequest', grants: [{}] } as typeof s.ipv4),
+    'a grant names its namespaces: either namespaceSelector or anyNamespace: true',
+  ),
+  nodeConfig(
+    'node ipv4 grants without assign: OnRequest',
+    (s) => (s['ipv4'] = { assign: 'Always', grants: [{ anyNamespace: true }] }),
+    'ipv4.grants applies to assign: OnRequest only (with Always every pod gets IPv4)',
+  ),
+  pool(
     'too many node prefixes',
     (s) => (s.ipv6.cidr = '2001:db8::/16'),
     'a pool holds at most 2^32 node prefixes',

@@ -45,6 +45,11 @@ export interface AllocationRequest {
   /** IPv6 interface-ID algorithm (default random). */
   algo?: IpAlgo;
   pinned?: PinnedAddresses;
+  /**
+   * An IPv4 address from the node's slice (default true when the node has one); false: IPv6
+   * only (a pinned IPv4 address is still taken).
+   */
+  ipv4?: boolean;
 }
 
 export interface Allocation {

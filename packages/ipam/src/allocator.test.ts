@@ -177,6 +177,23 @@ describe('IPv4', () => {
     expect(ok(alloc.allocate(req('a'))).ip4).toBeUndefined();
     expect(alloc.counts().ipv4).toBeUndefined();
   });
+
+  it('is left out for an IPv6-only request, which a full slice never stops', () => {
+    const { alloc } = setup({ cidr4: '192.0.2.8/30', pinnedCIDRs: ['198.51.100.0/28'] });
+    expect(ok(alloc.allocate(req('v4'))).ip4).toBe('192.0.2.9');
+    expect(ok(alloc.allocate(req('v4b'))).ip4).toBe('192.0.2.10');
+    expect(alloc.allocate(req('v4c')).ok).toBe(false);
+    const only6 = Array.from({ length: 20 }, (_, i) =>
+      ok(alloc.allocate({ ...req(`v6-${i}`), ipv4: false })),
+    );
+    expect(only6.every((a) => a.ip4 === undefined)).toBe(true);
+    expect(alloc.counts().ipv4?.allocated).toBe(2);
+    // A pinned IPv4 address is taken even so: the pod asked for that address by name.
+    const pinned = ok(
+      alloc.allocate({ ...req('pin'), ipv4: false, pinned: { ipv4: '198.51.100.5' } }),
+    );
+    expect(pinned.ip4).toBe('198.51.100.5');
+  });
 });
 
 describe('IPv6 exhaustion', () => {

@@ -143,7 +143,7 @@ export class AddressAllocator {
     let v4: Step | undefined;
     if (request.pinned?.ipv4) {
       v4 = this.pin(4, request.pinned.ipv4, holder);
-    } else if (this.books[4].prefix) {
+    } else if (this.books[4].prefix && request.ipv4 !== false) {
       // IPv4 slices are small: always the lowest free address (a stable pod still takes back its own).
       v4 = this.pick(4, INTERFACE_ID_ALGORITHMS.sequential, request, holder, algorithm.reclaim);
     }

@@ -109,4 +109,22 @@ describe('needsApply', () => {
     expect(withdrawn.spec.anycastGrants).toHaveLength(1);
     expect(needsApply(nc, withdrawn)).toBe(true);
   });
+
+  it('copies who gets IPv4 (assign, grants) to nodes with a slice, and leaves the default out', () => {
+    const v4 = { ...prefixes, cidr4: '192.0.2.0/28' };
+    const always = makePool('a', { ...baseSpec(), ipv4: { cidr: '192.0.2.0/24' } });
+    expect(desiredNodeConfig(always, node, v4).spec).not.toHaveProperty('ipv4');
+    const onRequest = makePool('a', {
+      ...baseSpec(),
+      ipv4: { cidr: '192.0.2.0/24', assign: 'OnRequest', grants: [grantTo('web')] },
+    });
+    const want = desiredNodeConfig(onRequest, node, v4);
+    expect(want.spec.ipv4).toEqual({ assign: 'OnRequest', grants: [grantTo('web')] });
+    // Without a slice there is nothing to assign.
+    expect(desiredNodeConfig(onRequest, node, prefixes).spec).not.toHaveProperty('ipv4');
+    const nc = stored(want);
+    expect(needsApply(nc, want)).toBe(false);
+    // Back to Always: the operator takes the field away again.
+    expect(needsApply(nc, desiredNodeConfig(always, node, v4))).toBe(true);
+  });
 });

@@ -86,6 +86,22 @@ function floating(
   };
 }
 
+/**
+ * Which pods get IPv4 (the Pool's ipv4 assign and grants), when the node has an IPv4 slice.
+ * Always without grants is left out: an agent reads its absence the same way, and NodeConfigs
+ * written before assign existed stay as they are.
+ */
+function ipv4(pool: Pool, cidr4: string | undefined): Pick<NodeConfigSpec, 'ipv4'> {
+  const range = pool.spec.ipv4;
+  if (!range || !cidr4 || (range.assign === 'Always' && range.grants === undefined)) return {};
+  return {
+    ipv4: {
+      assign: range.assign,
+      ...(range.grants ? { grants: structuredClone(range.grants) } : {}),
+    },
+  };
+}
+
 /** The cluster's Service CIDRs every node of the pool announces (never withdrawn: shared). */
 function clusterIPs(pool: Pool): Pick<NodeConfigSpec, 'clusterIPCIDRs'> {
   const cidrs = pool.spec.services?.clusterIPs;
@@ -122,6 +138,7 @@ export function desiredNodeConfig(
       pool: pool.metadata.name,
       cidr6: prefixes.cidr6,
       ...(prefixes.cidr4 ? { cidr4: prefixes.cidr4 } : {}),
+      ...ipv4(pool, prefixes.cidr4),
       ...floating(pool, 'pinned', withdrawn),
       ...floating(pool, 'anycast', withdrawn),
       ...floating(pool, 'services', withdrawn),
@@ -169,7 +186,8 @@ function differs(current: NodeConfig, path: string[], cur: unknown, want: unknow
 }
 
 /** Optional spec fields the operator copies from the Pool. */
-const FLOATING_FIELDS = [
+const COPIED_FIELDS = [
+  'ipv4',
   'pinnedCIDRs',
   'anycastCIDRs',
   'pinnedGrants',
@@ -184,7 +202,7 @@ export function needsApply(current: NodeConfig, desired: NodeConfigApply): boole
   const want = desired.spec;
   if (cur.pool !== want.pool || cur.cidr6 !== want.cidr6 || cur.cidr4 !== want.cidr4) return true;
   if (cur.bgp.asn !== want.bgp.asn || !deepEqual(cur.bgp.peers, want.bgp.peers)) return true;
-  for (const key of FLOATING_FIELDS) {
+  for (const key of COPIED_FIELDS) {
     if (differs(current, ['spec', key], cur[key], want[key])) return true;
   }
   for (const key of ROUTE_SETTINGS) {

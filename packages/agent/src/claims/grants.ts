@@ -26,7 +26,11 @@ function rangesOf(spec: NodeConfigSpec, kind: ClaimKind) {
     : { cidrs: spec.anycastCIDRs ?? [], grants: spec.anycastGrants ?? [] };
 }
 
-function covers(grant: FloatingGrant, namespace: NamespaceRef): boolean {
+/** Does a grant (of floating ranges or of IPv4) name this namespace? */
+export function covers(
+  grant: Pick<FloatingGrant, 'namespaceSelector' | 'anyNamespace'>,
+  namespace: NamespaceRef,
+): boolean {
   if (grant.anyNamespace === true) return true;
   const labels = { ...namespace.labels, [NAME_LABEL]: namespace.name };
   return grant.namespaceSelector !== undefined && matchesSelector(grant.namespaceSelector, labels);
@@ -59,4 +63,9 @@ export function allowedCommunities(spec: NodeConfigSpec, namespace?: NamespaceRe
     for (const c of list?.large ?? []) large.add(c);
   }
   return { standard: [...standard], large: [...large] };
+}
+
+/** May pods of `namespace` ask for IPv4 on this node (ipv4.assign: OnRequest, ipv4.grants)? */
+export function mayAskIpv4(spec: NodeConfigSpec, namespace: NamespaceRef): boolean {
+  return (spec.ipv4?.grants ?? []).some((g) => covers(g, namespace));
 }

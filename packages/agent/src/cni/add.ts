@@ -25,6 +25,8 @@ import {
   addressRequest,
   communityRequest,
   hostPortRequest,
+  ipv4Annotation,
+  ipv4Wanted,
   podIdentity,
   type AddressRequest,
 } from './pod-request.js';
@@ -96,15 +98,18 @@ export async function add(
     ),
     anycast: wanted.anycast,
   };
-  const asksFloating =
+  const ipv4 = refusing('FlockAddressRefused', () => ipv4Annotation(pod));
+  const asksGranted =
     floating.pinned.length > 0 ||
     floating.anycast.length > 0 ||
-    pod.metadata.annotations?.[BGP_COMMUNITIES_ANNOTATION] !== undefined;
+    pod.metadata.annotations?.[BGP_COMMUNITIES_ANNOTATION] !== undefined ||
+    (ipv4 === 'public' && spec.ipv4?.assign === 'OnRequest');
   // Grants select namespaces by label: read only when the pod asks for what they govern.
-  const namespace = asksFloating
+  const namespace = asksGranted
     ? await deps.claims.namespace(who.namespace)
     : { name: who.namespace, labels: {} };
   refusing('FlockAddressRefused', () => checkGrants(spec, namespace, floating));
+  const ipv4Carved = refusing('FlockAddressRefused', () => ipv4Wanted(pod, ipv4, spec, namespace));
   const communities = refusing('FlockCommunityRefused', () =>
     communityRequest(pod, allowedCommunities(spec, namespace)),
   );
@@ -121,7 +126,7 @@ export async function add(
       deps,
       node,
       request,
-      { pod, wanted, communities, floating, hostPorts },
+      { pod, wanted, communities, floating, hostPorts, ipv4: ipv4Carved },
       undo,
       time,
     );
@@ -141,6 +146,8 @@ async function attach(
     communities: string[];
     floating: FloatingRequest;
     hostPorts: HostPort[];
+    /** An IPv4 address from the node's slice (ipv4Wanted). */
+    ipv4: boolean;
   },
   undo: Undo,
   time: PhaseTimer,
@@ -154,6 +161,7 @@ async function attach(
     namespace: who.namespace,
     name: who.name,
     algo: wanted.algo,
+    ipv4: asked.ipv4,
     ...(wanted.pinned ? { pinned: wanted.pinned } : {}),
   });
   if (!allocated.ok) {

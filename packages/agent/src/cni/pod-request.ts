@@ -6,16 +6,20 @@ import {
   ANYCAST_ANNOTATION,
   BGP_COMMUNITIES_ANNOTATION,
   CniErrorCode,
+  IPV4_ANNOTATION,
   PINNED_IP_ANNOTATION,
   communitiesOutside,
   parseAnycast,
   parseCommunities,
+  parseIpv4Request,
   parsePinnedIp,
   parsePortMappings,
   reservedHostPortRefusal,
   type Communities,
   type HostPort,
   type IpAlgo,
+  type Ipv4Request,
+  type NodeConfigSpec,
   type Logger,
   type PinnedAddresses,
   type Pod,
@@ -23,6 +27,7 @@ import {
 } from '@flock/api';
 import { canonicalAddress, cidrsContainIp, resolveIpAlgo } from '@flock/ipam';
 import { CniCommandError } from '../core/cni-error.js';
+import { mayAskIpv4, type NamespaceRef } from '../claims/grants.js';
 
 interface PodIdentity {
   namespace: string;
@@ -85,6 +90,49 @@ export function addressRequest(
     );
   }
   return { algo, ...(pinned?.value ? { pinned: pinned.value } : {}), anycast: anycastIps };
+}
+
+/** The pod's ipv4 annotation (public, none), or why it is refused. */
+export function ipv4Annotation(pod: Pod): Ipv4Request | undefined {
+  const parsed = parseIpv4Request(pod.metadata?.annotations?.[IPV4_ANNOTATION]);
+  if (parsed && !parsed.ok) {
+    const who = `pod ${pod.metadata?.namespace}/${pod.metadata?.name}`;
+    throw new CniCommandError(
+      CniErrorCode.NotAllowed,
+      `${who}: annotation ${IPV4_ANNOTATION}: ${parsed.error}`,
+    );
+  }
+  return parsed?.value;
+}
+
+/**
+ * Does the pod get an IPv4 address from the node's slice? Under assign: Always every pod
+ * does, unless it asks for none; under OnRequest only a pod that asks, from a namespace the
+ * grants name. A pod that asks where it cannot get one is refused: it needs IPv4, and starting
+ * it without would fail later and less clearly.
+ */
+export function ipv4Wanted(
+  pod: Pod,
+  asked: Ipv4Request | undefined,
+  spec: NodeConfigSpec,
+  namespace: NamespaceRef,
+): boolean {
+  if (asked === 'none') return false;
+  const who = `pod ${pod.metadata?.namespace}/${pod.metadata?.name}`;
+  if (spec.cidr4 === undefined) {
+    if (asked === undefined) return false;
+    throw new CniCommandError(
+      CniErrorCode.NotAllowed,
+      `${who} asks for public IPv4 (annotation ${IPV4_ANNOTATION}), but this node's Pool has no ipv4 range`,
+    );
+  }
+  if ((spec.ipv4?.assign ?? 'Always') === 'Always') return true;
+  if (asked === undefined) return false;
+  if (mayAskIpv4(spec, namespace)) return true;
+  throw new CniCommandError(
+    CniErrorCode.NotAllowed,
+    `${who} asks for public IPv4, but no grant of this node's Pool names namespace ${namespace.name} (ipv4.grants)`,
+  );
 }
 
 /**

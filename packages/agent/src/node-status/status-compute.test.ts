@@ -54,7 +54,14 @@ describe('NodeConfig status', () => {
       ['PolicyApplied', 'Unknown', 'NotReported'],
     ]);
     expect(s.conditions?.every((c) => c.observedGeneration === 3)).toBe(true);
-    expect(s.allocations).toEqual({ pods: 2, ipv6: 2, ipv4: 1, pinned: 1, anycast: 1 });
+    expect(s.allocations).toEqual({
+      pods: 2,
+      ipv6: 2,
+      ipv4: 1,
+      ipv4Modes: { public: 1, none: 1 },
+      pinned: 1,
+      anycast: 1,
+    });
     expect(s.advertisedRoutes).toBe(4);
     expect(s.bgpPeers?.map((p) => [p.address, p.state, p.protocol])).toEqual([
       [P1.address, 'Established', 'peer_2001_db8_ffff__1'],

@@ -14,6 +14,8 @@
 import {
   NodeConfigConditions,
   NodeConfigStatus,
+  PodIpv4Mode,
+  podIpv4Mode,
   setCondition,
   type Condition,
   type ConditionInput,
@@ -183,6 +185,9 @@ export function computeNodeStatus(
       pods: new Set(committed.map((e) => `${e.namespace}/${e.pod}/${e.podUID}`)).size,
       ipv6: committed.length,
       ipv4: committed.filter((e) => e.ip4).length,
+      ipv4Modes: Object.fromEntries(
+        PodIpv4Mode.options.map((m) => [m, committed.filter((e) => podIpv4Mode(e) === m).length]),
+      ) as Record<PodIpv4Mode, number>,
       pinned: committed.filter((e) => e.pinned).length,
       anycast: inputs.anycastAnnounced,
     },

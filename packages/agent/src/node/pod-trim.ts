@@ -5,6 +5,7 @@ import {
   ANYCAST_ANNOTATION,
   BGP_COMMUNITIES_ANNOTATION,
   CLAIM_KEY_ANNOTATION,
+  IPV4_ANNOTATION,
   IP_ALGO_ANNOTATION,
   MAX_ANNOTATION_BYTES,
   OVERSIZE,
@@ -38,6 +39,7 @@ const POD_ANNOTATIONS: ReadonlySet<string> = new Set([
   ANYCAST_ANNOTATION,
   BGP_COMMUNITIES_ANNOTATION,
   CLAIM_KEY_ANNOTATION,
+  IPV4_ANNOTATION,
 ]);
 /**
  * Why a cached pod's labels and named ports were not kept (undefined: they were). Such a pod

@@ -1,4 +1,13 @@
-import { CniErrorCode, silentLogger } from '@flock/api';
+import {
+  ANYCAST_ANNOTATION,
+  BGP_COMMUNITIES_ANNOTATION,
+  CLAIM_KEY_ANNOTATION,
+  CniErrorCode,
+  IPV4_ANNOTATION,
+  IP_ALGO_ANNOTATION,
+  PINNED_IP_ANNOTATION,
+  silentLogger,
+} from '@flock/api';
 import { pod } from '@flock/api/testing';
 import { PODS } from '@flock/kube';
 import { FakeApiServer } from '@flock/kube/testing';
@@ -133,6 +142,22 @@ describe('the pod cache', () => {
     expect(JSON.stringify(cached).length).toBeLessThan(MAX_ANNOTATION_BYTES);
     // The kept marker is no address: the pod is refused, never given one.
     expect(parsePinnedIp(OVERSIZE)?.ok).toBe(false);
+  });
+
+  it('keeps every annotation a CNI ADD reads (a dropped one is a request silently ignored)', () => {
+    const read = {
+      [IP_ALGO_ANNOTATION]: 'stable',
+      [PINNED_IP_ANNOTATION]: '2001:db8:200::7',
+      [ANYCAST_ANNOTATION]: '2001:db8:300::53',
+      [BGP_COMMUNITIES_ANNOTATION]: '65000:1',
+      [CLAIM_KEY_ANNOTATION]: 'Deployment/web',
+      [IPV4_ANNOTATION]: 'public',
+    };
+    const cached = CachedPod.parse({
+      metadata: { name: 'p', namespace: 'shop', annotations: read },
+      spec: { containers: [] },
+    });
+    expect(cached.metadata.annotations).toEqual(read);
   });
 
   it('a pod over 64 labels or 64 named ports is kept without them, marked over-limit (fail-closed)', () => {

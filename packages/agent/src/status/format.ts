@@ -71,11 +71,12 @@ export function formatStatus(s: AgentStatus): string {
   if (s.allocations.length)
     lines.push(
       ...table([
-        ['POD', 'IPV6', 'IPV4', 'FLAGS', 'STATE'],
+        ['POD', 'IPV6', 'IPV4', 'IPV4 MODE', 'FLAGS', 'STATE'],
         ...s.allocations.map((a) => [
           `${a.namespace}/${a.pod}`,
           a.ip6,
           a.ip4 ?? '-',
+          a.ipv4Mode,
           [a.pinned ? 'pinned' : '', a.anycast.length ? `anycast ${a.anycast.join(',')}` : '']
             .filter(Boolean)
             .join(' ') || '-',

@@ -1,6 +1,7 @@
 // What `flock-agent status` shows, as one JSON document: the BGP sessions, what BIRD exports,
 // this node's allocations, the pinned and anycast addresses announced, NetworkPolicy. The agent
 // builds it from its running parts; the command validates what it reads with the same schema.
+import { PodIpv4Mode, podIpv4Mode } from '@flock/api';
 import { z } from 'zod';
 import type { AllocationEntry } from '../store/index.js';
 import { secondsSince } from '../core/metrics.js';
@@ -35,6 +36,7 @@ const Allocation = z.object({
   containerID: z.string(),
   ip6: z.string(),
   ip4: z.string().optional(),
+  ipv4Mode: PodIpv4Mode,
   pinned: z.boolean(),
   anycast: z.array(z.string()),
   state: z.enum(['pending', 'committed']),
@@ -143,6 +145,7 @@ export function agentStatus(s: StatusSources): AgentStatus {
       containerID: e.containerID,
       ip6: e.ip6,
       ...(e.ip4 ? { ip4: e.ip4 } : {}),
+      ipv4Mode: podIpv4Mode(e),
       pinned: e.pinned,
       anycast: e.anycast,
       state: e.state,

@@ -115,10 +115,9 @@ describe('flock-agent status', () => {
         uptimeSeconds: expect.any(Number),
       }),
     ]);
-    expect(json.allocations.map((a) => `${a.pod} ${a.pinned} ${a.anycast.join()}`).sort()).toEqual([
-      'any false 2001:db8:300::1',
-      'pinned true ',
-    ]);
+    expect(
+      json.allocations.map((a) => `${a.pod} ${a.pinned} ${a.anycast.join()} ${a.ipv4Mode}`).sort(),
+    ).toEqual(['any false 2001:db8:300::1 public', 'pinned true  public']);
     expect(json.addresses.find((a) => a.family === 'ipv4')).toMatchObject({
       prefix: '192.0.2.16/28',
       used: 2,
@@ -131,7 +130,7 @@ describe('flock-agent status', () => {
     expect(out.stdout).toContain('Routes exported: 2 aggregate, 1 pinned, 1 anycast');
     expect(out.stdout).toContain('anycast:    2001:db8:300::1 (1 pod)');
     expect(out.stdout).toMatch(
-      /^ {2}default\/pinned +2001:db8:200::7 +192\.0\.2\.\d+ +pinned +committed$/m,
+      /^ {2}default\/pinned +2001:db8:200::7 +192\.0\.2\.\d+ +public +pinned +committed$/m,
     );
     expect(out.stdout).toMatch(/^NetworkPolicy: applied \(Applied\)/m);
   });
