@@ -34,6 +34,13 @@ const benches = [
     ['npx', ['tsc', '-b', 'packages/netpol/tsconfig.testing.json']],
     ['node', ['packages/netpol/dist/bench/hostport-dnat.js']],
   ],
+  // Private IPv4: new UDP flows/s and one flow's packets/s, routed vs SNAT, interleaved (root,
+  // python3, conntrack).
+  [
+    'netpol: private IPv4 SNAT vs routed (root)',
+    ['npx', ['tsc', '-b', 'packages/netpol/tsconfig.testing.json']],
+    ['node', ['packages/netpol/dist/bench/snat.js']],
+  ],
   ['agent: datapath setup/teardown (root)', npmBench('@flock/agent')],
   [
     'agent: NetworkPolicy pass from the caches',

@@ -1,14 +1,24 @@
 // `lab status`: what the lab looks like right now, from its state file — nodes, NodeConfigs and
 // pods (kubectl), the routes the router learned, and a TCP check from the router to every pod.
 import { z } from 'zod';
+import { AgentStatus } from '@flock/agent';
 import { run } from '@flock/exec';
 import { PodList } from '../core/pod-list.js';
 import { labScript, WORKLOAD_PORT } from '../core/plan.js';
+import { AGENT_MAIN } from '../node/lab-node.js';
 import type { LabState } from '../core/state.js';
 import { inNetns, type NetnsRef } from '../core/workloads.js';
 
 const PROBE = labScript('probe');
 export { WORKLOAD_PORT } from '../core/plan.js';
+
+/** `flock-agent status -o json` of a node whose agent runs as a process (the lab's default). */
+export async function agentStatusOf(node: { socketPath: string }): Promise<AgentStatus> {
+  const { stdout } = await run(process.execPath, [
+    ...[AGENT_MAIN, 'status', '--socket', node.socketPath, '-o', 'json'],
+  ]);
+  return AgentStatus.parse(JSON.parse(stdout));
+}
 
 export function kubectl(state: LabState, args: string[]) {
   return run('kubectl', ['--kubeconfig', state.kubeconfig, ...args], {

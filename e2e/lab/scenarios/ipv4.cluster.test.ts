@@ -2,15 +2,12 @@
 // ipv4.assign is OnRequest gives a public /32 only to pods that ask from a granted namespace;
 // the others are IPv6-only, so a node with a /28 (14 usable addresses) runs 100 pods and more.
 import { IPV4_ANNOTATION, NodeConfig, cidrContainsIp } from '@flock/api';
-import { AgentStatus } from '@flock/agent';
-import { run } from '@flock/exec';
 import { NAMESPACES, NODECONFIGS, POOLS, objectPath } from '@flock/kube';
 import { eventually } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
-import { AGENT_MAIN } from '../node/lab-node.js';
 import { samplePool, workloadContainer } from '../core/plan.js';
 import { DEPLOYMENTS, listPods, waitForPods, waitForReadyPods } from '../core/workloads.js';
-import { probeFromRouter } from '../probes/status.js';
+import { agentStatusOf, probeFromRouter } from '../probes/status.js';
 import { readState } from '../core/state.js';
 import { startLab } from '../core/test-lab.js';
 
@@ -128,15 +125,7 @@ describe('public IPv4 by request (ipv4.assign: OnRequest)', () => {
     expect(counts.ipv4Modes!.public).toBe(counts.ipv4);
     expect(counts.ipv4).toBeLessThanOrEqual(2 ** (32 - SLICE) - 2);
 
-    const status = await run(process.execPath, [
-      AGENT_MAIN,
-      'status',
-      '--socket',
-      lab.nodes[0]!.socketPath,
-      '-o',
-      'json',
-    ]);
-    const s = AgentStatus.parse(JSON.parse(status.stdout));
+    const s = await agentStatusOf(lab.nodes[0]!);
     const mode = (pod: string) => s.allocations.find((a) => a.pod.startsWith(pod))?.ipv4Mode;
     expect(mode('asks-')).toBe('public');
     expect(mode('plain-')).toBe('none');

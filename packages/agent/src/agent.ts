@@ -27,9 +27,11 @@ import { PodLookupWithFallback, fetchPod, nodePods } from './node/pods.js';
 import {
   PeerRanges,
   PolicyReconciler,
+  onSnatChange,
   podSources,
   policyCaches,
   policyWarnings,
+  privateSnat,
   storeDropCounters,
 } from './policy/index.js';
 import { Blackholes } from './routing/blackholes.js';
@@ -88,8 +90,14 @@ function buildAgent(deps: AgentDeps) {
     maxQuarantineMs: config.addressQuarantineMs,
     ...(deps.storeFileSystem ? { fileSystem: deps.storeFileSystem } : {}),
   });
+  // A pass of the policy table when the NodeConfig's SNAT changes (the cache calls this only
+  // once started, after `policy` below exists).
+  const nodeConfigChanged = [
+    nodeConfigEvents(events, nodeName),
+    onSnatChange(() => policy?.trigger()),
+  ];
   const nodeConfig = new NodeConfigTracker({
-    onChange: nodeConfigEvents(events, nodeName),
+    onChange: (nc) => nodeConfigChanged.forEach((listener) => listener(nc)),
     transport,
     nodeName,
     logger,
@@ -164,6 +172,7 @@ function buildAgent(deps: AgentDeps) {
         logger,
         resyncMs: config.resyncMs,
         logDroppedPerSecond: config.logDeniedPerSecond,
+        snat: () => privateSnat(nodeConfig.current()?.nodeConfig.spec),
         ...(config.healthPort ? { nodePortsClosedToPods: [config.healthPort] } : {}),
         warn: policyWarnings(events),
         floating: {

@@ -58,8 +58,14 @@ describe('ipv4 annotation', () => {
     });
   });
 
-  it('names a pod public with an IPv4 address of its own, none without', () => {
-    expect(podIpv4Mode({ ip4: '192.0.2.1' })).toBe('public');
-    expect(podIpv4Mode({})).toBe('none');
+  it("names a pod's IPv4 mode by its address and its node's slice and mode", () => {
+    const publicNode = { cidr4: '192.0.2.0/28' };
+    const privateNode = { cidr4: '10.1.0.0/24', ipv4: { mode: 'Private' as const } };
+    expect(podIpv4Mode({ ip4: '192.0.2.1' }, publicNode)).toBe('public');
+    expect(podIpv4Mode({}, publicNode)).toBe('none');
+    expect(podIpv4Mode({ ip4: '10.1.0.7' }, privateNode)).toBe('private');
+    expect(podIpv4Mode({}, privateNode)).toBe('none');
+    // A pinned address lies outside the slice: it is public wherever the pod runs.
+    expect(podIpv4Mode({ ip4: '198.51.100.5' }, privateNode)).toBe('public');
   });
 });

@@ -40,17 +40,23 @@ export const namespaceGrantRule: Rule<{ namespaceSelector?: unknown; anyNamespac
   check: (g) => (g.namespaceSelector !== undefined) !== (g.anyNamespace === true),
 };
 
+/** The namespaces a grant names: by their labels, or all of them (what may claim or ask). */
+export const namespaceGrantShape = (may: string, anyWarning: string) => ({
+  namespaceSelector: LabelSelector.optional().describe(
+    `The namespaces that may ${may}, by their labels (kubernetes.io/metadata.name: NAME selects one namespace by name).`,
+  ),
+  anyNamespace: z
+    .boolean()
+    .optional()
+    .describe(`Every namespace of the cluster may ${may}: ${anyWarning}`),
+});
+
 export const FloatingGrant = withRules(
   z.object({
-    namespaceSelector: LabelSelector.optional().describe(
-      'The namespaces that may claim, by their labels (kubernetes.io/metadata.name: NAME selects one namespace by name).',
+    ...namespaceGrantShape(
+      'claim',
+      'INSECURE (flock before grants). Any tenant can then take any free address of these ranges; see docs/operations.md.',
     ),
-    anyNamespace: z
-      .boolean()
-      .optional()
-      .describe(
-        'INSECURE: every namespace of the cluster may claim (flock before grants). Any tenant can then take any free address of these ranges; see docs/operations.md.',
-      ),
     cidrs: z
       .array(cidrString('grants[].cidrs[]'))
       .min(1)

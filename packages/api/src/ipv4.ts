@@ -4,8 +4,8 @@
 // IPv6-only pods with a few IPv4 ones under OnRequest.
 import { z } from 'zod';
 import type { Parsed } from './annotations.js';
-import { namespaceGrantRule, MAX_GRANTS } from './floating.js';
-import { LabelSelector } from './meta.js';
+import { MAX_GRANTS, namespaceGrantRule, namespaceGrantShape } from './floating.js';
+import { cidrContainsIp, cidrString } from './net.js';
 import { withRules } from './rules.js';
 
 export const Ipv4Assign = z.enum(['Always', 'OnRequest']);
@@ -14,15 +14,7 @@ export const DEFAULT_IPV4_ASSIGN: Ipv4Assign = 'Always';
 
 /** The namespaces whose pods may ask for IPv4 under OnRequest. */
 export const NamespaceGrant = withRules(
-  z.object({
-    namespaceSelector: LabelSelector.optional().describe(
-      'The namespaces whose pods may ask, by their labels (kubernetes.io/metadata.name: NAME selects one namespace by name).',
-    ),
-    anyNamespace: z
-      .boolean()
-      .optional()
-      .describe('Every namespace of the cluster may ask: any tenant can then use up the slice.'),
-  }),
+  z.object(namespaceGrantShape('ask', 'any tenant can then use up the slices.')),
   [namespaceGrantRule],
 ).describe('Which namespaces may ask for an IPv4 address.');
 export type NamespaceGrant = z.infer<typeof NamespaceGrant>;
@@ -38,6 +30,33 @@ export const ipv4AssignShape = {
   grants: z.array(NamespaceGrant).max(MAX_GRANTS).optional().describe(grantsDescription),
 };
 
+/**
+ * Public: routable addresses, each node announces its slice. Private: private space, never
+ * announced, SNAT to the node's IPv4 address for destinations outside the cluster.
+ */
+export const Ipv4Mode = z.enum(['Public', 'Private']);
+export type Ipv4Mode = z.infer<typeof Ipv4Mode>;
+
+/** A node's IPv4 slice by default: 14 public addresses are scarce, 254 private ones are not. */
+export const DEFAULT_IPV4_NODE_PREFIX: Record<Ipv4Mode, number> = { Public: 28, Private: 24 };
+/** The slice length in force, as CEL over a Pool's ipv4. */
+export const IPV4_NODE_PREFIX_CEL = `(has(self.nodePrefixLength) ? self.nodePrefixLength : (self.mode == 'Private' ? ${DEFAULT_IPV4_NODE_PREFIX.Private} : ${DEFAULT_IPV4_NODE_PREFIX.Public}))`;
+/** The slice length in force of a Pool's ipv4. */
+export const ipv4NodePrefixLength = (v: {
+  mode?: Ipv4Mode;
+  nodePrefixLength?: number | undefined;
+}) => v.nodePrefixLength ?? DEFAULT_IPV4_NODE_PREFIX[v.mode ?? 'Public'];
+
+/** Private addresses are nothing to ask for: every pod of a Private pool gets one. */
+export const privateAssignsAlwaysRule = {
+  cel: "self.mode == 'Public' || self.assign == 'Always'",
+  message:
+    'ipv4.assign: OnRequest is for public IPv4 (mode: Public); every pod of a Private pool gets an address',
+  field: 'assign',
+  check: (v: { mode: Ipv4Mode; assign: Ipv4Assign }) =>
+    v.mode === 'Public' || v.assign === 'Always',
+};
+
 /** Grants mean something only when pods ask: with Always they would be a silent no-op. */
 export const grantsNeedOnRequestRule = {
   cel: "self.assign == 'OnRequest' || !has(self.grants)",
@@ -47,9 +66,25 @@ export const grantsNeedOnRequestRule = {
     v.assign === 'OnRequest' || v.grants === undefined,
 };
 
-/** A NodeConfig's IPv4 assignment (copied from its Pool's ipv4). */
-export const NodeIpv4 = withRules(z.object(ipv4AssignShape), [grantsNeedOnRequestRule]).describe(
-  "Which pods get an IPv4 address from cidr4 (copied from the Pool's ipv4); absent: every pod.",
+/** The most IPv4 ranges a node keeps unNATed. */
+export const MAX_CLUSTER_CIDRS = 16;
+
+/** A NodeConfig's IPv4 assignment and mode (copied from its Pool's ipv4). */
+export const NodeIpv4 = withRules(
+  z.object({
+    ...ipv4AssignShape,
+    mode: Ipv4Mode.optional().describe('Public (absent) or Private (copied from the Pool).'),
+    clusterCIDRs: z
+      .array(cidrString('ipv4.clusterCIDRs[]', 4))
+      .max(MAX_CLUSTER_CIDRS)
+      .optional()
+      .describe(
+        "Private mode: destinations pods reach with their own address, unNATed (the Pool's ipv4.cidr).",
+      ),
+  }),
+  [grantsNeedOnRequestRule],
+).describe(
+  "Which pods get an IPv4 address from cidr4, and whether it is private (copied from the Pool's ipv4); absent: every pod, public.",
 );
 export type NodeIpv4 = z.infer<typeof NodeIpv4>;
 
@@ -69,10 +104,25 @@ export function parseIpv4Request(raw: string | undefined): Parsed<Ipv4Request> |
       };
 }
 
-/** How a pod reaches IPv4: its own public address, or none (IPv6 only). */
-export const PodIpv4Mode = z.enum(['public', 'none']);
+/**
+ * How a pod reaches IPv4: its own public address, a private one (SNAT to the node's address
+ * beyond the cluster), or none (IPv6 only).
+ */
+export const PodIpv4Mode = z.enum(['public', 'private', 'none']);
 export type PodIpv4Mode = z.infer<typeof PodIpv4Mode>;
 
-/** A committed pod's IPv4 mode, from what it holds. */
-export const podIpv4Mode = (entry: { ip4?: string | undefined }): PodIpv4Mode =>
-  entry.ip4 === undefined ? 'none' : 'public';
+/**
+ * A pod's IPv4 mode, from what it holds and its node's spec: an address of a Private node's
+ * slice is private; any other (a public slice, a pinned address) is public.
+ */
+export function podIpv4Mode(
+  entry: { ip4?: string | undefined },
+  node: { cidr4?: string | undefined; ipv4?: { mode?: Ipv4Mode | undefined } | undefined },
+): PodIpv4Mode {
+  if (entry.ip4 === undefined) return 'none';
+  const isPrivate =
+    node.ipv4?.mode === 'Private' &&
+    node.cidr4 !== undefined &&
+    cidrContainsIp(node.cidr4, entry.ip4);
+  return isPrivate ? 'private' : 'public';
+}

@@ -127,6 +127,12 @@ export const NodeConfigStatus = z
         ipv4Modes: z
           .object({
             public: z.int().min(0).describe('Pods with a public IPv4 address of their own.'),
+            private: z
+              .int()
+              .min(0)
+              .describe(
+                "Pods with a private IPv4 address (SNAT to the node's beyond the cluster).",
+              ),
             none: z.int().min(0).describe('IPv6-only pods.'),
           })
           .optional()

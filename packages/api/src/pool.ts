@@ -1,7 +1,15 @@
 // Pool: address ranges, BGP settings and the nodes they apply to. Cluster-scoped, written by users.
 import { z } from 'zod';
 import { IpAlgo } from './annotations.js';
-import { grantsNeedOnRequestRule, ipv4AssignShape } from './ipv4.js';
+import {
+  DEFAULT_IPV4_NODE_PREFIX,
+  IPV4_NODE_PREFIX_CEL,
+  Ipv4Mode,
+  grantsNeedOnRequestRule,
+  ipv4AssignShape,
+  ipv4NodePrefixLength,
+  privateAssignsAlwaysRule,
+} from './ipv4.js';
 import { FloatingRanges, ServiceRanges } from './floating.js';
 import { Asn, BgpRouteSettings, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, LabelSelector, ObjectMeta } from './meta.js';
@@ -13,25 +21,33 @@ import { API_VERSION, POOL_KIND } from './names.js';
 /** A pool holds at most 2^32 node prefixes: nobody has more nodes, and counts stay exact. */
 export const MAX_NODE_PREFIX_BITS = 32;
 
-function nodePrefixRules(family: 4 | 6) {
+/**
+ * The rules of a family's node prefix length. `length` is the CEL of the length in force (IPv4's
+ * default depends on the mode), `resolve` the same in TypeScript.
+ */
+function nodePrefixRules<T extends { cidr: string }>(
+  family: 4 | 6,
+  length: string,
+  resolve: (v: T) => number,
+) {
   const name = `ipv${family}`;
   return [
     {
-      cel: `!isCIDR(self.cidr) || self.nodePrefixLength > cidr(self.cidr).prefixLength()`,
+      cel: `!isCIDR(self.cidr) || ${length} > cidr(self.cidr).prefixLength()`,
       message: `${name}.nodePrefixLength must be longer than the pool's prefix length`,
       field: 'nodePrefixLength',
-      check: (v: { cidr: string; nodePrefixLength: number }) => {
+      check: (v: T) => {
         const p = splitCidr(v.cidr);
-        return !p || v.nodePrefixLength > p.prefixLength;
+        return !p || resolve(v) > p.prefixLength;
       },
     },
     {
-      cel: `!isCIDR(self.cidr) || self.nodePrefixLength - cidr(self.cidr).prefixLength() <= ${MAX_NODE_PREFIX_BITS}`,
+      cel: `!isCIDR(self.cidr) || ${length} - cidr(self.cidr).prefixLength() <= ${MAX_NODE_PREFIX_BITS}`,
       message: `${name}: a pool holds at most 2^${MAX_NODE_PREFIX_BITS} node prefixes; shorten nodePrefixLength or lengthen the pool's prefix`,
       field: 'nodePrefixLength',
-      check: (v: { cidr: string; nodePrefixLength: number }) => {
+      check: (v: T) => {
         const p = splitCidr(v.cidr);
-        return !p || v.nodePrefixLength - p.prefixLength <= MAX_NODE_PREFIX_BITS;
+        return !p || resolve(v) - p.prefixLength <= MAX_NODE_PREFIX_BITS;
       },
     },
   ];
@@ -51,7 +67,11 @@ const PoolIPv6 = withRules(
         "Length of each node's prefix (48..120, default 64); each pod gets one /128 from it.",
       ),
   }),
-  nodePrefixRules(6),
+  nodePrefixRules(
+    6,
+    'self.nodePrefixLength',
+    (v: { cidr: string; nodePrefixLength: number }) => v.nodePrefixLength,
+  ),
 ).describe('IPv6 addressing: every node gets one prefix of nodePrefixLength from cidr.');
 
 const PoolIPv4 = withRules(
@@ -60,16 +80,28 @@ const PoolIPv4 = withRules(
     cidr: cidrString('ipv4.cidr', 4).describe(
       'The IPv4 range node slices are carved from, e.g. 192.0.2.0/24.',
     ),
+    mode: Ipv4Mode.default('Public').describe(
+      "Public (default): the addresses are routable, every node announces its slice. Private: the range is private space, never announced; pods reach destinations outside the cluster from the node's IPv4 address (SNAT), and pods of one node reach each other with their own addresses.",
+    ),
     nodePrefixLength: z
       .int()
       .min(16)
       .max(30)
-      .default(28)
+      .optional()
       .describe(
-        "Length of each node's IPv4 slice (16..30, default 28); the first and last address are never used.",
+        `Length of each node's IPv4 slice (16..30; default ${DEFAULT_IPV4_NODE_PREFIX.Public} when Public, ${DEFAULT_IPV4_NODE_PREFIX.Private} when Private); the first and last address are never used.`,
       ),
   }),
-  [...nodePrefixRules(4), grantsNeedOnRequestRule],
+  [
+    ...nodePrefixRules(
+      4,
+      IPV4_NODE_PREFIX_CEL,
+      (v: { cidr: string; mode: Ipv4Mode; nodePrefixLength?: number | undefined }) =>
+        ipv4NodePrefixLength(v),
+    ),
+    grantsNeedOnRequestRule,
+    privateAssignsAlwaysRule,
+  ],
 ).describe(
   'Optional IPv4 addressing: every node gets one slice of nodePrefixLength from cidr; assign says which pods get an address from it.',
 );

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AddressClaim, claimName } from './address-claim.js';
 import { NodeConfig, NodeConfigSpec } from './nodeconfig.js';
+import { ipv4NodePrefixLength } from './ipv4.js';
 import { Pool, PoolSpec } from './pool.js';
 import {
   claimObject,
@@ -37,7 +38,15 @@ describe('Pool and NodeConfig schemas', () => {
     expect(spec.ipv6.nodePrefixLength).toBe(64);
     expect(spec.bgp.peers).toEqual([]);
     const v4 = PoolSpec.parse({ ...validPoolSpec(), ipv4: { cidr: '10.0.0.0/16' } });
-    expect(v4.ipv4?.nodePrefixLength).toBe(28);
+    expect(v4.ipv4).toEqual({ cidr: '10.0.0.0/16', assign: 'Always', mode: 'Public' });
+    // The slice length follows the mode: 14 scarce public addresses, 254 private ones.
+    expect(ipv4NodePrefixLength(v4.ipv4!)).toBe(28);
+    const private4 = PoolSpec.parse({
+      ...validPoolSpec(),
+      ipv4: { cidr: '10.0.0.0/16', mode: 'Private' },
+    });
+    expect(ipv4NodePrefixLength(private4.ipv4!)).toBe(24);
+    expect(ipv4NodePrefixLength({ ...private4.ipv4!, nodePrefixLength: 26 })).toBe(26);
     const bfd = PoolSpec.parse({
       ...validPoolSpec(),
       bgp: {

@@ -46,7 +46,12 @@ describe('test object builders', () => {
   it('pool: a complete spec comes out as given', () => {
     const spec = {
       ipv6: { cidr: '2001:db8::/56', nodePrefixLength: 64 },
-      ipv4: { cidr: '10.0.0.0/16', nodePrefixLength: 28, assign: 'Always' as const },
+      ipv4: {
+        cidr: '10.0.0.0/16',
+        nodePrefixLength: 28,
+        assign: 'Always' as const,
+        mode: 'Public' as const,
+      },
       bgp: { asn: 64513, peers: [] },
     };
     expect(pool({ name: 'p', spec })).toStrictEqual({

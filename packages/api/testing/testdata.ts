@@ -221,6 +221,16 @@ export const invalidCases: InvalidCase[] = [
     (s) => (s.ipv4 = { ...s.ipv4, assign: 'OnRequest', grants: [{}] } as typeof s.ipv4),
     'a grant names its namespaces: either namespaceSelector or anyNamespace: true',
   ),
+  pool(
+    'private ipv4 on request',
+    (s) => (s.ipv4 = { ...s.ipv4, mode: 'Private', assign: 'OnRequest' } as typeof s.ipv4),
+    'ipv4.assign: OnRequest is for public IPv4 (mode: Public); every pod of a Private pool gets an address',
+  ),
+  pool(
+    'private ipv4 range too small for its default slice',
+    (s) => ((s as Record<string, unknown>)['ipv4'] = { cidr: '10.0.0.0/24', mode: 'Private' }),
+    "ipv4.nodePrefixLength must be longer than the pool's prefix length",
+  ),
   nodeConfig(
     'node ipv4 grants without assign: OnRequest',
     (s) => (s['ipv4'] = { assign: 'Always', grants: [{ anyNamespace: true }] }),

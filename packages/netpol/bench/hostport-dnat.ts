@@ -19,21 +19,22 @@
 // chunks of 20: a chunk the scheduler interrupted is an outlier); the whole loop's rate, of
 // datagrams the pod received (its eth0), is printed too, and a sample where the pod received
 // fewer than 99 % of the datagrams stops the bench. Not a test.
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { HostPort } from '@flock/api';
 import { run } from '@flock/exec';
-import type { Netns } from '@flock/testkit';
 import { PolicyLab, UPLINK, type Endpoint } from '../testing/lab.js';
-
-// From dist/bench/ the script stays in the source tree.
-const SCRIPT = fileURLToPath(
-  new URL(
-    import.meta.url.endsWith('.ts') ? './hostport-flood.py' : '../../bench/hostport-flood.py',
-    import.meta.url,
-  ),
-);
+import {
+  floodSample,
+  floodSender,
+  kilo,
+  macOf,
+  med,
+  option,
+  spawnFlood,
+  spread,
+  type FloodKind,
+  type Sample,
+} from './flood.js';
 
 const WEB: Endpoint = {
   ref: 'bench/web',
@@ -77,8 +78,8 @@ const NAIVE_SCRIPT = [
 
 const VARIANTS = ['a', 'b', 'c', 'd'] as const;
 type Variant = (typeof VARIANTS)[number];
-const KINDS = ['new', 'one'] as const;
-type Kind = (typeof KINDS)[number];
+const KINDS: readonly FloodKind[] = ['new', 'one'];
+type Kind = FloodKind;
 
 const LABEL: Record<Variant, string> = {
   a: 'a: flock, 1 mapping',
@@ -86,102 +87,6 @@ const LABEL: Record<Variant, string> = {
   c: 'c: 1,000 sequential nft rules (target last)',
   d: "d: no DNAT (the pod's address)",
 };
-
-let interpreter: Promise<string> | undefined;
-/** python3's own path (a pyenv shim on PATH costs 100 ms a start). */
-function python(): Promise<string> {
-  interpreter ??= run('python3', ['-c', 'import sys; print(sys.executable)']).then((r) =>
-    r.stdout.trim(),
-  );
-  return interpreter;
-}
-
-/** A child that answers one line per command. */
-class Lines {
-  private readonly queue: string[] = [];
-  private waiter: ((line: string) => void) | undefined;
-  private stderr = '';
-
-  constructor(private readonly child: ChildProcess) {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (this.waiter) {
-        const w = this.waiter;
-        this.waiter = undefined;
-        w(line);
-      } else this.queue.push(line);
-    });
-    child.stderr?.on('data', (d: Buffer) => (this.stderr += d.toString()));
-  }
-
-  next(timeoutMs = 60_000): Promise<string> {
-    const queued = this.queue.shift();
-    if (queued !== undefined) return Promise.resolve(queued);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiter = undefined;
-        reject(
-          new Error(`hostport-flood.py: no answer in ${timeoutMs} ms; stderr: ${this.stderr}`),
-        );
-      }, timeoutMs);
-      this.waiter = (line) => {
-        clearTimeout(timer);
-        resolve(line);
-      };
-    });
-  }
-
-  async ask(command: string): Promise<string> {
-    this.child.stdin!.write(`${command}\n`);
-    return this.next();
-  }
-}
-
-/** The script in `ns`, its stdin a pipe (Netns.spawn gives none); killed on `stop`. */
-async function spawnFlood(ns: Netns, args: string[], children: ChildProcess[]): Promise<Lines> {
-  const child = spawn('ip', ['netns', 'exec', ns.name, await python(), '-S', SCRIPT, ...args], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const lines = new Lines(child);
-  const first = await lines.next(10_000);
-  if (first !== 'ready') throw new Error(`hostport-flood.py ${args[0]}: ${first}`);
-  return lines;
-}
-
-const macOf = async (ns: Netns, dev: string): Promise<string> =>
-  (
-    JSON.parse((await ns.exec('ip', ['-j', 'link', 'show', 'dev', dev])).stdout) as {
-      address: string;
-    }[]
-  )[0]!.address;
-
-const readNumber = async (ns: Netns, path: string): Promise<number> =>
-  Number((await ns.exec('cat', [path])).stdout.trim());
-
-const med = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-const spread = (xs: number[], digits: number): string =>
-  `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
-const kilo = (n: number): string => `${(n / 1000).toFixed(1)}k`;
-
-function option(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  return at >= 0 ? Number(process.argv[at + 1]) : fallback;
-}
-
-interface Sample {
-  /** Datagrams a second in the sample's median chunk. */
-  rate: number;
-  /** Datagrams the pod received per second of the whole send loop. */
-  loopRate: number;
-  sent: number;
-  received: number;
-  /** conntrack entries in the node after the sample. */
-  entries: number;
-}
 
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('hostport-dnat: run as root (namespaces, nft)');
@@ -198,20 +103,17 @@ async function main(): Promise<void> {
   try {
     const pod = lab.podNamespace(WEB.ref);
     await spawnFlood(pod, ['sink', '--port', String(CONTAINER_PORT)], children);
-    const sender = await spawnFlood(
+    const sender = await floodSender(
       lab.remote,
-      [
-        'send',
-        ...['--dev', 'eth0', '--src', UPLINK.remote4, '--count', String(flows)],
-        ...['--src-mac', await macOf(lab.remote, 'eth0')],
-        ...['--dst-mac', await macOf(lab.node, 'uplink0')],
-      ],
+      {
+        dev: 'eth0',
+        src: UPLINK.remote4,
+        count: flows,
+        dstMac: await macOf(lab.node, 'uplink0'),
+      },
       children,
     );
-    const build = async (name: string, rest: string): Promise<void> => {
-      const answer = await sender.ask(`build ${name} ${rest}`);
-      if (answer !== `built ${name}`) throw new Error(`build ${name}: ${answer}`);
-    };
+    const { build, send } = sender;
     for (const kind of KINDS) {
       await build(`node-${kind}`, `${UPLINK.node4} ${TARGET_HOST_PORT} ${kind}`);
       await build(`pod-${kind}`, `${POD4} ${CONTAINER_PORT} ${kind}`);
@@ -220,29 +122,8 @@ async function main(): Promise<void> {
     // The node's neighbour entry for the pod, so that no datagram waits for ARP.
     await lab.node.exec('ping', ['-c', '1', '-W', '1', POD4]);
 
-    const send = async (
-      name: string,
-    ): Promise<{ sent: number; seconds: number; perFrame: number }> => {
-      const answer = await sender.ask(`send ${name}`);
-      const [word, sent, seconds, perFrame] = answer.split(' ');
-      if (word !== 'sent') throw new Error(`send ${name}: ${answer}`);
-      return { sent: Number(sent), seconds: Number(seconds), perFrame: Number(perFrame) };
-    };
-    const podRx = () => readNumber(pod, '/sys/class/net/eth0/statistics/rx_packets');
-    const sample = async (name: string): Promise<Sample> => {
-      await lab.node.exec('conntrack', ['-F'], { okCodes: [0, 1] });
-      const before = await podRx();
-      const { sent, seconds, perFrame } = await send(name);
-      const received = (await podRx()) - before;
-      const entries = await readNumber(lab.node, '/proc/sys/net/netfilter/nf_conntrack_count');
-      return {
-        rate: 1 / perFrame,
-        loopRate: Math.min(received, sent) / seconds,
-        sent,
-        received,
-        entries,
-      };
-    };
+    const sample = (name: string): Promise<Sample> =>
+      floodSample(lab.node, { ns: pod, dev: 'eth0' }, () => send(name));
 
     let naive = false;
     const setNaive = async (on: boolean): Promise<void> => {

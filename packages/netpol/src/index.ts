@@ -19,6 +19,7 @@ export {
   type NftTable,
 } from './render.js';
 export { diffTables } from './diff.js';
+export type { SnatOptions } from './render-snat.js';
 export { NAMESPACE_NAME_LABEL } from './cluster.js';
 export * from './apply.js';
 

@@ -17,6 +17,7 @@ import {
 } from './render-rules.js';
 import { ARP_TABLE_COMMENT, ARP_TABLE_FAMILY, arpGuard } from './render-arp.js';
 import { HOST_PORT_CHAINS, hostPortMaps } from './render-hostports.js';
+import { snatChains, type SnatOptions } from './render-snat.js';
 
 export {
   EGRESS_ALLOWED,
@@ -111,6 +112,8 @@ export interface RenderOptions {
    * its metrics name every local pod). Packets from pod veths to them are dropped on input.
    */
   nodePortsClosedToPods?: readonly number[];
+  /** Private IPv4: translate these sources beyond the cluster's ranges (render-snat.ts). */
+  snat?: SnatOptions;
 }
 
 /** The kernel log prefix of a pod chain's dropped packets (nft allows 127 bytes; kept short). */
@@ -215,9 +218,13 @@ function closedToPods(o: RenderOptions): string[] {
     : [];
 }
 
-/** The hooked chains (the same for the agent's whole run: its options do not change). */
+/**
+ * The hooked chains. They change only with the options (the SNAT chain once the NodeConfig
+ * says Private): a change of them replaces the whole table, atomically.
+ */
 const baseChains = (o: RenderOptions): NftChain[] => [
   ...HOST_PORT_CHAINS,
+  ...snatChains(o.snat),
   {
     name: 'forward',
     hook: true,

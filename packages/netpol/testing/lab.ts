@@ -294,7 +294,7 @@ export class PolicyLab {
   /** The same state as a table, applied as a diff to the last one when the structure allows. */
   async applyTable(policies: unknown[], options: StateOptions = {}): Promise<void> {
     await this.applier.applyTable(
-      renderTable(translate(parseState(this.state(policies, options)))),
+      renderTable(translate(parseState(this.state(policies, options))), options.render),
     );
   }
 
@@ -325,12 +325,22 @@ export class PolicyLab {
     });
   }
 
-  /** Did `ref`'s server receive a UDP datagram with this token? */
-  seen(ref: string, token: string): Promise<boolean> {
+  /** The server answering for `ref`: its own, or the remote namespace's. */
+  private serverOf(ref: string): PeerClient {
     const e = this.endpoint(ref);
     const peer = this.peers.get(e.local ? ref : 'remote');
     if (!peer) throw new Error(`no peer for ${ref}`);
-    return peer.seen(token);
+    return peer;
+  }
+
+  /** Did `ref`'s server receive a UDP datagram with this token? */
+  seen(ref: string, token: string): Promise<boolean> {
+    return this.serverOf(ref).seen(token);
+  }
+
+  /** The source address `ref`'s server saw on the UDP datagram with this token. */
+  sourceOf(ref: string, token: string): Promise<string | undefined> {
+    return this.serverOf(ref).sourceOf(token);
   }
 
   /** Remove flock's tables (to show what happens without them). */

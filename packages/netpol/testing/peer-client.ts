@@ -103,6 +103,12 @@ export class PeerClient {
     return (await this.request({ op: 'seen', token }))['seen'] === true;
   }
 
+  /** The source address of the UDP datagram carrying `token`, as this peer saw it. */
+  async sourceOf(token: string): Promise<string | undefined> {
+    const from = (await this.request({ op: 'from', token }))['from'];
+    return typeof from === 'string' ? from : undefined;
+  }
+
   close(): void {
     this.socket.destroy();
     if (existsSync(this.path)) rmSync(this.path, { force: true });

@@ -1,7 +1,7 @@
 // A pod stand-in for the kernel tier, run with `node probe-peer.ts CONFIG` inside a network
 // namespace (Node strips the types; only node: imports). It answers TCP and UDP on the given
 // ports of each of its addresses with the name owning that address, and sends probes on
-// command: JSON lines ({id, op: 'probe'|'seen', ...}) on a unix socket (paths are not
+// command: JSON lines ({id, op: 'probe'|'seen'|'from', ...}) on a unix socket (paths are not
 // namespaced, so the test process outside reaches it), one JSON answer line per command.
 import { createServer, connect, type Socket } from 'node:net';
 import { createSocket } from 'node:dgram';
@@ -15,7 +15,7 @@ interface Config {
 
 interface Command {
   id: number;
-  op: 'probe' | 'seen';
+  op: 'probe' | 'seen' | 'from';
   proto?: 'tcp' | 'udp';
   host?: string;
   port?: number;
@@ -27,6 +27,8 @@ interface Command {
 
 const config = JSON.parse(process.argv[2] ?? '{}') as Config;
 const seen = new Set<string>();
+/** The source address each UDP token came from (what SNAT made of it). */
+const sources = new Map<string, string>();
 
 async function listen(): Promise<void> {
   const ready: Promise<void>[] = [];
@@ -41,6 +43,7 @@ async function listen(): Promise<void> {
         const udp = createSocket(address.includes(':') ? 'udp6' : 'udp4');
         udp.on('message', (msg, rinfo) => {
           seen.add(msg.toString());
+          sources.set(msg.toString(), rinfo.address);
           udp.send(name, rinfo.port, rinfo.address);
         });
         ready.push(new Promise((resolve) => udp.bind({ address, port }, resolve)));
@@ -103,6 +106,7 @@ function probeUdp(c: Command): Promise<object> {
 async function handle(line: string): Promise<object> {
   const c = JSON.parse(line) as Command;
   if (c.op === 'seen') return { id: c.id, seen: seen.has(c.token ?? '') };
+  if (c.op === 'from') return { id: c.id, from: sources.get(c.token ?? '') };
   return c.proto === 'udp' ? probeUdp(c) : probeTcp(c);
 }
 

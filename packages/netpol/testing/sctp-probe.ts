@@ -3,8 +3,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { run } from '@flock/exec';
 import type { Netns } from '@flock/testkit';
+import { python } from './python.js';
 
 // From source (tests) the script is a sibling; from dist (testing/*.js) it stays in the source tree.
 const SCRIPT = fileURLToPath(
@@ -13,18 +13,6 @@ const SCRIPT = fileURLToPath(
     import.meta.url,
   ),
 );
-
-let interpreter: Promise<string> | undefined;
-/**
- * python3's own path, looked up once: a version manager's shim on PATH (pyenv) costs 100 ms a
- * run. Run with -S (no site packages: the script needs only the standard library).
- */
-function python(): Promise<string> {
-  interpreter ??= run('python3', ['-c', 'import sys; print(sys.executable)']).then((r) =>
-    r.stdout.trim(),
-  );
-  return interpreter;
-}
 
 export interface SctpSend {
   /** Source address, bound (one of the namespace's own); else the route's source. */

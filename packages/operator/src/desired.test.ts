@@ -127,4 +127,17 @@ describe('needsApply', () => {
     // Back to Always: the operator takes the field away again.
     expect(needsApply(nc, desiredNodeConfig(always, node, v4))).toBe(true);
   });
+
+  it('copies a Private mode with the range kept unNATed', () => {
+    const v4 = { ...prefixes, cidr4: '10.20.3.0/24' };
+    const private4 = makePool('a', {
+      ...baseSpec(),
+      ipv4: { cidr: '10.20.0.0/16', mode: 'Private' },
+    });
+    expect(desiredNodeConfig(private4, node, v4).spec.ipv4).toEqual({
+      assign: 'Always',
+      mode: 'Private',
+      clusterCIDRs: ['10.20.0.0/16'],
+    });
+  });
 });

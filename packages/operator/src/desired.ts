@@ -87,17 +87,21 @@ function floating(
 }
 
 /**
- * Which pods get IPv4 (the Pool's ipv4 assign and grants), when the node has an IPv4 slice.
- * Always without grants is left out: an agent reads its absence the same way, and NodeConfigs
+ * Which pods get IPv4 and whether it is private (the Pool's ipv4 assign, grants and mode), when
+ * the node has an IPv4 slice. Always, public, without grants is left out: an agent reads its absence the same way, and NodeConfigs
  * written before assign existed stay as they are.
  */
 function ipv4(pool: Pool, cidr4: string | undefined): Pick<NodeConfigSpec, 'ipv4'> {
   const range = pool.spec.ipv4;
-  if (!range || !cidr4 || (range.assign === 'Always' && range.grants === undefined)) return {};
+  if (!range || !cidr4) return {};
+  const { assign, grants, mode } = range;
+  if (assign === 'Always' && grants === undefined && mode === 'Public') return {};
   return {
     ipv4: {
-      assign: range.assign,
-      ...(range.grants ? { grants: structuredClone(range.grants) } : {}),
+      assign,
+      ...(grants ? { grants: structuredClone(grants) } : {}),
+      // Private: the whole range stays unNATed between the pool's pods.
+      ...(mode === 'Private' ? { mode, clusterCIDRs: [range.cidr] } : {}),
     },
   };
 }

@@ -89,6 +89,15 @@ describe('planPool: new nodes', () => {
     expect(plan.status.ipv4).toEqual({ total: 4, allocated: 2, quarantined: 0, free: 2 });
   });
 
+  it('carves /28 public and /24 private IPv4 slices when the pool does not say', () => {
+    const carve = (ipv4: object) =>
+      planPool(
+        input({ pool: makePool('a', { ...baseSpec(), ipv4 } as never), nodes: nodes(1) }),
+      ).apply.map((a) => a.object.spec.cidr4);
+    expect(carve({ cidr: '192.0.2.0/24' })).toEqual(['192.0.2.0/28']);
+    expect(carve({ cidr: '10.20.0.0/16', mode: 'Private' })).toEqual(['10.20.0.0/24']);
+  });
+
   it('is idempotent: a cluster that says what the plan wants gets no writes and the same status', () => {
     const w = new World();
     w.addPool('a', baseSpec());

@@ -3,6 +3,7 @@
 // new nodes get the lowest free prefix that is neither assigned nor quarantined; NodeConfigs
 // being deleted have their prefixes quarantined before their finalizer is released.
 import {
+  ipv4NodePrefixLength,
   splitCidr,
   type AddressClaim,
   type Condition,
@@ -130,7 +131,7 @@ function carver(
   return PrefixCarver.create({
     pool: pool.metadata.name,
     cidr: range.cidr,
-    nodePrefixLength: range.nodePrefixLength,
+    nodePrefixLength: family === 6 ? pool.spec.ipv6.nodePrefixLength : ipv4NodePrefixLength(range),
     assignments,
     quarantined: [...q, ...held, ...theirs],
     now,

@@ -58,7 +58,7 @@ describe('NodeConfig status', () => {
       pods: 2,
       ipv6: 2,
       ipv4: 1,
-      ipv4Modes: { public: 1, none: 1 },
+      ipv4Modes: { public: 1, private: 0, none: 1 },
       pinned: 1,
       anycast: 1,
     });

@@ -19,6 +19,7 @@ import {
   setCondition,
   type Condition,
   type ConditionInput,
+  type NodeConfigSpec,
 } from '@flock/api';
 import { peerStatuses, peerProtocolName, type BirdPeer } from '@flock/bird';
 import type { AllocationEntry } from '../store/index.js';
@@ -49,6 +50,8 @@ export interface StatusInputs {
   /** BIRD's protocols from the last poll; undefined before the first poll. */
   bgp: BgpObservation | undefined;
   entries: readonly AllocationEntry[];
+  /** The NodeConfig's IPv4 slice and mode: which pod addresses are private. */
+  ipv4Node?: Pick<NodeConfigSpec, 'cidr4' | 'ipv4'>;
   anycastAnnounced: number;
   advertisedRoutes?: number;
   policy?: PolicyReport;
@@ -186,7 +189,10 @@ export function computeNodeStatus(
       ipv6: committed.length,
       ipv4: committed.filter((e) => e.ip4).length,
       ipv4Modes: Object.fromEntries(
-        PodIpv4Mode.options.map((m) => [m, committed.filter((e) => podIpv4Mode(e) === m).length]),
+        PodIpv4Mode.options.map((m) => [
+          m,
+          committed.filter((e) => podIpv4Mode(e, inputs.ipv4Node ?? {}) === m).length,
+        ]),
       ) as Record<PodIpv4Mode, number>,
       pinned: committed.filter((e) => e.pinned).length,
       anycast: inputs.anycastAnnounced,

@@ -8,4 +8,5 @@ export * from './state.js';
 export * from './validate.js';
 export * from './events.js';
 export * from './slice-peers.js';
+export * from './snat.js';
 export * from './peer-source.js';

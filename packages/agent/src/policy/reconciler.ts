@@ -7,7 +7,7 @@
 import { CniErrorCode, type AddressClaim, type Logger, type Pod } from '@flock/api';
 import { entryKey, type AllocationEntry } from '../store/index.js';
 import { Loop, type Cache, type KubeObject } from '@flock/kube';
-import { IncrementalTranslator, renderTable, type NftTable } from '@flock/netpol';
+import { IncrementalTranslator, renderTable, type NftTable, type SnatOptions } from '@flock/netpol';
 import type { PodLookup } from '../node/pods.js';
 import { claimLookup } from '../claims/cache.js';
 import { CniCommandError } from '../core/cni-error.js';
@@ -50,6 +50,8 @@ export interface PolicyReconcilerOptions {
   logDroppedPerSecond?: number;
   /** The node's TCP ports local pods may not reach (the agent's health and metrics port). */
   nodePortsClosedToPods?: readonly number[];
+  /** Private IPv4: the SNAT the table carries now (read every pass; policy/snat.ts). */
+  snat?: () => SnatOptions | undefined;
   /**
    * Address ownership: the claims (waited for and watched like the other caches; started by
    * their owner) and what each local attachment may use as its source addresses. Absent: every
@@ -319,7 +321,9 @@ export class PolicyReconciler {
     let result: PolicyResult;
     try {
       const ir = this.translator.translate(built.state);
+      const snat = this.options.snat?.();
       table = renderTable(ir, {
+        ...(snat ? { snat } : {}),
         ...(this.options.logDroppedPerSecond
           ? { logDroppedPerSecond: this.options.logDroppedPerSecond }
           : {}),

@@ -24,6 +24,24 @@ describe('announcement plan', () => {
     expect(plan.anycast.size).toBe(0);
   });
 
+  it("never announces a Private pool's IPv4: not the slice, not a pod's address; a pinned one still", () => {
+    const privateSpec = {
+      ...spec,
+      ipv4: { assign: 'Always' as const, mode: 'Private' as const, clusterCIDRs: ['192.0.2.0/24'] },
+    };
+    const entries = [
+      entry('carved', { ip6: '2001:db8:100::5', ip4: '192.0.2.18' }),
+      entry('pinned', { ip6: '2001:db8:200::7', ip4: '198.51.100.7', pinned: true }),
+    ];
+    const plan = planFor({
+      spec: privateSpec,
+      entries,
+      podOf: podsOf(pod('carved'), pod('pinned')),
+    });
+    expect(plan.aggregates).toEqual(['2001:db8:100::/64']);
+    expect(plan.hostRoutes).toEqual(['198.51.100.7', '2001:db8:200::7']);
+  });
+
   it('announces pinned and outside-aggregate addresses only while the pod is live with the same UID', () => {
     const entries = [
       entry('pinned', { ip6: '2001:db8:200::7', ip4: '198.51.100.7', pinned: true }),

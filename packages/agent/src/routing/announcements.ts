@@ -1,6 +1,6 @@
 // What this node announces and routes, computed from its NodeConfig, its committed allocations
 // and its pod cache. The rules (docs/announcements.md):
-//   - aggregates: cidr6 and cidr4, always;
+//   - aggregates: cidr6 and cidr4, always (cidr4 not when the pool's IPv4 is Private);
 //   - host routes (/128, /32): every address of a live pod that lies in a pinned range or
 //     outside the aggregates — only while the pod is in the cache with the UID of its ADD, and
 //     pinned ones only while the pod holds their claim and until the pod is being deleted (its
@@ -51,6 +51,9 @@ function inAny(list: readonly Prefix[], ip: string): boolean {
   const address = parseAddress(ip);
   return address !== undefined && list.some((p) => prefixContainsAddress(p, address));
 }
+
+/** Private IPv4 is never announced: not the slice, not a pod's address of it. */
+const isPrivate4 = (spec: NodeConfigSpec) => spec.ipv4?.mode === 'Private';
 
 /** How an address is routed: a host route because it is pinned, or because no aggregate covers it. */
 type HostRouteKind = 'pinned' | 'foreign' | undefined;
@@ -109,7 +112,7 @@ export function planAnnouncements(input: {
   claimOf: ClaimOf;
 }): AnnouncementPlan {
   const { spec } = input;
-  const aggregates = [spec.cidr6, ...(spec.cidr4 ? [spec.cidr4] : [])];
+  const aggregates = [spec.cidr6, ...(spec.cidr4 && !isPrivate4(spec) ? [spec.cidr4] : [])];
   const isHostRoute = hostRouteTest(spec, input.entries.length);
   const anycastPrefixes = prefixes(spec.anycastCIDRs ?? []);
   const hostRoutes = new Set<string>();

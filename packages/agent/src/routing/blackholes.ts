@@ -3,7 +3,8 @@
 // the router that sent it; the same for the Service ranges (an address kube-proxy does not
 // deliver yet, or any more: kube-proxy's DNAT comes before routing, so a delivered one never
 // meets the blackhole). Installed at start-up and again every --resync (someone may delete
-// them); a NodeConfig with new prefixes is picked up by the next run.
+// them); a NodeConfig with new prefixes is picked up by the next run. A node of a Private IPv4
+// pool blackholes the pool's whole range too.
 import type { Logger } from '@flock/api';
 import { Loop, type LoopMetrics } from '@flock/kube';
 import type { Component } from '../core/lifecycle.js';
@@ -35,6 +36,9 @@ export class Blackholes implements Component {
             nc.spec.cidr6,
             ...(nc.spec.cidr4 ? [nc.spec.cidr4] : []),
             ...(nc.spec.serviceCIDRs ?? []),
+            // Private IPv4: other nodes' pods are not carried between nodes; their traffic,
+            // unNATed, must not leave for a router that does not know the range.
+            ...(nc.spec.ipv4?.mode === 'Private' ? (nc.spec.ipv4.clusterCIDRs ?? []) : []),
           ]);
       },
       onError: (error) =>

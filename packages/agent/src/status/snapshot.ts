@@ -102,6 +102,7 @@ export function agentStatus(s: StatusSources): AgentStatus {
   const bird = s.routing.birdState;
   const plan = s.routing.announcements;
   const counts = s.nodeConfig.current()?.allocator.counts();
+  const spec = s.nodeConfig.current()?.nodeConfig.spec;
   const policy = s.policy?.lastResult;
   const exported = s.routing.exportedRoutes;
   return {
@@ -145,7 +146,7 @@ export function agentStatus(s: StatusSources): AgentStatus {
       containerID: e.containerID,
       ip6: e.ip6,
       ...(e.ip4 ? { ip4: e.ip4 } : {}),
-      ipv4Mode: podIpv4Mode(e),
+      ipv4Mode: podIpv4Mode(e, spec ?? {}),
       pinned: e.pinned,
       anycast: e.anycast,
       state: e.state,

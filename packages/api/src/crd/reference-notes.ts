@@ -8,9 +8,23 @@ import {
   WIDEST_FLOATING_PREFIX,
 } from '../floating.js';
 
+import { DEFAULT_IPV4_NODE_PREFIX } from '../ipv4.js';
+
 const { 6: V6, 4: V4 } = WIDEST_FLOATING_PREFIX;
 
-const POOL = `### Floating ranges and grants
+const POOL = `### IPv4: who gets it, and what kind
+
+\`ipv4.assign\` says which pods get an IPv4 address from their node's slice: \`Always\` (every pod,
+the default) or \`OnRequest\` (only a pod with the annotation \`flock.fritzlab.net/ipv4: public\`, of
+a namespace \`ipv4.grants\` names; the others are IPv6-only, so the slice bounds only the IPv4
+pods). \`ipv4.mode\` says what the addresses are: \`Public\` (announced, routable) or \`Private\`
+(never announced; translated to the node's IPv4 address for destinations outside \`ipv4.cidr\`;
+\`assign\` must then be \`Always\`). \`nodePrefixLength\` defaults to ${DEFAULT_IPV4_NODE_PREFIX.Public}
+for Public and ${DEFAULT_IPV4_NODE_PREFIX.Private} for Private. A pod annotated
+\`flock.fritzlab.net/ipv4: none\` gets no IPv4 in any mode. The operator copies assign, grants and
+mode into each NodeConfig's \`ipv4\`; [install.md](install.md#ipv4-modes) says how to choose.
+
+### Floating ranges and grants
 
 \`pinned\`, \`anycast\` and \`services\` are the pool's floating ranges: a pod asks for an address
 from the first two by annotation (\`flock.fritzlab.net/pinned-ip\`, \`flock.fritzlab.net/anycast\`)
