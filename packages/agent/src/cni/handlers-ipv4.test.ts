@@ -73,6 +73,23 @@ describe('IPv4 under assign: Always (the default)', () => {
   });
 });
 
+describe('IPv4 of a Private pool', () => {
+  it('gives every pod a private address, and refuses a pod that asks for a public one', async () => {
+    onNode({
+      cidr4: '10.20.3.0/24',
+      ipv4: { assign: 'Always', mode: 'Private', clusterCIDRs: ['10.20.0.0/16'] },
+    });
+    expect(ips(await add('plain'))).toEqual([expect.stringMatching(/\/128$/), '10.20.3.1/32']);
+    expect(ips(await add('wants-public', ask))).toMatch(
+      /gives private IPv4 only \(ipv4.mode: Private\)/,
+    );
+    expect(warnings.pop()).toMatch(/^FlockAddressRefused: /);
+    expect(ips(await add('v6', { [IPV4_ANNOTATION]: 'none' }))).toEqual([
+      expect.stringMatching(/\/128$/),
+    ]);
+  });
+});
+
 describe('IPv4 under assign: OnRequest', () => {
   const onRequest = {
     cidr4: '192.0.2.16/30',

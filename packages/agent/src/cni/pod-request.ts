@@ -126,6 +126,11 @@ export function ipv4Wanted(
       `${who} asks for public IPv4 (annotation ${IPV4_ANNOTATION}), but this node's Pool has no ipv4 range`,
     );
   }
+  if (asked === 'public' && spec.ipv4?.mode === 'Private')
+    throw new CniCommandError(
+      CniErrorCode.NotAllowed,
+      `${who} asks for public IPv4 (annotation ${IPV4_ANNOTATION}), but this node's Pool gives private IPv4 only (ipv4.mode: Private)`,
+    );
   if ((spec.ipv4?.assign ?? 'Always') === 'Always') return true;
   if (asked === undefined) return false;
   if (mayAskIpv4(spec, namespace)) return true;
