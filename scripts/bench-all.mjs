@@ -42,6 +42,13 @@ const benches = [
     ['node', ['packages/netpol/dist/bench/snat.js']],
   ],
   ['agent: datapath setup/teardown (root)', npmBench('@flock/agent')],
+  // NAT64 through Tayga (userspace) vs IPv4 routed and SNAT: TCP throughput, Tayga's CPU per
+  // Gbit, new connections/s (root, tayga, iperf3).
+  [
+    'agent: NAT64 (Tayga) vs IPv4 (root)',
+    buildAgent,
+    ['node', ['packages/agent/dist/bench/nat64/run.js']],
+  ],
   [
     'agent: NetworkPolicy pass from the caches',
     buildAgent,

@@ -20,7 +20,7 @@ declare -A APT=(
   [tcpdump]=tcpdump [/usr/lib/cni/ptp]=containernetworking-plugins
   [runc]=runc [gcc]=gcc [/usr/lib/x86_64-linux-gnu/libc.a]=libc6-dev [/bin/busybox]=busybox-static
   [conntrack]=conntrack [buildah]=buildah [mmdebstrap]=mmdebstrap [modprobe]=kmod [curl]=curl [nc.openbsd]=netcat-openbsd [wget]=wget [dash]=dash [promtool]=prometheus [python3]=python3-minimal [dig]=bind9-dnsutils
-  [make]=make [bzip2]=bzip2
+  [make]=make [bzip2]=bzip2 [tayga]=tayga [iperf3]=iperf3
 )
 missing=()
 for cmd in "${!APT[@]}"; do
