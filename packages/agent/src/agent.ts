@@ -90,11 +90,14 @@ function buildAgent(deps: AgentDeps) {
     maxQuarantineMs: config.addressQuarantineMs,
     ...(deps.storeFileSystem ? { fileSystem: deps.storeFileSystem } : {}),
   });
-  // A pass of the policy table when the NodeConfig's SNAT changes (the cache calls this only
-  // once started, after `policy` below exists).
+  // The policy table's SNAT and the blackhole of a Private pool's range follow the NodeConfig's
+  // IPv4 mode at once (the cache calls this only once started, after both below exist).
   const nodeConfigChanged = [
     nodeConfigEvents(events, nodeName),
-    onSnatChange(() => policy?.trigger()),
+    onSnatChange(() => {
+      policy?.trigger();
+      blackholes.trigger();
+    }),
   ];
   const nodeConfig = new NodeConfigTracker({
     onChange: (nc) => nodeConfigChanged.forEach((listener) => listener(nc)),
@@ -109,6 +112,13 @@ function buildAgent(deps: AgentDeps) {
     // the store is loaded every address stays allocated).
     held: (owner) =>
       !store.isLoaded || store.entries().some((e) => entryKey(e.containerID, e.ifname) === owner),
+  });
+  const blackholes = new Blackholes({
+    datapath,
+    nodeConfig,
+    periodMs: config.resyncMs,
+    logger,
+    loops: metrics.loops,
   });
   // This node's pods, and NetworkPolicy's peers on every node (--policy-peers).
   const podSource = podSources({
@@ -334,13 +344,7 @@ function buildAgent(deps: AgentDeps) {
     keeper,
     caches('Service caches', [serviceCaches.services, serviceCaches.slices], CACHE_SYNC_WAIT_MS),
     nodeCondition,
-    new Blackholes({
-      datapath,
-      nodeConfig,
-      periodMs: config.resyncMs,
-      logger,
-      loops: metrics.loops,
-    }),
+    blackholes,
     sweep,
     routing,
     nodeStatus,

@@ -25,7 +25,9 @@ function ipv4Elements(what: string, cidrs: readonly string[]): string[] {
 
 /**
  * The hooked SNAT chain; none without sources. `fully-random`: source ports picked at random,
- * so two pods' connections to one destination never race for one translated port.
+ * so two pods' connections to one destination never race for one translated port (as
+ * kube-proxy's and Calico's masquerades do). Toward one server that closes first, any SNAT
+ * meets its TIME_WAIT tuples (docs/benchmarks.md, "NAT64 through Tayga").
  */
 export function snatChains(o: SnatOptions | undefined): NftChain[] {
   if (!o?.sources.length) return [];

@@ -88,8 +88,8 @@ function floating(
 
 /**
  * Which pods get IPv4 and whether it is private (the Pool's ipv4 assign, grants and mode), when
- * the node has an IPv4 slice. Always, public, without grants is left out: an agent reads its absence the same way, and NodeConfigs
- * written before assign existed stay as they are.
+ * the node has an IPv4 slice. Always, Public, without grants is left out: an agent reads its
+ * absence the same way, and NodeConfigs written before assign existed stay as they are.
  */
 function ipv4(pool: Pool, cidr4: string | undefined): Pick<NodeConfigSpec, 'ipv4'> {
   const range = pool.spec.ipv4;

@@ -52,6 +52,11 @@ export class Blackholes implements Component {
     this.loop.start();
   }
 
+  /** Converge now: the NodeConfig's ranges changed. */
+  trigger(): void {
+    this.loop.trigger();
+  }
+
   stop(): Promise<void> {
     return this.loop.stop();
   }
