@@ -10,6 +10,7 @@ import {
   ipv4NodePrefixLength,
   privateAssignsAlwaysRule,
 } from './ipv4.js';
+import { Nat64 } from './nat64.js';
 import { FloatingRanges, ServiceRanges } from './floating.js';
 import { Asn, BgpRouteSettings, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
 import { Condition, LabelSelector, ObjectMeta } from './meta.js';
@@ -122,6 +123,7 @@ export const PoolSpec = withRules(
     ),
     ipv6: PoolIPv6,
     ipv4: PoolIPv4.optional(),
+    nat64: Nat64.optional(),
     pinned: FloatingRanges('pinned')
       .optional()
       .describe(

@@ -7,6 +7,7 @@ export const validPoolSpec = () => ({
   nodeSelector: { matchLabels: { 'flock.fritzlab.net/pool': 'dc1' } },
   ipv6: { cidr: '2001:db8:100::/48', nodePrefixLength: 64 },
   ipv4: { cidr: '192.0.2.0/24', nodePrefixLength: 28 },
+  nat64: { prefix: '2001:db8:64::/96' },
   pinned: {
     cidrs: ['2001:db8:200::/64', '198.51.100.0/28'],
     grants: [
@@ -230,6 +231,41 @@ export const invalidCases: InvalidCase[] = [
     'private ipv4 range too small for its default slice',
     (s) => ((s as Record<string, unknown>)['ipv4'] = { cidr: '10.0.0.0/24', mode: 'Private' }),
     "ipv4.nodePrefixLength must be longer than the pool's prefix length",
+  ),
+  pool(
+    'nat64 prefix is not a /96',
+    (s) => (s.nat64 = { prefix: '64:ff9b::/64' }),
+    'nat64.prefix must be a /96',
+  ),
+  pool(
+    'nat64 prefix in reserved space (RFC 8215 local use)',
+    (s) => (s.nat64 = { prefix: '64:ff9b:1::/96' }),
+    'nat64.prefix must be 64:ff9b::/96 or a /96 of global unicast space',
+  ),
+  pool(
+    'nat64 prefix link-local',
+    (s) => (s.nat64 = { prefix: 'FE80::/96' }),
+    'nat64.prefix must be 64:ff9b::/96 or a /96 of global unicast space',
+  ),
+  pool(
+    'nat64 prefix is IPv4',
+    (s) => (s.nat64 = { prefix: '192.0.2.0/24' }),
+    'nat64.prefix must be an IPv6 CIDR',
+  ),
+  pool(
+    'nat64 pool too large',
+    (s) => ((s.nat64 as Record<string, unknown>)['pool'] = '10.0.0.0/8'),
+    'nat64.pool must be a /16 to a /28',
+  ),
+  pool(
+    'nat64 pool is IPv6',
+    (s) => ((s.nat64 as Record<string, unknown>)['pool'] = '2001:db8::/112'),
+    'nat64.pool must be an IPv4 CIDR',
+  ),
+  nodeConfig(
+    'node nat64 prefix is not a /96',
+    (s) => (s['nat64'] = { prefix: '64:ff9b::/32', pool: '192.168.240.0/20' }),
+    'nat64.prefix must be a /96',
   ),
   nodeConfig(
     'node ipv4 grants without assign: OnRequest',

@@ -143,6 +143,7 @@ export function desiredNodeConfig(
       cidr6: prefixes.cidr6,
       ...(prefixes.cidr4 ? { cidr4: prefixes.cidr4 } : {}),
       ...ipv4(pool, prefixes.cidr4),
+      ...(spec.nat64 ? { nat64: spec.nat64 } : {}),
       ...floating(pool, 'pinned', withdrawn),
       ...floating(pool, 'anycast', withdrawn),
       ...floating(pool, 'services', withdrawn),
@@ -192,6 +193,7 @@ function differs(current: NodeConfig, path: string[], cur: unknown, want: unknow
 /** Optional spec fields the operator copies from the Pool. */
 const COPIED_FIELDS = [
   'ipv4',
+  'nat64',
   'pinnedCIDRs',
   'anycastCIDRs',
   'pinnedGrants',
