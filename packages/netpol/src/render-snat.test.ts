@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { diffTables } from './diff.js';
 import { renderTable } from './render.js';
-import { snatChains } from './render-snat.js';
+import { snatChains, translatorInput } from './render-snat.js';
 import { translate } from './translate.js';
 import { parseState } from './state.js';
 
@@ -36,5 +36,44 @@ describe('the SNAT chain of private IPv4', () => {
     const natted = renderTable(ir, { snat: { sources: ['10.1.0.0/24'], keep: ['10.0.0.0/8'] } });
     expect(diffTables(plain, natted)).toBeUndefined();
     expect(diffTables(natted, natted)).toBe('');
+  });
+});
+
+describe('the NAT64 part of the SNAT chain', () => {
+  const nat64 = { iface: 'flock64', pool: '192.168.240.0/20' };
+
+  it("masquerades the translator's pool to any destination, before the cluster's ranges are kept", () => {
+    const [chain] = snatChains({ sources: ['10.1.0.0/24'], keep: ['10.0.0.0/8'], nat64 });
+    const text = chain!.lines.join('\n');
+    const rule = 'iifname "flock64" ip saddr 192.168.240.0/20 masquerade fully-random';
+    expect(text).toContain(rule);
+    expect(text.indexOf(rule)).toBeLessThan(text.indexOf('ip daddr { 10.0.0.0/8 } return'));
+    expect(text.indexOf('oifname @pod_ifaces return')).toBeLessThan(text.indexOf(rule));
+  });
+
+  it('stands alone on a public node (no private sources, nothing kept)', () => {
+    const [chain] = snatChains({ sources: [], keep: [], nat64 });
+    const text = chain!.lines.join('\n');
+    expect(text).toContain('masquerade');
+    expect(text).not.toContain('ip daddr');
+    expect(text.match(/masquerade/g)).toHaveLength(1);
+  });
+
+  it('keeps the translator off the node: new input from its interface is dropped', () => {
+    const ir = translate(parseState({ namespaces: [], pods: [], policies: [], locals: [] }));
+    const text = renderTable(ir, { snat: { sources: [], keep: [], nat64 } })
+      .chains.find((c) => c.name === 'input')!
+      .lines.join('\n');
+    expect(text).toContain('iifname "flock64" ct state new counter drop');
+    expect(translatorInput(undefined)).toEqual([]);
+  });
+
+  it('refuses an interface name or pool that could carry nft text', () => {
+    expect(() =>
+      snatChains({ sources: [], keep: [], nat64: { iface: 'a" accept', pool: nat64.pool } }),
+    ).toThrow(/no interface name/);
+    expect(() =>
+      snatChains({ sources: [], keep: [], nat64: { iface: 'flock64', pool: '2001:db8::/96' } }),
+    ).toThrow(/no IPv4 CIDR/);
   });
 });

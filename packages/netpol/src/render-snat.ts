@@ -1,6 +1,7 @@
-// Private IPv4's part of flock's table (docs/install.md, "IPv4 modes"): pods of a Private pool
-// reach destinations outside the cluster's ranges from the node's IPv4 address. The chain runs at
-// postrouting, after the forward chain judged the packet by the pod's own address; traffic to
+// Private IPv4's and NAT64's part of flock's table (docs/install.md, "IPv4 modes"): pods of a
+// Private pool reach destinations outside the cluster's ranges from the node's IPv4 address, and
+// so does the NAT64 translator's node-local pool, to any destination off the node. The chain runs
+// at postrouting, after the forward chain judged the packet by the pod's own address; traffic to
 // the cluster's ranges and to this node's pods keeps its source, so NetworkPolicy on the other
 // side sees the real pod. Conntrack undoes the translation on the way back.
 import { cidrInterval, intervalElement, mergeIntervals } from './addresses.js';
@@ -11,6 +12,17 @@ export interface SnatOptions {
   sources: readonly string[];
   /** Destinations reached unNATed: the pool's private range (the cluster's IPv4). */
   keep: readonly string[];
+  /** The NAT64 translator: its TUN device and its IPv4 pool, translated to any destination. */
+  nat64?: { iface: string; pool: string } | undefined;
+}
+
+/** A Linux interface name, checked before it goes into nft text. */
+const IFACE = /^[A-Za-z0-9_.-]{1,15}$/;
+
+function translatorIface(o: SnatOptions): string {
+  const iface = o.nat64!.iface;
+  if (!IFACE.test(iface)) throw new Error(`NAT64: ${JSON.stringify(iface)} is no interface name`);
+  return iface;
 }
 
 /** IPv4 CIDRs as nft elements, merged; anything that is not an IPv4 CIDR is refused. */
@@ -30,9 +42,15 @@ function ipv4Elements(what: string, cidrs: readonly string[]): string[] {
  * meets its TIME_WAIT tuples (docs/benchmarks.md, "NAT64 through Tayga").
  */
 export function snatChains(o: SnatOptions | undefined): NftChain[] {
-  if (!o?.sources.length) return [];
+  if (!o || (!o.sources.length && !o.nat64)) return [];
   const sources = ipv4Elements('sources', o.sources);
   const keep = ipv4Elements('destinations kept', o.keep);
+  // Never unNATed beyond the node: only the translator answers for its pool.
+  const nat64 = o.nat64
+    ? [
+        `\t\tiifname "${translatorIface(o)}" ip saddr ${ipv4Elements('NAT64 pool', [o.nat64.pool]).join(', ')} masquerade fully-random ${comment('NAT64: the translator leaving the node')}`,
+      ]
+    : [];
   return [
     {
       name: 'snat_postrouting',
@@ -41,12 +59,29 @@ export function snatChains(o: SnatOptions | undefined): NftChain[] {
         '\tchain snat_postrouting {',
         '\t\ttype nat hook postrouting priority srcnat; policy accept;',
         `\t\toifname @pod_ifaces return ${comment('to a pod of this node: its own source')}`,
-        ...(keep.length
+        ...nat64,
+        ...(keep.length && sources.length
           ? [`\t\tip daddr { ${keep.join(', ')} } return ${comment('inside the cluster: unNATed')}`]
           : []),
-        `\t\tip saddr { ${sources.join(', ')} } masquerade fully-random ${comment('private IPv4 leaving the cluster')}`,
+        ...(sources.length
+          ? [
+              `\t\tip saddr { ${sources.join(', ')} } masquerade fully-random ${comment('private IPv4 leaving the cluster')}`,
+            ]
+          : []),
         '\t}',
       ],
     },
+  ];
+}
+
+/**
+ * Input from the NAT64 translator: nothing new for the node itself. A pod reaching the node's
+ * IPv4 address through NAT64 would otherwise arrive from the translator's interface, past the
+ * rules that keep pods off the node's ports.
+ */
+export function translatorInput(o: SnatOptions | undefined): string[] {
+  if (!o?.nat64) return [];
+  return [
+    `\t\tiifname "${translatorIface(o)}" ct state new counter drop ${comment('NAT64: not for the node')}`,
   ];
 }

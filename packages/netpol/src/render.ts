@@ -17,7 +17,7 @@ import {
 } from './render-rules.js';
 import { ARP_TABLE_COMMENT, ARP_TABLE_FAMILY, arpGuard } from './render-arp.js';
 import { HOST_PORT_CHAINS, hostPortMaps } from './render-hostports.js';
-import { snatChains, type SnatOptions } from './render-snat.js';
+import { snatChains, translatorInput, type SnatOptions } from './render-snat.js';
 
 export {
   EGRESS_ALLOWED,
@@ -112,7 +112,7 @@ export interface RenderOptions {
    * its metrics name every local pod). Packets from pod veths to them are dropped on input.
    */
   nodePortsClosedToPods?: readonly number[];
-  /** Private IPv4: translate these sources beyond the cluster's ranges (render-snat.ts). */
+  /** Private IPv4 and NAT64: translate these sources beyond the cluster's ranges (render-snat.ts). */
   snat?: SnatOptions;
 }
 
@@ -249,6 +249,7 @@ const baseChains = (o: RenderOptions): NftChain[] => [
       ...neighbourDiscovery(),
       ...antiSpoofing(),
       ...closedToPods(o),
+      ...translatorInput(o.snat),
       '\t\tct state established,related accept',
       `\t\t${ICMP_ERRORS}`,
       `\t\t${ICMPV6_ERRORS}`,

@@ -307,11 +307,27 @@ export class PolicyLab {
     localAddress?: string,
     token?: string,
   ): Promise<ProbeAnswer> {
-    const src = this.endpoint(from);
     const dst = this.endpoint(to);
-    const peer = this.peers.get(src.local ? from : src.kind === 'node' ? 'node' : 'remote');
     const host = p.family === 4 ? dst.v4 : dst.v6;
-    if (!peer || !host) throw new Error(`cannot probe ${from} → ${to} over IPv${p.family}`);
+    if (!host) throw new Error(`cannot probe ${from} → ${to} over IPv${p.family}`);
+    return this.probeAt(from, host, p, timeoutMs, localAddress, token);
+  }
+
+  /**
+   * One probe to an address of the probe's family that leads to some endpoint's server other
+   * than by its own address (e.g. a NAT64 prefix + its IPv4 address).
+   */
+  async probeAt(
+    from: string,
+    host: string,
+    p: Probe,
+    timeoutMs = 500,
+    localAddress?: string,
+    token?: string,
+  ): Promise<ProbeAnswer> {
+    const src = this.endpoint(from);
+    const peer = this.peers.get(src.local ? from : src.kind === 'node' ? 'node' : 'remote');
+    if (!peer) throw new Error(`cannot probe from ${from}`);
     const source =
       localAddress ?? (src.kind === 'node' ? undefined : p.family === 4 ? src.v4 : src.v6);
     return peer.probe({
