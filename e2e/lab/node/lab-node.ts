@@ -246,6 +246,7 @@ export class LabNode {
         AGENT_MAIN,
         ...['--node-name', this.plan.name, '--kubeconfig', this.creds.agentKubeconfig],
         ...['--socket', this.socketPath, '--store', join(this.dir, 'lib', 'allocations.json')],
+        ...['--nat64-dir', join(this.dir, 'lib', 'nat64')],
         ...['--health-port', '0', '--resync', '5s'],
         ...['--bird-config', this.birdPaths.configPath, '--bird-socket', this.birdPaths.socketPath],
         ...['--bfd-config', this.bfdPaths.configPath, '--bfd-socket', this.bfdPaths.socketPath],

@@ -9,6 +9,7 @@ import type { CniHandlers, FaultPoint } from './cni/handlers.js';
 import type { OrphanSweep } from './cni/orphan-sweep.js';
 import type { AgentConfig } from './core/config.js';
 import type { Datapath } from './datapath/index.js';
+import type { Nat64Translator } from './nat64/translator.js';
 import type { NodeStatusReporter } from './node-status/status-reporter.js';
 import type { NodeConfigTracker } from './node/node-config.js';
 import type { NftListTable, PolicyApplier, PolicyReconciler } from './policy/index.js';
@@ -42,6 +43,8 @@ export interface AgentDeps {
   bfd?: BirdControl;
   /** kube-proxy's health check of a Local Service (default: HTTP to the node's addresses). */
   kubeProxyHealth?: HealthCheck;
+  /** The NAT64 translator (main.ts: Tayga). Absent: spec.nat64 is not served on this node. */
+  nat64?: Nat64Translator;
   /** Read the Service addresses kube-proxy's rules hold (main.ts: nft). Absent: not asked. */
   readKubeProxy?: ReadKubeProxy;
 }

@@ -31,10 +31,11 @@ import {
   podSources,
   policyCaches,
   policyWarnings,
-  privateSnat,
+  nodeSnat,
   storeDropCounters,
 } from './policy/index.js';
 import { Blackholes } from './routing/blackholes.js';
+import { nat64Part } from './nat64/index.js';
 import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
 import { endpointSliceCache, serviceCache } from './routing/service-addresses.js';
 import { agentView } from './status/metrics-view.js';
@@ -92,12 +93,16 @@ function buildAgent(deps: AgentDeps) {
   });
   // The policy table's SNAT and the blackhole of a Private pool's range follow the NodeConfig's
   // IPv4 mode at once (the cache calls this only once started, after both below exist).
+  const nat64 = deps.nat64
+    ? nat64Part(deps.nat64, () => nodeConfig.current()?.nodeConfig.spec, logger)
+    : undefined;
   const nodeConfigChanged = [
     nodeConfigEvents(events, nodeName),
     onSnatChange(() => {
       policy?.trigger();
       blackholes.trigger();
     }),
+    ...(nat64 ? [nat64.onNodeConfig] : []),
   ];
   const nodeConfig = new NodeConfigTracker({
     onChange: (nc) => nodeConfigChanged.forEach((listener) => listener(nc)),
@@ -182,7 +187,7 @@ function buildAgent(deps: AgentDeps) {
         logger,
         resyncMs: config.resyncMs,
         logDroppedPerSecond: config.logDeniedPerSecond,
-        snat: () => privateSnat(nodeConfig.current()?.nodeConfig.spec),
+        snat: () => nodeSnat(nodeConfig.current()?.nodeConfig.spec),
         ...(config.healthPort ? { nodePortsClosedToPods: [config.healthPort] } : {}),
         warn: policyWarnings(events),
         floating: {
@@ -345,6 +350,7 @@ function buildAgent(deps: AgentDeps) {
     caches('Service caches', [serviceCaches.services, serviceCaches.slices], CACHE_SYNC_WAIT_MS),
     nodeCondition,
     blackholes,
+    ...(nat64 ? [nat64.component] : []),
     sweep,
     routing,
     nodeStatus,

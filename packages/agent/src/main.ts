@@ -8,6 +8,7 @@ import { AGENT_FLAGS } from './core/config.js';
 import { IprouteDatapath } from './datapath/index.js';
 import { faultInjector, parseFaultSpec, type FaultPoint } from './core/faults.js';
 import { netnsName, nftListTable, nftPolicyApplier } from './policy/index.js';
+import { hostTranslatorEdge, Nat64Translator } from './nat64/index.js';
 import { nftReadKubeProxy } from './routing/kube-proxy-rules.js';
 import { statusCommand } from './status/command.js';
 import { faultFileSystem } from './store/fault-file-system.js';
@@ -55,6 +56,13 @@ async function main(): Promise<void> {
       ...(armed.size ? { fault } : {}),
     }),
     policyApplier: nftPolicyApplier(config.hostNetns),
+    nat64: new Nat64Translator(
+      hostTranslatorEdge(
+        logger,
+        config.hostNetns === undefined ? undefined : netnsName(config.hostNetns),
+      ),
+      { dir: config.nat64Dir, tayga: config.tayga, logger },
+    ),
     policyListing: nftListTable(config.hostNetns),
     readKubeProxy: nftReadKubeProxy(
       config.hostNetns === undefined ? undefined : netnsName(config.hostNetns),

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 const TIERS = [
   ['core'],
-  ['cni-server', 'datapath', 'store'],
+  ['cni-server', 'datapath', 'store', 'nat64'],
   ['node'],
   ['claims'],
   ['cni'],

@@ -4,7 +4,7 @@
 // reference runtime client cnitool. Used by the agent's cluster tests and the lab.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { flockConflist } from '@flock/api';
 import { run, type RunResult } from '@flock/exec';
 import { repoRoot, requireTools, type ControlPlane, type Netns } from '@flock/testkit';
@@ -92,6 +92,8 @@ export class TestNode {
       this.birdConfigPath,
       '--bird-socket',
       this.birdSocketPath,
+      '--nat64-dir',
+      join(dirname(this.storePath), 'nat64'),
       ...(this.options.extraArgs ?? []),
       ...extraArgs,
     ];

@@ -24,6 +24,8 @@ const PACKAGE_OF: Record<string, string> = {
   birdc: 'bird2',
   ping: 'iputils-ping',
   socat: 'socat',
+  conntrack: 'conntrack',
+  tayga: 'tayga',
   nsenter: 'util-linux',
   sysctl: 'procps',
   go: 'Go >= 1.26 (golang)',

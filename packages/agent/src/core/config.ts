@@ -185,6 +185,19 @@ const FLAGS = {
     arg: 'PATH',
     schema: pathFlag().optional(),
   },
+  nat64Dir: {
+    flag: 'nat64-dir',
+    help: "NAT64 (a Pool's nat64): where the translator's configuration, pid file and address map live",
+    arg: 'PATH',
+    schema: pathFlag(),
+    default: '/var/lib/flock/nat64',
+  },
+  tayga: {
+    help: 'NAT64: the Tayga program (Debian package tayga)',
+    arg: 'PATH',
+    schema: pathFlag(),
+    default: '/usr/sbin/tayga',
+  },
   procSys: {
     flag: 'proc-sys',
     help: "where the node's sysctl tree is writable (the chart mounts the host's /proc/sys/net at /host/proc/sys/net: a container's /proc/sys is read-only)",

@@ -1,22 +1,32 @@
-// Private IPv4 (a Pool's ipv4.mode: Private): the SNAT the policy table carries for this node,
-// read from its NodeConfig on every pass, and a pass asked for when it changes (the NodeConfig
-// changes far more often than its mode: every status write is an update).
+// The SNAT the policy table carries for this node, read from its NodeConfig on every pass, and a
+// pass asked for when it changes (the NodeConfig changes far more often than its SNAT: every
+// status write is an update): a Private pool's slice (ipv4.mode: Private) and the NAT64
+// translator's pool (spec.nat64).
 import type { NodeConfigSpec } from '@flock/api';
 import type { SnatOptions } from '@flock/netpol';
+import { NAT64_IFACE } from '../nat64/tayga.js';
 
-/** The node's private slice, translated beyond the pool's range; none unless Private. */
-export function privateSnat(spec: NodeConfigSpec | undefined): SnatOptions | undefined {
-  if (spec?.ipv4?.mode !== 'Private' || spec.cidr4 === undefined) return undefined;
-  return { sources: [spec.cidr4], keep: spec.ipv4.clusterCIDRs ?? [spec.cidr4] };
+/**
+ * The node's private slice, translated beyond the pool's range, and NAT64's pool, translated to
+ * anything off the node; none when the node has neither.
+ */
+export function nodeSnat(spec: NodeConfigSpec | undefined): SnatOptions | undefined {
+  const isPrivate = spec?.ipv4?.mode === 'Private' && spec.cidr4 !== undefined;
+  if (!isPrivate && !spec?.nat64) return undefined;
+  return {
+    sources: isPrivate ? [spec.cidr4!] : [],
+    keep: isPrivate ? (spec.ipv4?.clusterCIDRs ?? [spec.cidr4!]) : [],
+    ...(spec.nat64 ? { nat64: { iface: NAT64_IFACE, pool: spec.nat64.pool } } : {}),
+  };
 }
 
 /** A NodeConfig listener that calls `changed` when the SNAT it asks for is not the last one. */
 export function onSnatChange(
   changed: () => void,
 ): (nodeConfig: { spec: NodeConfigSpec } | undefined) => void {
-  let last = JSON.stringify(privateSnat(undefined));
+  let last = JSON.stringify(nodeSnat(undefined));
   return (nodeConfig) => {
-    const now = JSON.stringify(privateSnat(nodeConfig?.spec));
+    const now = JSON.stringify(nodeSnat(nodeConfig?.spec));
     if (now === last) return;
     last = now;
     changed();

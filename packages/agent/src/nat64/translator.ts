@@ -1,0 +1,192 @@
+// The node's NAT64 translator, supervised: converge() makes the running Tayga match the
+// NodeConfig's spec.nat64 (start, restart with a new configuration, or stop and remove its
+// device); a Tayga that exits on its own is started again after a backoff. A Tayga left behind by
+// an agent that died (its pid file) is stopped before a new one takes the TUN device, which only
+// one process can hold.
+import { join } from 'node:path';
+import type { Logger, Nat64 } from '@flock/api';
+import type { RunOptions, RunResult } from '@flock/exec';
+import { Backoff } from '@flock/kube';
+import { NAT64_IFACE, taygaConfig, tunCommands } from './tayga.js';
+
+/** Tayga's process, as much of a ChildProcess as the translator uses. */
+export interface TranslatorProcess {
+  readonly pid?: number | undefined;
+  once(
+    event: 'exit',
+    listener: (code: number | null, signal: NodeJS.Signals | null) => void,
+  ): unknown;
+  kill(signal?: NodeJS.Signals): boolean;
+}
+
+/** The kernel and process edge (main.ts: @flock/exec's run and node's spawn; tests: a fake). */
+export interface TranslatorEdge {
+  run(file: string, args: readonly string[], options?: RunOptions): Promise<RunResult>;
+  spawn(file: string, args: readonly string[]): TranslatorProcess;
+  writeFile(path: string, text: string): Promise<void>;
+  readFile(path: string): Promise<string | undefined>;
+  /** The command line of a live process, or undefined (/proc/PID/cmdline). */
+  cmdline(pid: number): Promise<string[] | undefined>;
+  /** Send a signal to a process (process.kill). */
+  kill(pid: number, signal: NodeJS.Signals): void;
+}
+
+/** A Tayga that ran this long before it exited starts again without delay growth. */
+const STABLE_MS = 60_000;
+
+export interface TranslatorOptions {
+  /** Where tayga.conf, tayga.pid and Tayga's dynamic.map live (kept across restarts). */
+  dir: string;
+  /** The tayga program (--tayga). */
+  tayga: string;
+  logger: Logger;
+  /** Restart delays of a Tayga that exited (default 1 s growing to 30 s). */
+  restart?: { baseMs: number; maxMs: number };
+}
+
+export interface TranslatorStatus {
+  /** The nat64 in force (undefined: off). */
+  nat64: Nat64 | undefined;
+  running: boolean;
+  /** Times Tayga exited on its own and was started again. */
+  restarts: number;
+}
+
+export class Nat64Translator {
+  private want: Nat64 | undefined;
+  private child: TranslatorProcess | undefined;
+  private childKey: string | undefined;
+  private restarts = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly backoff: Backoff;
+  private chain: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly edge: TranslatorEdge,
+    private readonly o: TranslatorOptions,
+  ) {
+    this.backoff = new Backoff({ ...(o.restart ?? { baseMs: 1000, maxMs: 30_000 }), jitter: 0.2 });
+  }
+
+  private get config() {
+    return join(this.o.dir, 'tayga.conf');
+  }
+  private get pidFile() {
+    return join(this.o.dir, 'tayga.pid');
+  }
+  private get tayga() {
+    return this.o.tayga;
+  }
+
+  status(): TranslatorStatus {
+    return { nat64: this.want, running: this.child !== undefined, restarts: this.restarts };
+  }
+
+  /** Make the translator match `nat64` (serialized: calls run one after another). */
+  converge(nat64: Nat64 | undefined): Promise<void> {
+    this.want = nat64;
+    const next = this.chain.then(() => this.reconcile());
+    this.chain = next.then(
+      () => undefined,
+      (e: unknown) => this.retryLater('NAT64 translator did not start', e),
+    );
+    return next;
+  }
+
+  /** Converge again after the backoff (a failed start, or a Tayga that exited). */
+  private retryLater(why: string, detail: unknown): void {
+    if (this.stopped || this.restartTimer) return;
+    const delay = this.backoff.next();
+    this.o.logger.error(why, {
+      ...(detail instanceof Error ? { error: detail.message } : (detail as object)),
+      retryInMs: Math.round(delay),
+    });
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      void this.converge(this.want).catch(() => undefined);
+    }, delay);
+  }
+
+  private async reconcile(): Promise<void> {
+    if (this.stopped) return;
+    const want = this.want;
+    const key = want ? JSON.stringify(want) : undefined;
+    if (key !== undefined && key === this.childKey && this.child) return;
+    await this.stopChild();
+    await this.stopLeftover();
+    if (!want) {
+      // Off: the device goes, and every route through it with it.
+      await this.edge.run('ip', ['link', 'del', NAT64_IFACE], { okCodes: [0, 1] });
+      return;
+    }
+    // A new configuration: a fresh device, so no route of the old prefix or pool stays.
+    const previous = await this.edge.readFile(this.config);
+    const text = taygaConfig(want, this.o.dir);
+    if (previous !== undefined && previous !== text)
+      await this.edge.run('ip', ['link', 'del', NAT64_IFACE], { okCodes: [0, 1] });
+    await this.edge.writeFile(this.config, text);
+    for (const [file, args] of tunCommands(want, this.config, this.tayga))
+      await this.edge.run(file, args);
+    const child = this.start(key!);
+    // Filed for a later agent: a Tayga this agent leaves behind is stopped before the next one.
+    if (child.pid !== undefined) await this.edge.writeFile(this.pidFile, `${child.pid}\n`);
+    this.o.logger.info('NAT64 translator started', { ...want, iface: NAT64_IFACE });
+  }
+
+  private start(key: string): TranslatorProcess {
+    const child = this.edge.spawn(this.tayga, ['-c', this.config, '-d']);
+    const started = Date.now();
+    this.child = child;
+    this.childKey = key;
+    child.once('exit', (code, signal) => {
+      if (this.child !== child) return; // stopped on purpose
+      this.child = undefined;
+      this.childKey = undefined;
+      if (this.stopped) return;
+      if (Date.now() - started >= STABLE_MS) this.backoff.reset();
+      this.restarts++;
+      this.retryLater('NAT64 translator exited; starting it again', { code, signal });
+    });
+    return child;
+  }
+
+  private async stopChild(): Promise<void> {
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    const child = this.child;
+    if (!child) return;
+    this.child = undefined;
+    this.childKey = undefined;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  /** A Tayga of an earlier agent (its pid file), still holding the device: stopped. */
+  private async stopLeftover(): Promise<void> {
+    const raw = await this.edge.readFile(this.pidFile);
+    const pid = Number(raw?.trim());
+    if (!Number.isInteger(pid) || pid <= 1) return;
+    const argv = await this.edge.cmdline(pid);
+    if (!argv?.some((a) => a.endsWith('tayga')) || !argv.includes(this.config)) return;
+    this.o.logger.warn('stopping a NAT64 translator left by an earlier agent', { pid });
+    try {
+      this.edge.kill(pid, 'SIGTERM');
+    } catch {
+      return; // gone meanwhile
+    }
+    for (let i = 0; i < 50 && (await this.edge.cmdline(pid)); i++)
+      await new Promise((r) => setTimeout(r, 100));
+  }
+
+  /** The agent stops: Tayga with it; the device and its routes stay for the next agent. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.chain;
+    this.backoff.reset();
+    await this.stopChild();
+  }
+}
