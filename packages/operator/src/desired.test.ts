@@ -140,4 +140,15 @@ describe('needsApply', () => {
       clusterCIDRs: ['10.20.0.0/16'],
     });
   });
+
+  it('copies NAT64 (defaults filled in) and takes it away when the Pool drops it', () => {
+    const nat64 = makePool('a', { ...baseSpec(), nat64: { prefix: '2001:db8:64::/96' } });
+    const want = desiredNodeConfig(nat64, node, prefixes);
+    expect(want.spec.nat64).toEqual({ prefix: '2001:db8:64::/96', pool: '192.168.240.0/20' });
+    const nc = stored(want);
+    expect(needsApply(nc, want)).toBe(false);
+    const without = desiredNodeConfig(makePool('a', baseSpec()), node, prefixes);
+    expect(without.spec).not.toHaveProperty('nat64');
+    expect(needsApply(nc, without)).toBe(true);
+  });
 });
