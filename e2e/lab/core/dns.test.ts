@@ -47,6 +47,14 @@ describe('cluster DNS objects', () => {
     expect(text).toContain('pods insecure');
   });
 
+  it("DNS64 only in the lab's own zone, where the IPv4-only server has its A record", () => {
+    const [lab, cluster] = corefile().split('\n.:53 {');
+    expect(lab).toMatch(/^lab\.example:53 \{/);
+    expect(lab).toContain('192.0.2.80 v4only.lab.example');
+    expect(lab).toContain('prefix 2001:db8:64::/96');
+    expect(cluster).not.toContain('dns64');
+  });
+
   it('the ClusterRole grants what `pods insecure` needs: list/watch of Services, Namespaces, EndpointSlices', () => {
     const role = byKind<{
       rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];

@@ -7,7 +7,7 @@
 // ServiceAccount's token. What differs from upstream's addon, and why:
 // - no `forward . /etc/resolv.conf` (nor `loop`, which guards forwarding): the lab is offline,
 //   no resolver outside the cluster is reachable from a node, and the kubelets give pods no host
-//   resolver (node/config.ts). Names outside the cluster's zones are refused.
+//   resolver (node/config.ts). Names outside the cluster's zones and the lab's own are refused.
 // - no `pods` in the ClusterRole: `pods insecure` answers pod names from the query alone; only
 //   `pods verified` watches pods (plugin/kubernetes: initPodCache). No `endpoints` either:
 //   CoreDNS 1.14 reads EndpointSlices.
@@ -19,7 +19,14 @@ import { CONFIGMAPS, ENDPOINT_SLICES, resourcePath, SERVICES, type ResourceRef }
 import { eventually } from '@flock/testkit';
 import { corednsImage } from '../node/images.js';
 import type { Lab } from './lab.js';
-import { CLUSTER_DNS_IPS, CLUSTER_DOMAIN, inFamilyOrder, type PrimaryFamily } from './plan.js';
+import {
+  CLUSTER_DNS_IPS,
+  CLUSTER_DOMAIN,
+  IPV4_SERVER,
+  LAB_NAT64_PREFIX,
+  inFamilyOrder,
+  type PrimaryFamily,
+} from './plan.js';
 import { isPodReady } from './pod-list.js';
 import { DEPLOYMENTS, labKubectl, listPods } from './workloads.js';
 
@@ -50,9 +57,24 @@ const CLUSTER_ROLE_BINDINGS: ResourceRef = {
   kind: 'ClusterRoleBinding',
 };
 
-/** The Corefile: the cluster's zones and the reverse zones from the Kubernetes API, nothing else. */
+/**
+ * The Corefile: the cluster's zones and the reverse zones from the Kubernetes API; and the lab's
+ * own zone, where the IPv4-only server beside the router has an A record only and DNS64 answers
+ * AAAA queries with it at the lab's NAT64 prefix (a zone of its own: DNS64 in the cluster's
+ * block would also synthesize AAAA records for IPv4-only Services, which the e2e specs do not
+ * expect).
+ */
 export function corefile(domain = CLUSTER_DOMAIN): string {
-  return `.:53 {
+  return `${IPV4_SERVER.zone}:53 {
+    errors
+    hosts {
+        ${IPV4_SERVER.address} ${IPV4_SERVER.name}
+    }
+    dns64 {
+        prefix ${LAB_NAT64_PREFIX}
+    }
+}
+.:53 {
     errors
     health {
         lameduck 5s

@@ -38,6 +38,19 @@ export const SERVICE_LB_CIDRS = ['2001:db8:400::/120', '203.0.113.64/28'];
 export const SAMPLE_PINNED6 = '2001:db8:200::10';
 export const POOL_NAME = 'lab';
 /**
+ * NAT64 in the lab (scenarios/nat64.cluster.test.ts): a /96 of the lab's own space (its IPv4-only
+ * server's address is documentation space, which the well-known prefix may not stand for).
+ */
+export const LAB_NAT64_PREFIX = '2001:db8:64::/96';
+/** An IPv4-only server beside the router (core/ipv4-server.ts), and its name in the cluster DNS. */
+export const IPV4_SERVER = {
+  name: 'v4only.lab.example',
+  zone: 'lab.example',
+  address: '192.0.2.80',
+  router: '192.0.2.1',
+  prefixLength: 24,
+} as const;
+/**
  * The control plane's link to the router (router side ::1 / .1): the API server listens on
  * [CP_ADDR6]:APISERVER_PORT, where the nodes' kubelets, kube-proxies and agents reach it, and it
  * reaches each kubelet at the node's InternalIP (exec, logs, port-forward).

@@ -4,4 +4,5 @@ export { startAgent, type RunningAgent } from './agent.js';
 export * from './core/config.js';
 export { AGENT_MALLOC_ENV } from './core/image-env.js';
 export * from './cni-server/index.js';
+export { nat64Address } from './nat64/tayga.js';
 export { AgentStatus } from './status/snapshot.js';
