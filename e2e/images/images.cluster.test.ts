@@ -122,7 +122,7 @@ describe('what runs inside', () => {
     expect(id.stdout.trim()).toBe('65532');
   });
 
-  it('agent: BIRD 2, nftables, iproute2 ≥ 6.1, nsenter and sysctl, where the agent and chart look', async () => {
+  it('agent: BIRD 2, nftables, iproute2 ≥ 6.1, nsenter, sysctl and Tayga, where the agent and chart look', async () => {
     const version = async (command: string[]) => {
       const r = await images.agent.exec(command);
       return `${r.stdout}${r.stderr}`;
@@ -134,6 +134,8 @@ describe('what runs inside', () => {
     for (const nsenter of ['nsenter', '/usr/bin/nsenter'])
       expect(await version([nsenter, '--version'])).toMatch(/util-linux 2\.\d+/);
     expect(await version(['/usr/sbin/sysctl', '--version'])).toMatch(/procps-ng/);
+    // --tayga's default, where the agent looks.
+    expect(await version(['/usr/sbin/tayga', '--help'])).toMatch(/^Usage: \S*tayga /m);
     const pkgs = await images.agent.exec([
       'dpkg-query',
       '-W',
@@ -144,9 +146,10 @@ describe('what runs inside', () => {
       'iproute2',
       'util-linux',
       'procps',
+      'tayga',
     ]);
     process.stderr.write(`agent image packages:\n${pkgs.stdout}`);
-    expect(pkgs.stdout.trim().split('\n')).toHaveLength(5);
+    expect(pkgs.stdout.trim().split('\n')).toHaveLength(6);
   });
 
   it('agent: the CNI plugin the chart installs answers a runtime VERSION call', async () => {

@@ -20,8 +20,10 @@ let server: Ipv4OnlyServer | undefined;
 
 const { lab } = startLab({
   tmpPrefix: 'flock-lab-nat64-',
-  tools: ['bird', 'nsenter', 'flock-controlplane', 'kubectl', 'tayga', 'conntrack'],
+  tools: ['bird', 'nsenter', 'flock-controlplane', 'kubectl', 'helm'],
   nodes: 2,
+  // As production runs it: the agent image (Tayga inside) and the chart (the TUN device).
+  install: 'helm',
   setup: async (lab) => {
     server = await Ipv4OnlyServer.start(lab.router!);
     const pool = samplePool() as { spec: Record<string, unknown> };
