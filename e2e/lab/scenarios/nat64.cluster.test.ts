@@ -9,7 +9,14 @@ import { NODECONFIGS, PODS, POOLS, objectPath } from '@flock/kube';
 import { eventually } from '@flock/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Ipv4OnlyServer } from '../core/ipv4-server.js';
-import { IPV4_SERVER, LAB_NAT64_PREFIX, samplePool, workloadContainer } from '../core/plan.js';
+import {
+  IPV4_SERVER,
+  LAB_NAT64_PREFIX,
+  POOL_CIDR4,
+  WORKLOAD_PORT,
+  samplePool,
+  workloadContainer,
+} from '../core/plan.js';
 import { startLab } from '../core/test-lab.js';
 import { labKubectl, listPods, waitForReadyPods, type LabPod } from '../core/workloads.js';
 import { countArrivals } from '../probes/arrivals.js';
@@ -44,6 +51,17 @@ const { lab } = startLab({
         containers: [workloadContainer('w')],
       },
     });
+    // A pod with a public IPv4 address on the other node.
+    await lab.apply(PODS, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'dual', namespace: NS, labels: { app: 'nat64-target' } },
+      spec: {
+        nodeName: lab.plans[1]!.name,
+        terminationGracePeriodSeconds: 0,
+        containers: [workloadContainer('w')],
+      },
+    });
   },
 });
 afterAll(async () => {
@@ -64,7 +82,8 @@ describe('NAT64 and DNS64 (a Pool with nat64)', () => {
       const nc = NodeConfig.parse(
         await lab.api!.request({ method: 'GET', path: objectPath(NODECONFIGS, plan.name) }),
       );
-      expect(nc.spec.nat64).toEqual({ prefix: LAB_NAT64_PREFIX, pool: '192.168.240.0/20' });
+      expect(nc.spec.nat64).toMatchObject({ prefix: LAB_NAT64_PREFIX, pool: '192.168.240.0/20' });
+      expect(nc.spec.nat64?.clusterCIDRs).toContain(POOL_CIDR4);
     }
     const node = nodeOf(await pod());
     await eventually('the prefix routed to flock64', async () => {
@@ -96,5 +115,19 @@ describe('NAT64 and DNS64 (a Pool with nat64)', () => {
     });
     expect(answer).toBe(node4);
     expect((await arrivals())[node4]).toBeGreaterThan(0);
+  });
+
+  it("a pod's public IPv4 address is not reached through NAT64 (it would arrive as the node); its IPv6 is", async () => {
+    const p = await pod();
+    await waitForReadyPods(lab, NS, 'app=nat64-target', 1);
+    const [dual] = await listPods(lab, NS, 'app=nat64-target');
+    const ips = dual!.status!.podIPs!.map((i) => i.ip);
+    const v4 = ips.find((ip) => !ip.includes(':'))!;
+    const v6 = ips.find((ip) => ip.includes(':'))!;
+    const get = (host: string) =>
+      inPod(p, ['curl', '-sS', '-m', '3', `http://[${host}]:${WORKLOAD_PORT}/hostname`]);
+    expect((await get(v6)).stdout.trim()).toBe('dual');
+    const translated = await get(nat64Address(LAB_NAT64_PREFIX, v4));
+    expect(translated.code).not.toBe(0);
   });
 });

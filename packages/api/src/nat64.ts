@@ -3,6 +3,7 @@
 // answers; the node translates to IPv4 from a node-local pool and masquerades that pool to its
 // own IPv4 address on the way out (docs/install.md, "IPv4 modes").
 import { z } from 'zod';
+import { MAX_CLUSTER_IP_RANGES, MAX_RANGES } from './floating.js';
 import { cidrString, splitCidr } from './net.js';
 import { withRules } from './rules.js';
 
@@ -66,3 +67,18 @@ export const Nat64 = z
     "NAT64 on every node of the pool: pods reach IPv4 destinations at prefix + address, from the node's IPv4 address.",
   );
 export type Nat64 = z.infer<typeof Nat64>;
+
+/** The most IPv4 ranges a node keeps translated traffic from: the pool's, and every range list's. */
+export const MAX_NAT64_CLUSTER_CIDRS = 1 + 3 * MAX_RANGES + MAX_CLUSTER_IP_RANGES;
+
+/** A NodeConfig's nat64: the Pool's, and the cluster's IPv4 ranges (the operator fills them in). */
+export const NodeNat64 = Nat64.extend({
+  clusterCIDRs: z
+    .array(cidrString('nat64.clusterCIDRs[]', 4))
+    .max(MAX_NAT64_CLUSTER_CIDRS)
+    .optional()
+    .describe(
+      "The cluster's own IPv4 ranges (the Pool's ipv4.cidr, the IPv4 ranges of pinned, anycast and services, the Service CIDRs): nothing translated reaches them, so a pod cannot pass a NetworkPolicy as its node's address by way of NAT64.",
+    ),
+}).describe(Nat64.description!);
+export type NodeNat64 = z.infer<typeof NodeNat64>;

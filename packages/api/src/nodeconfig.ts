@@ -7,7 +7,7 @@ import { cidrString, ipString } from './net.js';
 import { FloatingGrant, MAX_CLUSTER_IP_RANGES, MAX_GRANTS, MAX_RANGES } from './floating.js';
 import { withRules } from './rules.js';
 import { NodeIpv4 } from './ipv4.js';
-import { Nat64 } from './nat64.js';
+import { NodeNat64 } from './nat64.js';
 import { API_VERSION, NODECONFIG_KIND } from './names.js';
 
 const NodeBgp = withRules(
@@ -50,7 +50,7 @@ export const NodeConfigSpec = withRules(
       .optional()
       .describe("The node's IPv4 slice; pods get /32s from it. Never changes once set."),
     ipv4: NodeIpv4.optional(),
-    nat64: Nat64.optional(),
+    nat64: NodeNat64.optional(),
     pinnedCIDRs: z
       .array(cidrString('pinnedCIDRs[]'))
       .max(MAX_RANGES)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { diffTables } from './diff.js';
 import { renderTable } from './render.js';
-import { snatChains, translatorInput } from './render-snat.js';
+import { snatChains, translatorForward, translatorInput } from './render-snat.js';
 import { translate } from './translate.js';
 import { parseState } from './state.js';
 
@@ -66,6 +66,20 @@ describe('the NAT64 part of the SNAT chain', () => {
       .lines.join('\n');
     expect(text).toContain('iifname "flock64" ct state new counter drop');
     expect(translatorInput(undefined)).toEqual([]);
+  });
+
+  it("keeps translated traffic from the cluster's own IPv4 ranges (forward)", () => {
+    const ir = translate(parseState({ namespaces: [], pods: [], policies: [], locals: [] }));
+    const deny = ['198.18.0.0/16', '10.96.0.0/16'];
+    const text = renderTable(ir, { snat: { sources: [], keep: [], nat64: { ...nat64, deny } } })
+      .chains.find((c) => c.name === 'forward')!
+      .lines.join('\n');
+    expect(text).toContain(
+      'iifname "flock64" ip daddr { 10.96.0.0/16, 198.18.0.0/16 } counter drop',
+    );
+    // Before established flows are accepted: no translated flow to the cluster, old or new.
+    expect(text.indexOf('iifname "flock64"')).toBeLessThan(text.indexOf('ct state established'));
+    expect(translatorForward({ sources: [], keep: [], nat64 })).toEqual([]);
   });
 
   it('refuses an interface name or pool that could carry nft text', () => {

@@ -12,8 +12,11 @@ export interface SnatOptions {
   sources: readonly string[];
   /** Destinations reached unNATed: the pool's private range (the cluster's IPv4). */
   keep: readonly string[];
-  /** The NAT64 translator: its TUN device and its IPv4 pool, translated to any destination. */
-  nat64?: { iface: string; pool: string } | undefined;
+  /**
+   * The NAT64 translator: its TUN device, its IPv4 pool (translated to any destination), and the
+   * cluster's own IPv4 ranges, which nothing translated reaches.
+   */
+  nat64?: { iface: string; pool: string; deny?: readonly string[] } | undefined;
 }
 
 /** A Linux interface name, checked before it goes into nft text. */
@@ -83,5 +86,18 @@ export function translatorInput(o: SnatOptions | undefined): string[] {
   if (!o?.nat64) return [];
   return [
     `\t\tiifname "${translatorIface(o)}" ct state new counter drop ${comment('NAT64: not for the node')}`,
+  ];
+}
+
+/**
+ * Forwarding from the NAT64 translator: not to the cluster's own IPv4 ranges. Translated, a pod
+ * leaves its node as the node's address; a NetworkPolicy that admits the node (or 0.0.0.0/0 but
+ * the cluster) would admit it where its own IPv6 address is refused.
+ */
+export function translatorForward(o: SnatOptions | undefined): string[] {
+  const deny = o?.nat64?.deny ?? [];
+  if (!deny.length) return [];
+  return [
+    `\t\tiifname "${translatorIface(o!)}" ip daddr { ${ipv4Elements('NAT64 cluster ranges', deny).join(', ')} } counter drop ${comment("NAT64: not to the cluster's own IPv4")}`,
   ];
 }

@@ -17,7 +17,7 @@ import {
 } from './render-rules.js';
 import { ARP_TABLE_COMMENT, ARP_TABLE_FAMILY, arpGuard } from './render-arp.js';
 import { HOST_PORT_CHAINS, hostPortMaps } from './render-hostports.js';
-import { snatChains, translatorInput, type SnatOptions } from './render-snat.js';
+import { snatChains, translatorForward, translatorInput, type SnatOptions } from './render-snat.js';
 
 export {
   EGRESS_ALLOWED,
@@ -232,6 +232,7 @@ const baseChains = (o: RenderOptions): NftChain[] => [
       '\tchain forward {',
       '\t\ttype filter hook forward priority filter; policy accept;',
       ...antiSpoofing(),
+      ...translatorForward(o.snat),
       '\t\tct state established,related accept',
       `\t\t${ICMP_ERRORS}`,
       `\t\t${ICMPV6_ERRORS}`,

@@ -145,6 +145,18 @@ describe('needsApply', () => {
     const nat64 = makePool('a', { ...baseSpec(), nat64: { prefix: '2001:db8:64::/96' } });
     const want = desiredNodeConfig(nat64, node, prefixes);
     expect(want.spec.nat64).toEqual({ prefix: '2001:db8:64::/96', pool: '192.168.240.0/20' });
+    // With IPv4 ranges in the Pool, they come along: nothing translated reaches them.
+    const ranged = makePool('a', {
+      ...baseSpec(),
+      ipv4: { cidr: '192.0.2.0/24' },
+      services: { cidrs: ['2001:db8:400::/120', '198.51.100.64/28'], clusterIPs: ['10.96.0.0/16'] },
+      nat64: {},
+    });
+    expect(desiredNodeConfig(ranged, node, prefixes).spec.nat64).toEqual({
+      prefix: '64:ff9b::/96',
+      pool: '192.168.240.0/20',
+      clusterCIDRs: ['192.0.2.0/24', '198.51.100.64/28', '10.96.0.0/16'],
+    });
     const nc = stored(want);
     expect(needsApply(nc, want)).toBe(false);
     const without = desiredNodeConfig(makePool('a', baseSpec()), node, prefixes);

@@ -106,6 +106,24 @@ function ipv4(pool: Pool, cidr4: string | undefined): Pick<NodeConfigSpec, 'ipv4
   };
 }
 
+/**
+ * NAT64 (the Pool's nat64) with the cluster's own IPv4 ranges, which nothing translated may
+ * reach (a pod would arrive there as its node's address).
+ */
+function nat64(pool: Pool): Pick<NodeConfigSpec, 'nat64'> {
+  const { nat64, ipv4, pinned, anycast, services } = pool.spec;
+  if (!nat64) return {};
+  const ranges = [
+    ...(ipv4 ? [ipv4.cidr] : []),
+    ...(pinned?.cidrs ?? []),
+    ...(anycast?.cidrs ?? []),
+    ...(services?.cidrs ?? []),
+    ...(services?.clusterIPs ?? []),
+  ].filter((c) => !c.includes(':'));
+  const clusterCIDRs = [...new Set(ranges)];
+  return { nat64: { ...nat64, ...(clusterCIDRs.length ? { clusterCIDRs } : {}) } };
+}
+
 /** The cluster's Service CIDRs every node of the pool announces (never withdrawn: shared). */
 function clusterIPs(pool: Pool): Pick<NodeConfigSpec, 'clusterIPCIDRs'> {
   const cidrs = pool.spec.services?.clusterIPs;
@@ -143,7 +161,7 @@ export function desiredNodeConfig(
       cidr6: prefixes.cidr6,
       ...(prefixes.cidr4 ? { cidr4: prefixes.cidr4 } : {}),
       ...ipv4(pool, prefixes.cidr4),
-      ...(spec.nat64 ? { nat64: spec.nat64 } : {}),
+      ...nat64(pool),
       ...floating(pool, 'pinned', withdrawn),
       ...floating(pool, 'anycast', withdrawn),
       ...floating(pool, 'services', withdrawn),

@@ -2,7 +2,7 @@
 // netpol's PolicyLab, and flock's table with the NAT64 part of its SNAT chain. A pod that has IPv6
 // only reaches the external host's IPv4 address at the prefix, and the host sees the node's
 // address; the translator comes back when Tayga dies, a new agent takes over from a dead one's
-// Tayga, and nothing translated reaches the node itself.
+// Tayga, and nothing translated reaches the node itself or the cluster's own IPv4 ranges.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,6 +115,19 @@ describe('NAT64 translator (kernel)', () => {
       },
     );
     expect(translators[0]!.status().restarts).toBeGreaterThanOrEqual(1);
+  });
+
+  it("nothing translated reaches the cluster's own IPv4 ranges; a pod's own IPv4 still does", async () => {
+    const guarded = { ...NAT64, clusterCIDRs: [`${EXT4}/32`] };
+    await lab.apply([], { render: { snat: nodeSnat({ ...baseSpec(), nat64: guarded }) } });
+    try {
+      expect((await udp6(viaNat64(EXT4))).reply).toBeUndefined();
+      const own = await lab.probe('x/a', 'ext', { proto: 'tcp', port: 81, family: 4 }, 1500);
+      expect(own).toMatchObject({ ok: true, reply: 'ext' });
+    } finally {
+      await lab.apply([], { render: { snat: nodeSnat({ ...baseSpec(), nat64: NAT64 }) } });
+    }
+    expect((await udp6(viaNat64(EXT4))).reply).toBe('ext');
   });
 
   it("a new agent takes over from a dead one's Tayga; off removes the device", async () => {

@@ -16,7 +16,15 @@ export function nodeSnat(spec: NodeConfigSpec | undefined): SnatOptions | undefi
   return {
     sources: isPrivate ? [spec.cidr4!] : [],
     keep: isPrivate ? (spec.ipv4?.clusterCIDRs ?? [spec.cidr4!]) : [],
-    ...(spec.nat64 ? { nat64: { iface: NAT64_IFACE, pool: spec.nat64.pool } } : {}),
+    ...(spec.nat64
+      ? {
+          nat64: {
+            iface: NAT64_IFACE,
+            pool: spec.nat64.pool,
+            deny: spec.nat64.clusterCIDRs ?? [],
+          },
+        }
+      : {}),
   };
 }
 
