@@ -94,6 +94,15 @@ describe('NAT64 and DNS64 (a Pool with nat64)', () => {
     });
     const ips = (await pod()).status!.podIPs!.map((i) => i.ip);
     expect(ips.every((ip) => ip.includes(':'))).toBe(true);
+    // Counted as a pod that reaches IPv4 through NAT64.
+    const modes = await eventually('the pod counted as nat64', async () => {
+      const nc = NodeConfig.parse(
+        await lab.api!.request({ method: 'GET', path: objectPath(NODECONFIGS, node.plan.name) }),
+      );
+      const m = nc.status?.allocations?.ipv4Modes;
+      return m?.nat64 ? m : undefined;
+    });
+    expect(modes).toMatchObject({ none: 0 });
   });
 
   it('the pod resolves the IPv4-only server to an AAAA at the prefix (DNS64)', async () => {

@@ -65,6 +65,12 @@ describe('ipv4 annotation', () => {
     expect(podIpv4Mode({}, publicNode)).toBe('none');
     expect(podIpv4Mode({ ip4: '10.1.0.7' }, privateNode)).toBe('private');
     expect(podIpv4Mode({}, privateNode)).toBe('none');
+    const nat64Node = {
+      ...publicNode,
+      nat64: { prefix: '64:ff9b::/96', pool: '192.168.240.0/20' },
+    };
+    expect(podIpv4Mode({}, nat64Node)).toBe('nat64');
+    expect(podIpv4Mode({ ip4: '192.0.2.1' }, nat64Node)).toBe('public');
     // A pinned address lies outside the slice: it is public wherever the pod runs.
     expect(podIpv4Mode({ ip4: '198.51.100.5' }, privateNode)).toBe('public');
   });

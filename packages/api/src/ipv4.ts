@@ -106,20 +106,25 @@ export function parseIpv4Request(raw: string | undefined): Parsed<Ipv4Request> |
 
 /**
  * How a pod reaches IPv4: its own public address, a private one (SNAT to the node's address
- * beyond the cluster), or none (IPv6 only).
+ * beyond the cluster), through its node's NAT64 (IPv6 only, on a node with nat64), or not at all.
  */
-export const PodIpv4Mode = z.enum(['public', 'private', 'none']);
+export const PodIpv4Mode = z.enum(['public', 'private', 'nat64', 'none']);
 export type PodIpv4Mode = z.infer<typeof PodIpv4Mode>;
 
 /**
  * A pod's IPv4 mode, from what it holds and its node's spec: an address of a Private node's
- * slice is private; any other (a public slice, a pinned address) is public.
+ * slice is private; any other (a public slice, a pinned address) is public; none on a node with
+ * NAT64 is nat64.
  */
 export function podIpv4Mode(
   entry: { ip4?: string | undefined },
-  node: { cidr4?: string | undefined; ipv4?: { mode?: Ipv4Mode | undefined } | undefined },
+  node: {
+    cidr4?: string | undefined;
+    ipv4?: { mode?: Ipv4Mode | undefined } | undefined;
+    nat64?: object | undefined;
+  },
 ): PodIpv4Mode {
-  if (entry.ip4 === undefined) return 'none';
+  if (entry.ip4 === undefined) return node.nat64 ? 'nat64' : 'none';
   const isPrivate =
     node.ipv4?.mode === 'Private' &&
     node.cidr4 !== undefined &&

@@ -135,7 +135,12 @@ export const NodeConfigStatus = z
               .describe(
                 "Pods with a private IPv4 address (SNAT to the node's beyond the cluster).",
               ),
-            none: z.int().min(0).describe('IPv6-only pods.'),
+            nat64: z
+              .int()
+              .min(0)
+              .optional()
+              .describe("IPv6-only pods that reach IPv4 through their node's NAT64."),
+            none: z.int().min(0).describe('IPv6-only pods (without NAT64).'),
           })
           .optional()
           .describe('Pods by how they reach IPv4.'),

@@ -58,7 +58,7 @@ describe('NodeConfig status', () => {
       pods: 2,
       ipv6: 2,
       ipv4: 1,
-      ipv4Modes: { public: 1, private: 0, none: 1 },
+      ipv4Modes: { public: 1, private: 0, nat64: 0, none: 1 },
       pinned: 1,
       anycast: 1,
     });
@@ -67,6 +67,16 @@ describe('NodeConfig status', () => {
       [P1.address, 'Established', 'peer_2001_db8_ffff__1'],
       [P2.address, 'Established', 'peer_2001_db8_ffff__2'],
     ]);
+  });
+
+  it('counts IPv6-only pods as nat64 on a node with NAT64', () => {
+    const nat64 = { prefix: '64:ff9b::/96', pool: '192.168.240.0/20' };
+    const s = computeNodeStatus(
+      inputs({ ipv4Node: { cidr4: '192.0.2.16/28', nat64 } }),
+      undefined,
+      T1,
+    );
+    expect(s.allocations?.ipv4Modes).toEqual({ public: 1, private: 0, nat64: 1, none: 0 });
   });
 
   it('lists the sessions that are not established, and the peers left out', () => {

@@ -51,7 +51,7 @@ export interface StatusInputs {
   bgp: BgpObservation | undefined;
   entries: readonly AllocationEntry[];
   /** The NodeConfig's IPv4 slice and mode: which pod addresses are private. */
-  ipv4Node?: Pick<NodeConfigSpec, 'cidr4' | 'ipv4'>;
+  ipv4Node?: Pick<NodeConfigSpec, 'cidr4' | 'ipv4' | 'nat64'>;
   anycastAnnounced: number;
   advertisedRoutes?: number;
   policy?: PolicyReport;
@@ -188,12 +188,7 @@ export function computeNodeStatus(
       pods: new Set(committed.map((e) => `${e.namespace}/${e.pod}/${e.podUID}`)).size,
       ipv6: committed.length,
       ipv4: committed.filter((e) => e.ip4).length,
-      ipv4Modes: Object.fromEntries(
-        PodIpv4Mode.options.map((m) => [
-          m,
-          committed.filter((e) => podIpv4Mode(e, inputs.ipv4Node ?? {}) === m).length,
-        ]),
-      ) as Record<PodIpv4Mode, number>,
+      ipv4Modes: countIpv4Modes(committed, inputs.ipv4Node ?? {}),
       pinned: committed.filter((e) => e.pinned).length,
       anycast: inputs.anycastAnnounced,
     },
@@ -211,4 +206,17 @@ export function stableJson(value: unknown): string {
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
       : v,
   );
+}
+
+/** Committed pods by IPv4 mode, in one pass. */
+function countIpv4Modes(
+  committed: readonly { ip4?: string | undefined }[],
+  node: Parameters<typeof podIpv4Mode>[1],
+): Record<PodIpv4Mode, number> {
+  const counts = Object.fromEntries(PodIpv4Mode.options.map((m) => [m, 0])) as Record<
+    PodIpv4Mode,
+    number
+  >;
+  for (const e of committed) counts[podIpv4Mode(e, node)]++;
+  return counts;
 }

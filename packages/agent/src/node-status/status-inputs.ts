@@ -38,7 +38,7 @@ export function statusInputs(s: StatusSources): Omit<StatusInputs, 'policy'> | u
     stalePasswords: peers.stale,
     bgp: s.routing.sessionObservation,
     entries: s.store.entries(),
-    ipv4Node: { cidr4: object.spec.cidr4, ipv4: object.spec.ipv4 },
+    ipv4Node: { cidr4: object.spec.cidr4, ipv4: object.spec.ipv4, nat64: object.spec.nat64 },
     anycastAnnounced: s.routing.announcements?.anycast.size ?? 0,
     ...(model ? { advertisedRoutes: advertisedCount(model) } : {}),
     ...(s.agentVersion ? { agentVersion: s.agentVersion } : {}),
