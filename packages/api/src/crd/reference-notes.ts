@@ -9,6 +9,7 @@ import {
 } from '../floating.js';
 
 import { DEFAULT_IPV4_NODE_PREFIX } from '../ipv4.js';
+import { DEFAULT_NAT64_POOL, NAT64_WELL_KNOWN_PREFIX } from '../nat64.js';
 
 const { 6: V6, 4: V4 } = WIDEST_FLOATING_PREFIX;
 
@@ -23,6 +24,14 @@ pods). \`ipv4.mode\` says what the addresses are: \`Public\` (announced, routabl
 for Public and ${DEFAULT_IPV4_NODE_PREFIX.Private} for Private. A pod annotated
 \`flock.fritzlab.net/ipv4: none\` gets no IPv4 in any mode. The operator copies assign, grants and
 mode into each NodeConfig's \`ipv4\`; [install.md](install.md#ipv4-modes) says how to choose.
+
+\`nat64\` (with or without \`ipv4\`) gives the pods without an IPv4 address a way to IPv4: each
+node runs a NAT64 translator (Tayga) for \`nat64.prefix\` (a /96, default the well-known
+\`${NAT64_WELL_KNOWN_PREFIX}\`), translates to its own \`nat64.pool\` (default \`${DEFAULT_NAT64_POOL}\`, node-local)
+and masquerades that to the node's IPv4 address. The prefix is not announced: the router needs
+nothing but a routable node address. DNS64 (CoreDNS's \`dns64\` plugin with the same prefix)
+names the destinations. Nothing translated reaches the cluster's own IPv4 ranges, which the
+operator lists in each NodeConfig's \`nat64.clusterCIDRs\`.
 
 ### Floating ranges and grants
 
