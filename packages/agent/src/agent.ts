@@ -392,6 +392,7 @@ function buildAgent(deps: AgentDeps) {
             store,
             claims: keeper,
             ...(policy ? { policy } : {}),
+            ...(deps.nat64 ? { nat64: deps.nat64 } : {}),
           }),
       }),
     ),

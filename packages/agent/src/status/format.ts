@@ -102,5 +102,9 @@ export function formatStatus(s: AgentStatus): string {
         ? `NetworkPolicy: no pass yet (${p.passes} started)`
         : `NetworkPolicy: ${p.ok ? 'applied' : 'NOT APPLIED'} (${p.reason}), ${p.passes} passes: ${p.message ?? ''}`,
   );
+  if (s.nat64)
+    lines.push(
+      `NAT64: ${s.nat64.prefix} from ${s.nat64.pool}, Tayga ${s.nat64.running ? 'running' : 'NOT RUNNING'} (${s.nat64.restarts} restarts)`,
+    );
   return `${lines.join('\n')}\n`;
 }

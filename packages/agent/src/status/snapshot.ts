@@ -10,6 +10,7 @@ import type { PolicyReconciler } from '../policy/index.js';
 import type { ClaimKeeper } from '../claims/keeper.js';
 import type { NodeStatusReporter } from '../node-status/status-reporter.js';
 import type { Routing } from '../routing/index.js';
+import type { Nat64Translator } from '../nat64/translator.js';
 
 const Peer = z.object({
   address: z.string(),
@@ -80,6 +81,15 @@ export const AgentStatus = z.object({
     pods: z.int().optional(),
     passes: z.int().min(0),
   }),
+  nat64: z
+    .object({
+      prefix: z.string(),
+      pool: z.string(),
+      running: z.boolean(),
+      restarts: z.int().min(0),
+    })
+    .optional()
+    .describe("The node's NAT64 translator (Tayga), when its NodeConfig has nat64."),
 });
 export type AgentStatus = z.infer<typeof AgentStatus>;
 
@@ -94,6 +104,7 @@ export interface StatusSources {
   store: { entries(): AllocationEntry[] };
   policy?: Pick<PolicyReconciler, 'lastResult' | 'passes'>;
   claims?: Pick<ClaimKeeper, 'conflicts'>;
+  nat64?: Pick<Nat64Translator, 'status'>;
   now?: () => number;
 }
 
@@ -105,6 +116,7 @@ export function agentStatus(s: StatusSources): AgentStatus {
   const spec = s.nodeConfig.current()?.nodeConfig.spec;
   const policy = s.policy?.lastResult;
   const exported = s.routing.exportedRoutes;
+  const nat64 = s.nat64?.status();
   return {
     node: s.node,
     ...(s.version ? { version: s.version } : {}),
@@ -165,5 +177,15 @@ export function agentStatus(s: StatusSources): AgentStatus {
         : {}),
       passes: s.policy?.passes ?? 0,
     },
+    ...(nat64?.nat64
+      ? {
+          nat64: {
+            prefix: nat64.nat64.prefix,
+            pool: nat64.nat64.pool,
+            running: nat64.running,
+            restarts: nat64.restarts,
+          },
+        }
+      : {}),
   };
 }
