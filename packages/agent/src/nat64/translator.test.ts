@@ -135,6 +135,20 @@ describe('the NAT64 translator', () => {
     await t.stop();
   });
 
+  it('runs nothing again for the same state: off stays off, cluster ranges do not restart Tayga', async () => {
+    const edge = new FakeEdge();
+    const t = translator(edge);
+    await t.converge(undefined);
+    await t.converge(undefined);
+    expect(edge.commands).toEqual(['ip link del flock64']);
+    await t.converge(WKP);
+    const before = edge.commands.length;
+    await t.converge({ ...WKP, clusterCIDRs: ['198.18.0.0/16'] } as typeof WKP);
+    expect(edge.commands.length).toBe(before);
+    expect(edge.live.size).toBe(1);
+    await t.stop();
+  });
+
   it('off: Tayga stops and its device goes', async () => {
     const edge = new FakeEdge();
     const t = translator(edge);

@@ -31,6 +31,9 @@ export interface TranslatorEdge {
   kill(pid: number, signal: NodeJS.Signals): void;
 }
 
+/** The applied state with NAT64 off (the device removed). */
+const OFF = 'off';
+
 /** A Tayga that ran this long before it exited starts again without delay growth. */
 const STABLE_MS = 60_000;
 
@@ -55,7 +58,8 @@ export interface TranslatorStatus {
 export class Nat64Translator {
   private want: Nat64 | undefined;
   private child: TranslatorProcess | undefined;
-  private childKey: string | undefined;
+  /** What the kernel and Tayga were last made to match: a configuration's key, OFF, or nothing. */
+  private applied: string | undefined;
   private restarts = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly backoff: Backoff;
@@ -111,13 +115,17 @@ export class Nat64Translator {
   private async reconcile(): Promise<void> {
     if (this.stopped) return;
     const want = this.want;
-    const key = want ? JSON.stringify(want) : undefined;
-    if (key !== undefined && key === this.childKey && this.child) return;
+    // Only what Tayga runs with: the NodeConfig's other nat64 fields (its cluster ranges, for
+    // the nftables table) and its status writes change nothing here.
+    const key = want ? JSON.stringify({ prefix: want.prefix, pool: want.pool }) : OFF;
+    if (key === this.applied && (key === OFF || this.child)) return;
+    this.applied = undefined;
     await this.stopChild();
     await this.stopLeftover();
     if (!want) {
       // Off: the device goes, and every route through it with it.
       await this.edge.run('ip', ['link', 'del', NAT64_IFACE], { okCodes: [0, 1] });
+      this.applied = OFF;
       return;
     }
     // A new configuration: a fresh device, so no route of the old prefix or pool stays.
@@ -128,21 +136,20 @@ export class Nat64Translator {
     await this.edge.writeFile(this.config, text);
     for (const [file, args] of tunCommands(want, this.config, this.tayga))
       await this.edge.run(file, args);
-    const child = this.start(key!);
+    const child = this.start();
+    this.applied = key;
     // Filed for a later agent: a Tayga this agent leaves behind is stopped before the next one.
     if (child.pid !== undefined) await this.edge.writeFile(this.pidFile, `${child.pid}\n`);
     this.o.logger.info('NAT64 translator started', { ...want, iface: NAT64_IFACE });
   }
 
-  private start(key: string): TranslatorProcess {
+  private start(): TranslatorProcess {
     const child = this.edge.spawn(this.tayga, ['-c', this.config, '-d']);
     const started = Date.now();
     this.child = child;
-    this.childKey = key;
     child.once('exit', (code, signal) => {
       if (this.child !== child) return; // stopped on purpose
       this.child = undefined;
-      this.childKey = undefined;
       if (this.stopped) return;
       if (Date.now() - started >= STABLE_MS) this.backoff.reset();
       this.restarts++;
@@ -157,7 +164,6 @@ export class Nat64Translator {
     const child = this.child;
     if (!child) return;
     this.child = undefined;
-    this.childKey = undefined;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
