@@ -34,7 +34,7 @@ export function nat64Address(prefix: string, ipv4: string): string {
  * the right family and length); one directive a line, so nothing can add a directive.
  */
 export function taygaConfig(nat64: Nat64, dataDir: string): string {
-  if (/[\s]/.test(dataDir)) throw new Error(`NAT64 data dir ${JSON.stringify(dataDir)}: no spaces`);
+  if (/\s/.test(dataDir)) throw new Error(`NAT64 data dir ${JSON.stringify(dataDir)}: no spaces`);
   return [
     '# Written by flock-agent from the NodeConfig (spec.nat64); rewritten on every change.',
     `tun-device ${NAT64_IFACE}`,

@@ -79,9 +79,6 @@ export class Nat64Translator {
   private get pidFile() {
     return join(this.o.dir, 'tayga.pid');
   }
-  private get tayga() {
-    return this.o.tayga;
-  }
 
   status(): TranslatorStatus {
     return { nat64: this.want, running: this.child !== undefined, restarts: this.restarts };
@@ -134,7 +131,7 @@ export class Nat64Translator {
     if (previous !== undefined && previous !== text)
       await this.edge.run('ip', ['link', 'del', NAT64_IFACE], { okCodes: [0, 1] });
     await this.edge.writeFile(this.config, text);
-    for (const [file, args] of tunCommands(want, this.config, this.tayga))
+    for (const [file, args] of tunCommands(want, this.config, this.o.tayga))
       await this.edge.run(file, args);
     const child = this.start();
     this.applied = key;
@@ -144,7 +141,7 @@ export class Nat64Translator {
   }
 
   private start(): TranslatorProcess {
-    const child = this.edge.spawn(this.tayga, ['-c', this.config, '-d']);
+    const child = this.edge.spawn(this.o.tayga, ['-c', this.config, '-d']);
     const started = Date.now();
     this.child = child;
     child.once('exit', (code, signal) => {

@@ -135,28 +135,6 @@ describe('flock-agent status', () => {
     expect(out.stdout).toMatch(/^NetworkPolicy: applied \(Applied\)/m);
   });
 
-  it("shows the node's NAT64 translator, and says when Tayga is not running", () => {
-    const nat64 = { prefix: '64:ff9b::/96', pool: '192.168.240.0/20', running: true, restarts: 2 };
-    const status = AgentStatus.parse({
-      node: 'node-a',
-      ready: true,
-      bird: { state: 'applied' },
-      peers: [],
-      announced: { aggregates: [], pinned: [], anycast: [] },
-      addresses: [],
-      allocations: [],
-      policy: { enforced: false, passes: 0 },
-      nat64,
-    });
-    expect(formatStatus(status)).toContain(
-      'NAT64: 64:ff9b::/96 from 192.168.240.0/20, Tayga running (2 restarts)',
-    );
-    expect(formatStatus({ ...status, nat64: { ...nat64, running: false } })).toContain(
-      'Tayga NOT RUNNING',
-    );
-    expect(formatStatus({ ...status, nat64: undefined })).not.toContain('NAT64');
-  });
-
   it('fails on an agent that is not there, on an answer that is not a status, and on bad flags', async () => {
     const { out, io } = capture();
     expect(await statusCommand(['--status-socket', join(dir, 'nothing.sock')], io)).toBe(1);
@@ -186,16 +164,35 @@ describe('formatDuration', () => {
   });
 });
 
+/** A status of an idle node, with `extra` on top. */
+const quietStatus = (extra: object) =>
+  AgentStatus.parse({
+    node: 'node-a',
+    ready: true,
+    bird: { state: 'applied' },
+    peers: [],
+    announced: { aggregates: [], pinned: [], anycast: [] },
+    addresses: [],
+    allocations: [],
+    policy: { enforced: false, passes: 0 },
+    ...extra,
+  });
+
 describe('the text form', () => {
+  it("shows the node's NAT64 translator, and says when Tayga is not running", () => {
+    const nat64 = { prefix: '64:ff9b::/96', pool: '192.168.240.0/20', running: true, restarts: 2 };
+    const status = quietStatus({ nat64 });
+    expect(formatStatus(status)).toContain(
+      'NAT64: 64:ff9b::/96 from 192.168.240.0/20, Tayga running (2 restarts)',
+    );
+    expect(formatStatus({ ...status, nat64: { ...nat64, running: false } })).toContain(
+      'Tayga NOT RUNNING',
+    );
+    expect(formatStatus({ ...status, nat64: undefined })).not.toContain('NAT64');
+  });
+
   it('lists the floating addresses local pods ask for and do not hold', () => {
-    const status = AgentStatus.parse({
-      node: 'node-a',
-      ready: true,
-      bird: { state: 'applied' },
-      peers: [],
-      announced: { aggregates: [], pinned: [], anycast: [] },
-      addresses: [],
-      allocations: [],
+    const status = quietStatus({
       claimConflicts: [
         {
           address: '2001:db8:200::7',
@@ -204,7 +201,6 @@ describe('the text form', () => {
           why: 'pinned address 2001:db8:200::7: it is held by pod first',
         },
       ],
-      policy: { enforced: false, passes: 0 },
     });
     expect(formatStatus(status)).toContain(
       'Floating addresses not held (neither announced nor sourced here):\n' +
