@@ -41,7 +41,7 @@ describe('NAT64 translator (kernel)', () => {
   beforeAll(async () => {
     requireKernelTier('nft', 'tayga', 'conntrack');
     dir = await mkdtemp(join(tmpdir(), 'flock-nat64-'));
-    const some = new Set(['x/a', 'ext']);
+    const some = new Set(['x/a', 'x/b', 'ext']);
     lab = await PolicyLab.create(
       NAMESPACE_LABELS,
       topology().filter((e) => some.has(e.ref)),
@@ -71,6 +71,13 @@ describe('NAT64 translator (kernel)', () => {
     return { reply: answer.reply, source: await lab.sourceOf(to, token) };
   }
   const viaNat64 = (ipv4: string) => nat64Address(NAT64.prefix, ipv4);
+  /** The translator's pool addresses in the masquerade's conntrack entries. */
+  async function translatedSources(): Promise<Set<string>> {
+    const ct = await lab.node.exec('conntrack', ['-L', '-p', 'udp', '--src-nat'], {
+      okCodes: [0, 1],
+    });
+    return new Set([...ct.stdout.matchAll(/src=(192\.168\.2[45]\d\.\d+) /g)].map((m) => m[1]!));
+  }
   const taygaPid = async () => Number((await run('cat', [join(dir, 'tayga.pid')])).stdout.trim());
 
   it("an IPv6-only pod reaches an IPv4 host at the prefix, from the node's address (UDP and TCP)", async () => {
@@ -128,6 +135,24 @@ describe('NAT64 translator (kernel)', () => {
       await lab.apply([], { render: { snat: nodeSnat({ ...baseSpec(), nat64: NAT64 }) } });
     }
     expect((await udp6(viaNat64(EXT4))).reply).toBe('ext');
+  });
+
+  it("a pod cannot reach another pod through the translator's pool (no hairpin)", async () => {
+    // x/b goes out through NAT64 and so holds a pool address: the one new in conntrack.
+    const before = await translatedSources();
+    const b = await lab.probeAt('x/b', viaNat64(EXT4), { proto: 'udp', port: 80, family: 6 }, 1500);
+    expect(b.reply).toBe('ext');
+    const fresh = [...(await translatedSources())].filter((a) => !before.has(a));
+    expect(fresh).toHaveLength(1);
+    const bPool = fresh[0]!;
+    // Reached at the prefix, x/b would see x/a as a NAT64 address, not as the pod it is.
+    const hairpin = await lab.probeAt(
+      'x/a',
+      viaNat64(bPool!),
+      { proto: 'tcp', port: 80, family: 6 },
+      1000,
+    );
+    expect(hairpin.ok).toBe(false);
   });
 
   it("a new agent takes over from a dead one's Tayga; off removes the device", async () => {

@@ -31,11 +31,12 @@ describe('private IPv4 SNAT of a node', () => {
     expect(nodeSnat({ ...publicNode.spec, nat64 })).toEqual({
       sources: [],
       keep: [],
-      nat64: { iface: 'flock64', pool: '192.168.240.0/20', deny: [] },
+      nat64: { iface: 'flock64', pool: '192.168.240.0/20', deny: ['192.168.240.0/20'] },
     });
     const guarded = { ...nat64, clusterCIDRs: ['198.18.0.0/16'] };
     expect(nodeSnat({ ...publicNode.spec, nat64: guarded })?.nat64?.deny).toEqual([
       '198.18.0.0/16',
+      '192.168.240.0/20',
     ]);
     expect(nodeSnat({ ...privateNode.spec, nat64 })).toMatchObject({
       sources: ['10.20.3.0/24'],

@@ -21,7 +21,9 @@ export function nodeSnat(spec: NodeConfigSpec | undefined): SnatOptions | undefi
           nat64: {
             iface: NAT64_IFACE,
             pool: spec.nat64.pool,
-            deny: spec.nat64.clusterCIDRs ?? [],
+            // The pool too: a pod dialing another's pool address at the prefix would reach it as
+            // a NAT64 address. Tayga 0.9.2 drops that hairpin itself; this holds without it.
+            deny: [...(spec.nat64.clusterCIDRs ?? []), spec.nat64.pool],
           },
         }
       : {}),
