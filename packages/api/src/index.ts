@@ -7,6 +7,7 @@ export * from './communities.js';
 export * from './bgp.js';
 export * from './floating.js';
 export * from './ipv4.js';
+export * from './inter-node.js';
 export * from './nat64.js';
 export * from './pool.js';
 export * from './address-claim.js';

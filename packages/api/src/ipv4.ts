@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { Parsed } from './annotations.js';
 import { MAX_GRANTS, namespaceGrantRule, namespaceGrantShape } from './floating.js';
+import { InterNodePrefix } from './inter-node.js';
 import { cidrContainsIp, cidrString } from './net.js';
 import { withRules } from './rules.js';
 
@@ -66,6 +67,16 @@ export const grantsNeedOnRequestRule = {
     v.assign === 'OnRequest' || v.grants === undefined,
 };
 
+/** A translation prefix carries a Private pool's addresses only: a Public one is routed as is. */
+export const interNodeNeedsPrivateRule = {
+  cel: "self.mode == 'Private' || !has(self.interNodePrefix)",
+  message:
+    'ipv4.interNodePrefix applies to mode: Private (public addresses are routed as they are)',
+  field: 'interNodePrefix',
+  check: (v: { mode: Ipv4Mode; interNodePrefix?: string | undefined }) =>
+    v.mode === 'Private' || v.interNodePrefix === undefined,
+};
+
 /** The most IPv4 ranges a node keeps unNATed. */
 export const MAX_CLUSTER_CIDRS = 16;
 
@@ -81,6 +92,9 @@ export const NodeIpv4 = withRules(
       .describe(
         "Private mode: destinations pods reach with their own address, unNATed (the Pool's ipv4.cidr).",
       ),
+    interNodePrefix: InterNodePrefix.optional().describe(
+      "Private mode: the IPv6 /96 that carries the pool's IPv4 between nodes (the Pool's ipv4.interNodePrefix, or one derived from its UID).",
+    ),
   }),
   [grantsNeedOnRequestRule],
 ).describe(

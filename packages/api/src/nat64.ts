@@ -18,27 +18,26 @@ export const DEFAULT_NAT64_POOL = '192.168.240.0/20';
 export const NAT64_POOL_MIN_PREFIX = 16;
 export const NAT64_POOL_MAX_PREFIX = 28;
 
-const prefixIs96 = {
+/** A translation prefix is a /96: the IPv4 address is its last 32 bits (RFC 6052). */
+export const prefixIs96 = (field: string, example: string) => ({
   cel: '!isCIDR(self) || cidr(self).prefixLength() == 96',
-  message:
-    'nat64.prefix must be a /96 (the IPv4 address is its last 32 bits), e.g. 64:ff9b::/96 or 2001:db8:64::/96',
+  message: `${field} must be a /96 (the IPv4 address is its last 32 bits), e.g. ${example}`,
   check: (s: string) => {
     const len = splitCidr(s)?.prefixLength;
     return len === undefined || len === 96;
   },
-};
+});
 
 /**
- * The translator refuses a prefix in reserved space (its first byte 0 — RFC 8215's 64:ff9b:1::/48
- * too —, multicast, link-local) other than the well-known one.
+ * Tayga refuses a prefix in reserved space (its first byte 0 — RFC 8215's 64:ff9b:1::/48 too —,
+ * multicast, link-local) other than the well-known one.
  */
 const RESERVED_PREFIX = /^(::|[0-9a-f]{1,2}:|ff|fe[89ab])/i;
-const prefixNotReserved = {
+export const prefixNotReserved = (field: string, allowed: string) => ({
   cel: `self == '${NAT64_WELL_KNOWN_PREFIX}' || !self.matches('^(?i)(::|[0-9a-f]{1,2}:|ff|fe[89ab])')`,
-  message:
-    'nat64.prefix must be 64:ff9b::/96 or a /96 of global unicast space of your own (the translator refuses reserved space, 64:ff9b:1::/48 included)',
+  message: `${field} must be ${allowed} (the translator refuses reserved space, 64:ff9b:1::/48 included)`,
   check: (s: string) => s === NAT64_WELL_KNOWN_PREFIX || !RESERVED_PREFIX.test(s),
-};
+});
 
 const poolLength = {
   cel: `!isCIDR(self) || (cidr(self).prefixLength() >= ${NAT64_POOL_MIN_PREFIX} && cidr(self).prefixLength() <= ${NAT64_POOL_MAX_PREFIX})`,
@@ -52,7 +51,13 @@ const poolLength = {
 /** A Pool's and a NodeConfig's nat64 (the operator copies it). */
 export const Nat64 = z
   .object({
-    prefix: withRules(cidrString('nat64.prefix', 6), [prefixIs96, prefixNotReserved])
+    prefix: withRules(cidrString('nat64.prefix', 6), [
+      prefixIs96('nat64.prefix', '64:ff9b::/96 or 2001:db8:64::/96'),
+      prefixNotReserved(
+        'nat64.prefix',
+        '64:ff9b::/96 or a /96 of global unicast space of your own',
+      ),
+    ])
       .default(NAT64_WELL_KNOWN_PREFIX)
       .describe(
         `The NAT64 prefix, a /96 (default ${NAT64_WELL_KNOWN_PREFIX}, which stands for global IPv4 only; a /96 of your own global space for private IPv4 destinations). The cluster DNS's dns64 must synthesize the same prefix.`,

@@ -2,14 +2,16 @@
 // clusterIPs to the rest of it: no two lists overlap, none overlaps the pool's own node ranges
 // (carved into node prefixes: an address there belongs to a node), no floating range contains
 // a BGP peer's address. Each message names both things at fault. Overlaps with other Pools are
-// the operator's (CEL sees one object).
+// the operator's (CEL sees one object). The translation prefix of a Private pool (ipv4.interNodePrefix)
+// overlaps neither the node ranges nor the NAT64 prefix.
 import { celOverlap, FLOATING_LISTS, type FloatingList } from './floating.js';
 import { cidrContainsIp, cidrsOverlap, isCidr, isIpAddress } from './net.js';
 
 /** What these rules read of a PoolSpec. */
 interface Spec {
   ipv6: { cidr: string };
-  ipv4?: { cidr: string } | undefined;
+  ipv4?: { cidr: string; interNodePrefix?: string | undefined } | undefined;
+  nat64?: { prefix: string } | undefined;
   pinned?: { cidrs: string[] } | undefined;
   anycast?: { cidrs: string[] } | undefined;
   services?: { cidrs: string[]; clusterIPs?: string[] | undefined } | undefined;
@@ -116,7 +118,41 @@ function peerRule(r: Ranges) {
 const [pinned, anycast, services] = FLOATING_LISTS.map(floatingList) as [Ranges, Ranges, Ranges];
 
 /** The PoolSpec's rules on its floating ranges and clusterIPs (withRules). */
+const INTER_NODE = 'self.ipv4.interNodePrefix';
+
+/**
+ * The translation prefix is the cluster's IPv4 in IPv6 clothes: an address of it that is also a
+ * node's pod or the NAT64 prefix would be routed to two places.
+ */
+function interNodeApartRule(
+  label: string,
+  present: string,
+  other: string,
+  of: (s: Spec) => string | undefined,
+) {
+  return {
+    cel: `!has(self.ipv4) || !has(${INTER_NODE}) || !(${present}) || !(${pair(INTER_NODE, other)})`,
+    message: `ipv4.interNodePrefix must not overlap ${label}`,
+    messageExpression: `'ipv4.interNodePrefix must not overlap ${label}: ' + ${INTER_NODE} + ' overlaps ' + ${other}`,
+    field: 'ipv4.interNodePrefix',
+    check: (s: Spec): true | string => {
+      const prefix = s.ipv4?.interNodePrefix;
+      const o = of(s);
+      return !prefix || !o || !isCidr(prefix) || !isCidr(o) || !cidrsOverlap(prefix, o)
+        ? true
+        : `ipv4.interNodePrefix must not overlap ${label}: ${prefix} overlaps ${o}`;
+    },
+  };
+}
+
 export const floatingRangeRules = [
+  interNodeApartRule('ipv6.cidr', 'true', 'self.ipv6.cidr', (s) => s.ipv6.cidr),
+  interNodeApartRule(
+    'nat64.prefix',
+    'has(self.nat64)',
+    'self.nat64.prefix',
+    (s) => s.nat64?.prefix,
+  ),
   crossRule(pinned, anycast),
   crossRule(pinned, services),
   crossRule(anycast, services),

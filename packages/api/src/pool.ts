@@ -6,10 +6,12 @@ import {
   IPV4_NODE_PREFIX_CEL,
   Ipv4Mode,
   grantsNeedOnRequestRule,
+  interNodeNeedsPrivateRule,
   ipv4AssignShape,
   ipv4NodePrefixLength,
   privateAssignsAlwaysRule,
 } from './ipv4.js';
+import { InterNodePrefix, interNodePrefixDescription } from './inter-node.js';
 import { Nat64 } from './nat64.js';
 import { FloatingRanges, ServiceRanges } from './floating.js';
 import { Asn, BgpRouteSettings, MAX_PEERS, PoolBgpPeer, uniquePeersRule } from './bgp.js';
@@ -82,7 +84,7 @@ const PoolIPv4 = withRules(
       'The IPv4 range node slices are carved from, e.g. 192.0.2.0/24.',
     ),
     mode: Ipv4Mode.default('Public').describe(
-      "Public (default): the addresses are routable, every node announces its slice. Private: the range is private space, never announced; pods reach destinations outside the cluster from the node's IPv4 address (SNAT), and pods of one node reach each other with their own addresses.",
+      "Public (default): the addresses are routable, every node announces its slice. Private: the range is private space, never announced; pods reach destinations outside the cluster from the node's IPv4 address (SNAT), and each other with their own addresses (between nodes translated to IPv6 at interNodePrefix).",
     ),
     nodePrefixLength: z
       .int()
@@ -92,6 +94,7 @@ const PoolIPv4 = withRules(
       .describe(
         `Length of each node's IPv4 slice (16..30; default ${DEFAULT_IPV4_NODE_PREFIX.Public} when Public, ${DEFAULT_IPV4_NODE_PREFIX.Private} when Private); the first and last address are never used.`,
       ),
+    interNodePrefix: InterNodePrefix.optional().describe(interNodePrefixDescription),
   }),
   [
     ...nodePrefixRules(
@@ -102,6 +105,7 @@ const PoolIPv4 = withRules(
     ),
     grantsNeedOnRequestRule,
     privateAssignsAlwaysRule,
+    interNodeNeedsPrivateRule,
   ],
 ).describe(
   'Optional IPv4 addressing: every node gets one slice of nodePrefixLength from cidr; assign says which pods get an address from it.',

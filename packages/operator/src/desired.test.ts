@@ -1,4 +1,4 @@
-import { IP_ALGO_ANNOTATION, OPERATOR_FIELD_MANAGER } from '@flock/api';
+import { defaultInterNodePrefix, IP_ALGO_ANNOTATION, OPERATOR_FIELD_MANAGER } from '@flock/api';
 import { grantTo } from '@flock/api/testing';
 import { describe, expect, it } from 'vitest';
 import { desiredNodeConfig, needsApply } from './desired.js';
@@ -128,17 +128,26 @@ describe('needsApply', () => {
     expect(needsApply(nc, desiredNodeConfig(always, node, v4))).toBe(true);
   });
 
-  it('copies a Private mode with the range kept unNATed', () => {
+  it('copies a Private mode with the range kept unNATed and its translation prefix', () => {
     const v4 = { ...prefixes, cidr4: '10.20.3.0/24' };
     const private4 = makePool('a', {
       ...baseSpec(),
       ipv4: { cidr: '10.20.0.0/16', mode: 'Private' },
     });
+    // None named: the one derived from the Pool's UID, the same for every node.
     expect(desiredNodeConfig(private4, node, v4).spec.ipv4).toEqual({
       assign: 'Always',
       mode: 'Private',
       clusterCIDRs: ['10.20.0.0/16'],
+      interNodePrefix: defaultInterNodePrefix(private4.metadata.uid ?? 'a'),
     });
+    const named = makePool('a', {
+      ...baseSpec(),
+      ipv4: { cidr: '10.20.0.0/16', mode: 'Private', interNodePrefix: 'fd12:3456:789a:4::/96' },
+    });
+    expect(desiredNodeConfig(named, node, v4).spec.ipv4?.interNodePrefix).toBe(
+      'fd12:3456:789a:4::/96',
+    );
   });
 
   it('copies NAT64 (defaults filled in) and takes it away when the Pool drops it', () => {

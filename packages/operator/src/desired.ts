@@ -1,6 +1,7 @@
 // The NodeConfig the operator wants for one node, and whether the stored one already says it.
 import {
   API_VERSION,
+  defaultInterNodePrefix,
   IP_ALGO_ANNOTATION,
   NODECONFIG_KIND,
   OPERATOR_FIELD_MANAGER,
@@ -100,8 +101,17 @@ function ipv4(pool: Pool, cidr4: string | undefined): Pick<NodeConfigSpec, 'ipv4
     ipv4: {
       assign,
       ...(grants ? { grants: structuredClone(grants) } : {}),
-      // Private: the whole range stays unNATed between the pool's pods.
-      ...(mode === 'Private' ? { mode, clusterCIDRs: [range.cidr] } : {}),
+      // Private: the whole range stays unNATed between the pool's pods, carried between nodes
+      // in the translation prefix (the Pool's, or one derived from its UID: never none).
+      ...(mode === 'Private'
+        ? {
+            mode,
+            clusterCIDRs: [range.cidr],
+            interNodePrefix:
+              range.interNodePrefix ??
+              defaultInterNodePrefix(pool.metadata.uid ?? pool.metadata.name),
+          }
+        : {}),
     },
   };
 }

@@ -100,8 +100,9 @@ describe('generated CRDs', () => {
   it('carries a message expression where the message names the values at fault', () => {
     const spec = schemaOf('pools')['properties']['spec'];
     const messages = spec['x-kubernetes-validations'].map((v: Obj) => v['messageExpression']);
-    // Three pairs of lists, node ranges and peers per list, clusterIPs against four.
-    expect(messages).toHaveLength(13);
+    // Three pairs of lists, node ranges and peers per list, clusterIPs against four, the
+    // translation prefix against the pods' IPv6 range and the NAT64 prefix.
+    expect(messages).toHaveLength(15);
     expect(messages.every((m: unknown) => typeof m === 'string')).toBe(true);
     const within = spec['properties']['pinned']['x-kubernetes-validations'];
     expect(within.map((v: Obj) => v['fieldPath'])).toEqual(['.cidrs', '.grants', '.grants']);
