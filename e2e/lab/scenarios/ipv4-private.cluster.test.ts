@@ -1,20 +1,30 @@
 // Private IPv4 on real nodes (docs/install.md, "IPv4 modes"): the lab's Pool switched to
-// ipv4.mode: Private. The router stops learning the nodes' IPv4 slices; a pod reaches the
-// router's IPv4 address from its node's address (SNAT), a pod of its node with its own address,
-// and NetworkPolicy on IPv4 peers still judges the real pod. A pod of another node is not
-// reached over private IPv4 (IPv6 carries that), and nothing of the private range leaks to the
-// router.
+// ipv4.mode: Private. The router stops learning the nodes' IPv4 slices and learns their parts of
+// the translation prefix instead; a pod reaches the router's IPv4 address from its node's address
+// (SNAT), a pod of its node and one of another node with its own address (between nodes
+// translated to IPv6 and back, nothing private reaches the router), and NetworkPolicy on IPv4
+// peers still judges the real pod, on either node.
+import { nat64Address, translatedRange } from '@flock/agent';
 import { NodeConfig, cidrContainsIp } from '@flock/api';
 import { NETWORK_POLICIES, NODECONFIGS, PODS, POOLS, objectPath } from '@flock/kube';
+import { run } from '@flock/exec';
 import { eventually } from '@flock/testkit';
 import { describe, expect, it } from 'vitest';
-import { POOL_CIDR4, ROUTER_ID4, samplePool, workloadContainer } from '../core/plan.js';
-import { listPods, podNetns, waitForReadyPods, type LabPod } from '../core/workloads.js';
-import { countArrivals, inRef, pings } from '../probes/arrivals.js';
+import {
+  POOL_CIDR4,
+  ROUTER_ID4,
+  WORKLOAD_PORT,
+  samplePool,
+  workloadContainer,
+} from '../core/plan.js';
+import { inNetns, listPods, podNetns, waitForReadyPods, type LabPod } from '../core/workloads.js';
+import { countArrivals, inRef } from '../probes/arrivals.js';
 import { agentStatusOf, probeFrom } from '../probes/status.js';
 import { startLab } from '../core/test-lab.js';
 
 const NS = 'default';
+/** Node: GET argv[1], print the length of the body (or fail). */
+const ECHO_LENGTH = `require('http').get(process.argv[1], { timeout: 10000 }, (r) => { let n = 0; r.on('data', (d) => (n += d.length)); r.on('end', () => console.log(n)); }).on('error', (e) => { console.error(e.message); process.exit(1); });`;
 
 const { lab } = startLab({
   tmpPrefix: 'flock-lab-v4p-',
@@ -41,6 +51,17 @@ const { lab } = startLab({
       });
   },
 });
+
+/** The IPv4 packets the forward chain dropped as a local pod's source from outside (nft -j). */
+function spoofDrops(json: string): number {
+  const items = (JSON.parse(json) as { nftables: { rule?: { expr: unknown[] } }[] }).nftables;
+  const rule = items.find(
+    (i) => i.rule && JSON.stringify(i.rule.expr).includes('node_sources_v4'),
+  )?.rule;
+  const counter = rule?.expr.find((e) => typeof e === 'object' && e !== null && 'counter' in e) as
+    { counter: { packets: number } } | undefined;
+  return counter?.counter.packets ?? -1;
+}
 
 const nodeConfig = async (name: string) =>
   NodeConfig.parse(await lab.api!.request({ method: 'GET', path: objectPath(NODECONFIGS, name) }));
@@ -81,19 +102,107 @@ describe('private IPv4 (ipv4.mode: Private)', () => {
     expect(seen[v4(pa!)]).toBe(0);
   });
 
-  it('a pod of its node is reached with the sender’s own address; one of another node is not, and nothing leaks to the router', async () => {
-    const { pa, pb, pc } = await pods();
+  it('a pod of its node is reached with the sender’s own address', async () => {
+    const { pa, pb } = await pods();
     const counts = await countArrivals(await podNetns(lab, pb!), [v4(pa!)]);
     expect(await probeFrom(await podNetns(lab, pa!), v4(pb!))).toEqual({ ok: true, reply: 'pb' });
     expect((await counts())[v4(pa!)]).toBeGreaterThan(0);
+  });
 
-    const toRouter = await countArrivals(routerNs(), [v4(pa!)]);
-    await pings(await podNetns(lab, pa!), v4(pa!), v4(pc!));
-    expect((await probeFrom(await podNetns(lab, pa!), v4(pc!))).ok).toBe(false);
-    expect((await toRouter())[v4(pa!)]).toBe(0);
-    // Between nodes the pods talk IPv6.
-    const pc6 = pc!.status!.podIPs!.find((i) => i.ip.includes(':'))!.ip;
-    expect(await probeFrom(await podNetns(lab, pa!), pc6)).toEqual({ ok: true, reply: 'pc' });
+  it("a pod of another node is reached with the sender's own address, carried as IPv6; nothing private reaches the router", async () => {
+    const { pa, pc } = await pods();
+    // Each node announces its slice's part of the translation prefix.
+    const parts = await Promise.all(
+      lab.plans.map(async (plan) => {
+        const { spec } = await nodeConfig(plan.name);
+        return translatedRange(spec.ipv4!.interNodePrefix!, spec.cidr4!);
+      }),
+    );
+    await eventually('the translated slices learned', async () => {
+      const learned = await lab.router!.learned();
+      return parts.every((p) => learned.includes(p)) ? learned : undefined;
+    });
+    const atC = await countArrivals(await podNetns(lab, pc!), [v4(pa!)]);
+    const toRouter = await countArrivals(routerNs(), [v4(pa!), v4(pc!)]);
+    expect(await probeFrom(await podNetns(lab, pa!), v4(pc!))).toEqual({ ok: true, reply: 'pc' });
+    const r = await inRef(await podNetns(lab, pc!), 'ping', [
+      '-4',
+      '-c',
+      '3',
+      '-i',
+      '0.2',
+      '-W',
+      '2',
+      v4(pa!),
+    ]);
+    expect(r.code).toBe(0);
+    expect((await atC())[v4(pa!)]).toBeGreaterThan(0);
+    expect(await toRouter()).toEqual({ [v4(pa!)]: 0, [v4(pc!)]: 0 });
+  });
+
+  it("from the fabric, a forged source of the node's own slice is dropped; a source outside the prefix has no IPv4 address", async () => {
+    const { pa, pb } = await pods();
+    const { spec } = await nodeConfig(pb!.spec.nodeName!);
+    const prefix = spec.ipv4!.interNodePrefix!;
+    const at = (ip: string) => nat64Address(prefix, ip);
+    // The router stands for anyone on the fabric: pb's address in the prefix, from pa's (a pod
+    // of pb's own node) — policy would take it for pa.
+    const router = lab.router!.ns;
+    await router.exec('ip', ['-6', 'addr', 'replace', `${at(v4(pa!))}/128`, 'dev', 'lo', 'nodad']);
+    try {
+      const atB = await countArrivals(await podNetns(lab, pb!), [v4(pa!)]);
+      const node = lab.nodes.find((n) => n.plan.name === pb!.spec.nodeName)!;
+      const spoofed = async () =>
+        spoofDrops(
+          (await node.ns.enter('nft', ['-j', 'list', 'chain', 'inet', 'flock', 'forward'])).stdout,
+        );
+      const before = await spoofed();
+      const forged = await inRef(
+        routerNs(),
+        'ping',
+        ['-6', '-c', '2', '-i', '0.2', '-W', '1', '-I', at(v4(pa!)), at(v4(pb!))],
+        [0, 1],
+      );
+      expect(forged.code).toBe(1);
+      expect((await atB())[v4(pa!)]).toBe(0);
+      // Translated, they claimed a pod of this node from outside: anti-spoofing dropped them.
+      expect((await spoofed()) - before).toBeGreaterThanOrEqual(2);
+    } finally {
+      await router.exec('ip', ['-6', 'addr', 'del', `${at(v4(pa!))}/128`, 'dev', 'lo'], {
+        okCodes: [0, 2],
+      });
+    }
+    // The router's own address is no translated one: Tayga has no IPv4 address for it.
+    const plain = await inRef(
+      routerNs(),
+      'ping',
+      ['-6', '-c', '2', '-i', '0.2', '-W', '1', at(v4(pb!))],
+      [0, 1],
+    );
+    expect(plain.code).toBe(1);
+  });
+
+  it('between nodes, a packet too big for the translation gets the path MTU back (1480); TCP adapts', async () => {
+    const { pa, pc } = await pods();
+    const from = await podNetns(lab, pa!);
+    // 1472 bytes of ICMP payload make a 1500-byte IPv4 packet: 1520 as IPv6, more than the link.
+    const big = await inRef(
+      from,
+      'ping',
+      ['-4', '-c', '1', '-W', '2', '-M', 'do', '-s', '1472', v4(pc!)],
+      [0, 1, 2],
+    );
+    expect(big.code).not.toBe(0);
+    expect(`${big.stdout}${big.stderr}`).toMatch(/mtu = 1480|Message too long/);
+    // Full-size segments both ways: each side learns 1480 from its translator and carries on.
+    const msg = 'x'.repeat(6000);
+    const get = inNetns(from, process.execPath, [
+      '-e',
+      ECHO_LENGTH,
+      `http://${v4(pc!)}:${WORKLOAD_PORT}/echo?msg=${msg}`,
+    ]);
+    const r = await run(get.file, get.args, { timeoutMs: 15_000 });
+    expect(r.stdout.trim()).toBe(String(msg.length));
   });
 
   it('NetworkPolicy on IPv4 peers judges the real pod', async () => {
@@ -108,12 +217,30 @@ describe('private IPv4 (ipv4.mode: Private)', () => {
         ingress: [{ from: [{ ipBlock: { cidr: `${v4(pa!)}/32` } }] }],
       },
     });
+    const pb6 = pb!.status!.podIPs!.find((i) => i.ip.includes(':'))!.ip;
     await eventually('pb admits pa over IPv4 only', async () => {
       const fromA = await probeFrom(await podNetns(lab, pa!), v4(pb!));
-      const pb6 = pb!.status!.podIPs!.find((i) => i.ip.includes(':'))!.ip;
       const fromA6 = await probeFrom(await podNetns(lab, pa!), pb6);
+      const fromC4 = await probeFrom(await podNetns(lab, pc!), v4(pb!));
       const fromC6 = await probeFrom(await podNetns(lab, pc!), pb6);
-      return fromA.ok && !fromA6.ok && !fromC6.ok ? true : undefined;
+      return fromA.ok && !fromA6.ok && !fromC4.ok && !fromC6.ok ? true : undefined;
+    });
+    // A pod of the other node, admitted by its own private address: policy sees it as itself.
+    await lab.apply(NETWORK_POLICIES, {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: 'pb-from-pa', namespace: NS },
+      spec: {
+        podSelector: { matchLabels: { pod: 'pb' } },
+        policyTypes: ['Ingress'],
+        ingress: [{ from: [{ ipBlock: { cidr: `${v4(pc!)}/32` } }] }],
+      },
+    });
+    await eventually('pb admits pc over IPv4 only', async () => {
+      const fromA = await probeFrom(await podNetns(lab, pa!), v4(pb!));
+      const fromC4 = await probeFrom(await podNetns(lab, pc!), v4(pb!));
+      const fromC6 = await probeFrom(await podNetns(lab, pc!), pb6);
+      return !fromA.ok && fromC4.ok && !fromC6.ok ? true : undefined;
     });
   });
 
@@ -127,5 +254,13 @@ describe('private IPv4 (ipv4.mode: Private)', () => {
     const node = lab.nodes.find((n) => n.plan.name === pa!.spec.nodeName)!;
     const status = await agentStatusOf(node);
     expect(status.allocations.find((e) => e.pod === 'pa')?.ipv4Mode).toBe('private');
+    const { spec } = await nodeConfig(pa!.spec.nodeName!);
+    expect(status.interNode).toEqual({
+      prefix: spec.ipv4!.interNodePrefix,
+      announced: translatedRange(spec.ipv4!.interNodePrefix!, spec.cidr4!),
+      running: true,
+      restarts: 0,
+    });
+    expect(status.announced.aggregates).toContain(status.interNode!.announced);
   });
 });

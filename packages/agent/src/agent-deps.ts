@@ -9,7 +9,8 @@ import type { CniHandlers, FaultPoint } from './cni/handlers.js';
 import type { OrphanSweep } from './cni/orphan-sweep.js';
 import type { AgentConfig } from './core/config.js';
 import type { Datapath } from './datapath/index.js';
-import type { Nat64Translator } from './nat64/translator.js';
+import type { InterNodeTranslator } from './nat64/siit.js';
+import type { Nat64Translator } from './nat64/tayga.js';
 import type { NodeStatusReporter } from './node-status/status-reporter.js';
 import type { NodeConfigTracker } from './node/node-config.js';
 import type { NftListTable, PolicyApplier, PolicyReconciler } from './policy/index.js';
@@ -45,6 +46,11 @@ export interface AgentDeps {
   kubeProxyHealth?: HealthCheck;
   /** The NAT64 translator (main.ts: Tayga). Absent: spec.nat64 is not served on this node. */
   nat64?: Nat64Translator;
+  /**
+   * The inter-node translator of a Private pool's IPv4 (main.ts: a second Tayga). Absent: such
+   * pods reach other nodes' pods over IPv6 only.
+   */
+  interNode?: InterNodeTranslator;
   /** Read the Service addresses kube-proxy's rules hold (main.ts: nft). Absent: not asked. */
   readKubeProxy?: ReadKubeProxy;
 }

@@ -35,7 +35,7 @@ import {
   storeDropCounters,
 } from './policy/index.js';
 import { Blackholes } from './routing/blackholes.js';
-import { nat64Part } from './nat64/index.js';
+import { translatorParts } from './nat64/index.js';
 import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
 import { endpointSliceCache, serviceCache } from './routing/service-addresses.js';
 import { agentView } from './status/metrics-view.js';
@@ -93,16 +93,14 @@ function buildAgent(deps: AgentDeps) {
   });
   // The policy table's SNAT and the blackhole of a Private pool's range follow the NodeConfig's
   // IPv4 mode at once (the cache calls this only once started, after both below exist).
-  const nat64 = deps.nat64
-    ? nat64Part(deps.nat64, () => nodeConfig.current()?.nodeConfig.spec, logger)
-    : undefined;
+  const translators = translatorParts(deps, () => nodeConfig.current()?.nodeConfig.spec, logger);
   const nodeConfigChanged = [
     nodeConfigEvents(events, nodeName),
     onSnatChange(() => {
       policy?.trigger();
       blackholes.trigger();
     }),
-    ...(nat64 ? [nat64.onNodeConfig] : []),
+    ...translators.listeners,
   ];
   const nodeConfig = new NodeConfigTracker({
     onChange: (nc) => nodeConfigChanged.forEach((listener) => listener(nc)),
@@ -350,7 +348,7 @@ function buildAgent(deps: AgentDeps) {
     caches('Service caches', [serviceCaches.services, serviceCaches.slices], CACHE_SYNC_WAIT_MS),
     nodeCondition,
     blackholes,
-    ...(nat64 ? [nat64.component] : []),
+    ...translators.components,
     sweep,
     routing,
     nodeStatus,
@@ -393,6 +391,7 @@ function buildAgent(deps: AgentDeps) {
             claims: keeper,
             ...(policy ? { policy } : {}),
             ...(deps.nat64 ? { nat64: deps.nat64 } : {}),
+            ...(deps.interNode ? { interNode: deps.interNode } : {}),
           }),
       }),
     ),

@@ -5,4 +5,5 @@ export * from './core/config.js';
 export { AGENT_MALLOC_ENV } from './core/image-env.js';
 export * from './cni-server/index.js';
 export { nat64Address } from './nat64/tayga.js';
+export { translatedRange } from './nat64/siit.js';
 export { AgentStatus } from './status/snapshot.js';

@@ -8,7 +8,7 @@ import { AGENT_FLAGS } from './core/config.js';
 import { IprouteDatapath } from './datapath/index.js';
 import { faultInjector, parseFaultSpec, type FaultPoint } from './core/faults.js';
 import { netnsName, nftListTable, nftPolicyApplier } from './policy/index.js';
-import { hostTranslatorEdge, Nat64Translator } from './nat64/index.js';
+import { hostTranslatorEdge, InterNodeTranslator, Nat64Translator } from './nat64/index.js';
 import { nftReadKubeProxy } from './routing/kube-proxy-rules.js';
 import { statusCommand } from './status/command.js';
 import { faultFileSystem } from './store/fault-file-system.js';
@@ -46,6 +46,12 @@ async function main(): Promise<void> {
     process.kill(process.pid, 'SIGKILL');
   });
   const fault = (point: FaultPoint) => (live ? inject(point) : undefined);
+  // Both Tayga translators: one directory (their files apart by name), one edge.
+  const translatorEdge = hostTranslatorEdge(
+    logger,
+    config.hostNetns === undefined ? undefined : netnsName(config.hostNetns),
+  );
+  const translatorOptions = { dir: config.nat64Dir, tayga: config.tayga, logger };
   const agent = await startAgent({
     config,
     transport: new HttpTransport(loadKubeConfig(config.kubeconfig)),
@@ -56,13 +62,8 @@ async function main(): Promise<void> {
       ...(armed.size ? { fault } : {}),
     }),
     policyApplier: nftPolicyApplier(config.hostNetns),
-    nat64: new Nat64Translator(
-      hostTranslatorEdge(
-        logger,
-        config.hostNetns === undefined ? undefined : netnsName(config.hostNetns),
-      ),
-      { dir: config.nat64Dir, tayga: config.tayga, logger },
-    ),
+    nat64: new Nat64Translator(translatorEdge, translatorOptions),
+    interNode: new InterNodeTranslator(translatorEdge, translatorOptions),
     policyListing: nftListTable(config.hostNetns),
     readKubeProxy: nftReadKubeProxy(
       config.hostNetns === undefined ? undefined : netnsName(config.hostNetns),

@@ -270,31 +270,31 @@ export const invalidCases: InvalidCase[] = [
   pool(
     'ipv4 interNodePrefix is not a /96',
     (s) =>
-      (s.ipv4 = {
+      ((s as Record<string, unknown>)['ipv4'] = {
         cidr: '10.0.0.0/16',
         mode: 'Private',
         interNodePrefix: 'fd12:3456:789a:4::/64',
-      } as typeof s.ipv4),
+      }),
     'ipv4.interNodePrefix must be a /96',
   ),
   pool(
     "ipv4 interNodePrefix inside the pods' IPv6 range",
     (s) =>
-      (s.ipv4 = {
+      ((s as Record<string, unknown>)['ipv4'] = {
         cidr: '10.0.0.0/16',
         mode: 'Private',
         interNodePrefix: '2001:db8:100:4::/96',
-      } as typeof s.ipv4),
+      }),
     'ipv4.interNodePrefix must not overlap ipv6.cidr',
   ),
   pool(
     'ipv4 interNodePrefix is the NAT64 prefix',
     (s) =>
-      (s.ipv4 = {
+      ((s as Record<string, unknown>)['ipv4'] = {
         cidr: '10.0.0.0/16',
         mode: 'Private',
         interNodePrefix: '2001:db8:64::/96',
-      } as typeof s.ipv4),
+      }),
     'ipv4.interNodePrefix must not overlap nat64.prefix',
   ),
   nodeConfig(

@@ -91,3 +91,26 @@ describe('the NAT64 part of the SNAT chain', () => {
     ).toThrow(/no IPv4 CIDR/);
   });
 });
+
+describe('the inter-node translator of private IPv4', () => {
+  const interNode = { iface: 'flock46' };
+  const chain = (name: string) => {
+    const ir = translate(parseState({ namespaces: [], pods: [], policies: [], locals: [] }));
+    return renderTable(ir, {
+      snat: { sources: ['10.20.3.0/24'], keep: ['10.20.0.0/16'], interNode },
+    })
+      .chains.find((c) => c.name === name)!
+      .lines.join('\n');
+  };
+
+  it('keeps it off the node, and translates nothing itself (no masquerade, no forward rule)', () => {
+    expect(chain('input')).toContain('iifname "flock46" ct state new counter drop');
+    expect(chain('snat_postrouting')).not.toContain('flock46');
+    expect(chain('forward')).not.toContain('flock46');
+  });
+
+  it('refuses an interface name that could carry nft text', () => {
+    const o = { sources: [], keep: [], interNode: { iface: 'x" accept' } };
+    expect(() => translatorInput(o)).toThrow(/no interface/);
+  });
+});

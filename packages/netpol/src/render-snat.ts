@@ -17,16 +17,22 @@ export interface SnatOptions {
    * cluster's own IPv4 ranges, which nothing translated reaches.
    */
   nat64?: { iface: string; pool: string; deny?: readonly string[] } | undefined;
+  /**
+   * The inter-node translator of a Private pool (stateless, no NAT): its TUN device. A packet
+   * from it that claims a pod of this node is forged; anti-spoofing drops it (node_sources_v4).
+   */
+  interNode?: { iface: string } | undefined;
 }
 
 /** A Linux interface name, checked before it goes into nft text. */
 const IFACE = /^[A-Za-z0-9_.-]{1,15}$/;
 
-function translatorIface(o: SnatOptions): string {
-  const iface = o.nat64!.iface;
-  if (!IFACE.test(iface)) throw new Error(`NAT64: ${JSON.stringify(iface)} is no interface name`);
+function ifaceName(what: string, iface: string): string {
+  if (!IFACE.test(iface)) throw new Error(`${what}: ${JSON.stringify(iface)} is no interface name`);
   return iface;
 }
+const translatorIface = (o: SnatOptions) => ifaceName('NAT64', o.nat64!.iface);
+const interNodeIface = (o: SnatOptions) => ifaceName('inter-node', o.interNode!.iface);
 
 /** IPv4 CIDRs as nft elements, merged; anything that is not an IPv4 CIDR is refused. */
 function ipv4Elements(what: string, cidrs: readonly string[]): string[] {
@@ -83,9 +89,18 @@ export function snatChains(o: SnatOptions | undefined): NftChain[] {
  * rules that keep pods off the node's ports.
  */
 export function translatorInput(o: SnatOptions | undefined): string[] {
-  if (!o?.nat64) return [];
   return [
-    `\t\tiifname "${translatorIface(o)}" ct state new counter drop ${comment('NAT64: not for the node')}`,
+    ...(o?.nat64
+      ? [
+          `\t\tiifname "${translatorIface(o)}" ct state new counter drop ${comment('NAT64: not for the node')}`,
+        ]
+      : []),
+    // Only this node's slice is routed into the inter-node translator: nothing for the node.
+    ...(o?.interNode
+      ? [
+          `\t\tiifname "${interNodeIface(o)}" ct state new counter drop ${comment('inter-node: not for the node')}`,
+        ]
+      : []),
   ];
 }
 
@@ -96,8 +111,11 @@ export function translatorInput(o: SnatOptions | undefined): string[] {
  */
 export function translatorForward(o: SnatOptions | undefined): string[] {
   const deny = o?.nat64?.deny ?? [];
-  if (!deny.length) return [];
   return [
-    `\t\tiifname "${translatorIface(o!)}" ip daddr { ${ipv4Elements('NAT64 cluster ranges', deny).join(', ')} } counter drop ${comment("NAT64: not to the cluster's own IPv4")}`,
+    ...(deny.length
+      ? [
+          `\t\tiifname "${translatorIface(o!)}" ip daddr { ${ipv4Elements('NAT64 cluster ranges', deny).join(', ')} } counter drop ${comment("NAT64: not to the cluster's own IPv4")}`,
+        ]
+      : []),
   ];
 }

@@ -187,13 +187,13 @@ const FLAGS = {
   },
   nat64Dir: {
     flag: 'nat64-dir',
-    help: "NAT64 (a Pool's nat64): where the translator's configuration, pid file and address map live",
+    help: "the Tayga translators (a Pool's nat64, a Private pool's IPv4 between nodes): where their configurations, pid files and NAT64's address map live",
     arg: 'PATH',
     schema: pathFlag(),
     default: '/var/lib/flock/nat64',
   },
   tayga: {
-    help: 'NAT64: the Tayga program (Debian package tayga)',
+    help: 'NAT64 and private IPv4 between nodes: the Tayga program (Debian package tayga)',
     arg: 'PATH',
     schema: pathFlag(),
     default: '/usr/sbin/tayga',

@@ -4,6 +4,12 @@
 // as before and conntrack's masquerade entries stay valid).
 import { ipToBigInt, splitCidr, type Nat64 } from '@flock/api';
 import { formatAddress } from '@flock/ipam';
+import {
+  TaygaTranslator,
+  type TranslatorEdge,
+  type TranslatorOptions,
+  type TranslatorProfile,
+} from './translator.js';
 
 /** The translator's TUN device (persistent: routes and pods' flows survive a Tayga restart). */
 export const NAT64_IFACE = 'flock64';
@@ -56,4 +62,21 @@ export function tunCommands(nat64: Nat64, config: string, tayga: string): [strin
     ['ip', ['-6', 'route', 'replace', nat64.prefix, 'dev', NAT64_IFACE]],
     ['ip', ['-6', 'route', 'replace', `${TRANSLATOR_IPV6}/128`, 'dev', NAT64_IFACE]],
   ];
+}
+
+/** NAT64's translator: restarted only when what Tayga runs with (prefix, pool) changes. */
+export const NAT64_PROFILE: TranslatorProfile<Nat64> = {
+  name: 'NAT64',
+  iface: NAT64_IFACE,
+  file: 'tayga',
+  key: (want) => JSON.stringify({ prefix: want.prefix, pool: want.pool }),
+  config: taygaConfig,
+  commands: tunCommands,
+};
+
+/** The node's NAT64 translator (spec.nat64). */
+export class Nat64Translator extends TaygaTranslator<Nat64> {
+  constructor(edge: TranslatorEdge, o: TranslatorOptions) {
+    super(edge, o, NAT64_PROFILE);
+  }
 }

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeSnat } from '../policy/snat.js';
 import { hostTranslatorEdge } from './edge.js';
 import { NAT64_IFACE, nat64Address } from './tayga.js';
-import { Nat64Translator } from './translator.js';
+import { Nat64Translator } from './tayga.js';
 
 // A network-specific prefix: the lab's external host is 203.0.113.10 (documentation space), which
 // the well-known prefix may not stand for.
@@ -148,7 +148,7 @@ describe('NAT64 translator (kernel)', () => {
     // Reached at the prefix, x/b would see x/a as a NAT64 address, not as the pod it is.
     const hairpin = await lab.probeAt(
       'x/a',
-      viaNat64(bPool!),
+      viaNat64(bPool),
       { proto: 'tcp', port: 80, family: 6 },
       1000,
     );

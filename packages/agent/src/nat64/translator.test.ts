@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { silentLogger } from '@flock/kube';
 import { describe, expect, it } from 'vitest';
 import { nat64Address, taygaConfig, translatorIpv4, tunCommands } from './tayga.js';
-import { Nat64Translator, type TranslatorEdge } from './translator.js';
+import { Nat64Translator } from './tayga.js';
+import type { TranslatorEdge } from './translator.js';
 
 const WKP = { prefix: '64:ff9b::/96', pool: '192.168.240.0/20' };
 const NSP = { prefix: '2001:db8:64::/96', pool: '192.168.240.0/20' };

@@ -1,13 +1,13 @@
-// The node's NAT64 translator, supervised: converge() makes the running Tayga match the
-// NodeConfig's spec.nat64 (start, restart with a new configuration, or stop and remove its
-// device); a Tayga that exits on its own is started again after a backoff. A Tayga left behind by
-// an agent that died (its pid file) is stopped before a new one takes the TUN device, which only
-// one process can hold.
+// A Tayga translator of the node, supervised: converge() makes the running Tayga match what the
+// NodeConfig asks (start, restart with a new configuration, or stop and remove its device); a
+// Tayga that exits on its own is started again after a backoff. A Tayga left behind by an agent
+// that died (its pid file) is stopped before a new one takes the TUN device, which only one
+// process can hold. Two run on a node, each with its profile: NAT64 (spec.nat64, tayga.ts) and
+// the inter-node translation of a Private pool's IPv4 (siit.ts).
 import { join } from 'node:path';
-import type { Logger, Nat64 } from '@flock/api';
+import type { Logger } from '@flock/api';
 import type { RunOptions, RunResult } from '@flock/exec';
 import { Backoff } from '@flock/kube';
-import { NAT64_IFACE, taygaConfig, tunCommands } from './tayga.js';
 
 /** Tayga's process, as much of a ChildProcess as the translator uses. */
 export interface TranslatorProcess {
@@ -31,14 +31,30 @@ export interface TranslatorEdge {
   kill(pid: number, signal: NodeJS.Signals): void;
 }
 
-/** The applied state with NAT64 off (the device removed). */
+/** One translator's part: its device, files, configuration and the routes through it. */
+export interface TranslatorProfile<T> {
+  /** What the logs call it. */
+  name: string;
+  /** Its TUN device. */
+  iface: string;
+  /** Its files in the directory: NAME.conf, NAME.pid. */
+  file: string;
+  /** What Tayga runs with: another key restarts it (NodeConfig status writes change nothing). */
+  key(want: T): string;
+  /** tayga.conf; a text unlike the last one's gets a fresh device (no stale route stays). */
+  config(want: T, dir: string): string;
+  /** The commands that make the device and route through it (idempotent). */
+  commands(want: T, config: string, tayga: string): [string, string[]][];
+}
+
+/** The applied state with the translator off (the device removed). */
 const OFF = 'off';
 
 /** A Tayga that ran this long before it exited starts again without delay growth. */
 const STABLE_MS = 60_000;
 
 export interface TranslatorOptions {
-  /** Where tayga.conf, tayga.pid and Tayga's dynamic.map live (kept across restarts). */
+  /** Where the configuration, the pid file and NAT64's dynamic.map live (kept across restarts). */
   dir: string;
   /** The tayga program (--tayga). */
   tayga: string;
@@ -47,16 +63,16 @@ export interface TranslatorOptions {
   restart?: { baseMs: number; maxMs: number };
 }
 
-export interface TranslatorStatus {
-  /** The nat64 in force (undefined: off). */
-  nat64: Nat64 | undefined;
+export interface TranslatorStatus<T> {
+  /** What it runs with (undefined: off). */
+  want: T | undefined;
   running: boolean;
   /** Times Tayga exited on its own and was started again. */
   restarts: number;
 }
 
-export class Nat64Translator {
-  private want: Nat64 | undefined;
+export class TaygaTranslator<T> {
+  private want: T | undefined;
   private child: TranslatorProcess | undefined;
   /** What the kernel and Tayga were last made to match: a configuration's key, OFF, or nothing. */
   private applied: string | undefined;
@@ -69,28 +85,29 @@ export class Nat64Translator {
   constructor(
     private readonly edge: TranslatorEdge,
     private readonly o: TranslatorOptions,
+    private readonly profile: TranslatorProfile<T>,
   ) {
     this.backoff = new Backoff({ ...(o.restart ?? { baseMs: 1000, maxMs: 30_000 }), jitter: 0.2 });
   }
 
   private get config() {
-    return join(this.o.dir, 'tayga.conf');
+    return join(this.o.dir, `${this.profile.file}.conf`);
   }
   private get pidFile() {
-    return join(this.o.dir, 'tayga.pid');
+    return join(this.o.dir, `${this.profile.file}.pid`);
   }
 
-  status(): TranslatorStatus {
-    return { nat64: this.want, running: this.child !== undefined, restarts: this.restarts };
+  status(): TranslatorStatus<T> {
+    return { want: this.want, running: this.child !== undefined, restarts: this.restarts };
   }
 
-  /** Make the translator match `nat64` (serialized: calls run one after another). */
-  converge(nat64: Nat64 | undefined): Promise<void> {
-    this.want = nat64;
+  /** Make the translator match `want` (serialized: calls run one after another). */
+  converge(want: T | undefined): Promise<void> {
+    this.want = want;
     const next = this.chain.then(() => this.reconcile());
     this.chain = next.then(
       () => undefined,
-      (e: unknown) => this.retryLater('NAT64 translator did not start', e),
+      (e: unknown) => this.retryLater(`${this.profile.name} translator did not start`, e),
     );
     return next;
   }
@@ -112,32 +129,31 @@ export class Nat64Translator {
   private async reconcile(): Promise<void> {
     if (this.stopped) return;
     const want = this.want;
-    // Only what Tayga runs with: the NodeConfig's other nat64 fields (its cluster ranges, for
-    // the nftables table) and its status writes change nothing here.
-    const key = want ? JSON.stringify({ prefix: want.prefix, pool: want.pool }) : OFF;
+    const { iface } = this.profile;
+    const key = want === undefined ? OFF : this.profile.key(want);
     if (key === this.applied && (key === OFF || this.child)) return;
     this.applied = undefined;
     await this.stopChild();
     await this.stopLeftover();
-    if (!want) {
+    if (want === undefined) {
       // Off: the device goes, and every route through it with it.
-      await this.edge.run('ip', ['link', 'del', NAT64_IFACE], { okCodes: [0, 1] });
+      await this.edge.run('ip', ['link', 'del', iface], { okCodes: [0, 1] });
       this.applied = OFF;
       return;
     }
     // A new configuration: a fresh device, so no route of the old prefix or pool stays.
     const previous = await this.edge.readFile(this.config);
-    const text = taygaConfig(want, this.o.dir);
+    const text = this.profile.config(want, this.o.dir);
     if (previous !== undefined && previous !== text)
-      await this.edge.run('ip', ['link', 'del', NAT64_IFACE], { okCodes: [0, 1] });
+      await this.edge.run('ip', ['link', 'del', iface], { okCodes: [0, 1] });
     await this.edge.writeFile(this.config, text);
-    for (const [file, args] of tunCommands(want, this.config, this.o.tayga))
+    for (const [file, args] of this.profile.commands(want, this.config, this.o.tayga))
       await this.edge.run(file, args);
     const child = this.start();
     this.applied = key;
     // Filed for a later agent: a Tayga this agent leaves behind is stopped before the next one.
     if (child.pid !== undefined) await this.edge.writeFile(this.pidFile, `${child.pid}\n`);
-    this.o.logger.info('NAT64 translator started', { ...want, iface: NAT64_IFACE });
+    this.o.logger.info(`${this.profile.name} translator started`, { ...want, iface });
   }
 
   private start(): TranslatorProcess {
@@ -150,7 +166,10 @@ export class Nat64Translator {
       if (this.stopped) return;
       if (Date.now() - started >= STABLE_MS) this.backoff.reset();
       this.restarts++;
-      this.retryLater('NAT64 translator exited; starting it again', { code, signal });
+      this.retryLater(`${this.profile.name} translator exited; starting it again`, {
+        code,
+        signal,
+      });
     });
     return child;
   }
@@ -175,7 +194,9 @@ export class Nat64Translator {
     if (!Number.isInteger(pid) || pid <= 1) return;
     const argv = await this.edge.cmdline(pid);
     if (!argv?.some((a) => a.endsWith('tayga')) || !argv.includes(this.config)) return;
-    this.o.logger.warn('stopping a NAT64 translator left by an earlier agent', { pid });
+    this.o.logger.warn(`stopping a ${this.profile.name} translator left by an earlier agent`, {
+      pid,
+    });
     try {
       this.edge.kill(pid, 'SIGTERM');
     } catch {

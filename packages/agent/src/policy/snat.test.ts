@@ -24,6 +24,12 @@ describe('private IPv4 SNAT of a node', () => {
     expect(nodeSnat(bare)?.keep).toEqual(['10.20.3.0/24']);
     expect(nodeSnat(publicNode.spec)).toBeUndefined();
     expect(nodeSnat(undefined)).toBeUndefined();
+    // With a translation prefix, the inter-node translator's rules come along.
+    const translated = {
+      ...privateNode.spec,
+      ipv4: { ...privateNode.spec.ipv4!, interNodePrefix: 'fd12:3456:789a:4::/96' },
+    };
+    expect(nodeSnat(translated)?.interNode).toEqual({ iface: 'flock46' });
   });
 
   it("adds NAT64's pool on its translator's device, on a public node too", () => {

@@ -1,9 +1,10 @@
 // The SNAT the policy table carries for this node, read from its NodeConfig on every pass, and a
 // pass asked for when it changes (the NodeConfig changes far more often than its SNAT: every
-// status write is an update): a Private pool's slice (ipv4.mode: Private) and the NAT64
-// translator's pool (spec.nat64).
+// status write is an update): a Private pool's slice (ipv4.mode: Private), the NAT64
+// translator's pool (spec.nat64) and the inter-node translator's rules (ipv4.interNodePrefix).
 import type { NodeConfigSpec } from '@flock/api';
 import type { SnatOptions } from '@flock/netpol';
+import { interNodeOf, SIIT_IFACE } from '../nat64/siit.js';
 import { NAT64_IFACE } from '../nat64/tayga.js';
 
 /**
@@ -27,6 +28,7 @@ export function nodeSnat(spec: NodeConfigSpec | undefined): SnatOptions | undefi
           },
         }
       : {}),
+    ...(interNodeOf(spec) ? { interNode: { iface: SIIT_IFACE } } : {}),
   };
 }
 

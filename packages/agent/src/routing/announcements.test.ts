@@ -40,6 +40,16 @@ describe('announcement plan', () => {
     });
     expect(plan.aggregates).toEqual(['2001:db8:100::/64']);
     expect(plan.hostRoutes).toEqual(['198.51.100.7', '2001:db8:200::7']);
+    // With a translation prefix, the slice's part of it: how other nodes' pods reach this one's.
+    const translated = planFor({
+      spec: {
+        ...privateSpec,
+        ipv4: { ...privateSpec.ipv4, interNodePrefix: 'fd12:3456:789a:4::/96' },
+      },
+      entries,
+      podOf: podsOf(pod('carved'), pod('pinned')),
+    });
+    expect(translated.aggregates).toEqual(['2001:db8:100::/64', 'fd12:3456:789a:4::c000:210/124']);
   });
 
   it('announces pinned and outside-aggregate addresses only while the pod is live with the same UID', () => {

@@ -1,6 +1,7 @@
 // What this node announces and routes, computed from its NodeConfig, its committed allocations
 // and its pod cache. The rules (docs/announcements.md):
-//   - aggregates: cidr6 and cidr4, always (cidr4 not when the pool's IPv4 is Private);
+//   - aggregates: cidr6 and cidr4, always (cidr4 not when the pool's IPv4 is Private: then its
+//     translation into the pool's interNodePrefix, which other nodes' pods reach it by);
 //   - host routes (/128, /32): every address of a live pod that lies in a pinned range or
 //     outside the aggregates — only while the pod is in the cache with the UID of its ADD, and
 //     pinned ones only while the pod holds their claim and until the pod is being deleted (its
@@ -20,6 +21,7 @@ import { type AllocationEntry } from '../store/index.js';
 import { hostVethName } from '../datapath/index.js';
 import { allowedCommunities } from '../claims/grants.js';
 import { attachmentKey, holdsPinned, inAnycastGroup, type ClaimOf } from '../claims/ownership.js';
+import { interNodeOf, translatedRange } from '../nat64/siit.js';
 import { entryLiveness, type PodOf } from '../node/liveness.js';
 import type { ServiceAnnouncement } from './service-addresses.js';
 
@@ -112,7 +114,12 @@ export function planAnnouncements(input: {
   claimOf: ClaimOf;
 }): AnnouncementPlan {
   const { spec } = input;
-  const aggregates = [spec.cidr6, ...(spec.cidr4 && !isPrivate4(spec) ? [spec.cidr4] : [])];
+  const interNode = interNodeOf(spec);
+  const aggregates = [
+    spec.cidr6,
+    ...(spec.cidr4 && !isPrivate4(spec) ? [spec.cidr4] : []),
+    ...(interNode ? [translatedRange(interNode.prefix, interNode.slice)] : []),
+  ];
   const isHostRoute = hostRouteTest(spec, input.entries.length);
   const anycastPrefixes = prefixes(spec.anycastCIDRs ?? []);
   const hostRoutes = new Set<string>();

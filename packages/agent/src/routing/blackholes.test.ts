@@ -36,4 +36,19 @@ describe('the blackhole summary routes', () => {
     await privateNode.b.stop();
     expect(privateNode.asked[0]).toEqual(['2001:db8:100::/64', '10.20.3.0/24', '10.20.0.0/16']);
   });
+
+  it('leave a Private range with a translation prefix to the translator: its own slice only', async () => {
+    const translated = blackholesOf({
+      cidr4: '10.20.3.0/24',
+      ipv4: {
+        assign: 'Always',
+        mode: 'Private',
+        clusterCIDRs: ['10.20.0.0/16'],
+        interNodePrefix: 'fd12:3456:789a:4::/96',
+      },
+    });
+    await translated.b.start();
+    await translated.b.stop();
+    expect(translated.asked[0]).toEqual(['2001:db8:100::/64', '10.20.3.0/24']);
+  });
 });

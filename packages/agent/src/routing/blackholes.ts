@@ -4,11 +4,13 @@
 // deliver yet, or any more: kube-proxy's DNAT comes before routing, so a delivered one never
 // meets the blackhole). Installed at start-up and again every --resync (someone may delete
 // them); a NodeConfig with new prefixes is picked up by the next run. A node of a Private IPv4
-// pool blackholes the pool's whole range too.
+// pool without a translation prefix blackholes the pool's whole range too; with one, the range
+// is routed into the inter-node translator (nat64/siit.ts) and only the node's slice is here.
 import type { Logger } from '@flock/api';
 import { Loop, type LoopMetrics } from '@flock/kube';
 import type { Component } from '../core/lifecycle.js';
 import type { Datapath } from '../datapath/index.js';
+import { interNodeOf } from '../nat64/siit.js';
 import type { NodeConfigTracker } from '../node/node-config.js';
 
 interface BlackholesOptions {
@@ -36,9 +38,11 @@ export class Blackholes implements Component {
             nc.spec.cidr6,
             ...(nc.spec.cidr4 ? [nc.spec.cidr4] : []),
             ...(nc.spec.serviceCIDRs ?? []),
-            // Private IPv4: other nodes' pods are not carried between nodes; their traffic,
-            // unNATed, must not leave for a router that does not know the range.
-            ...(nc.spec.ipv4?.mode === 'Private' ? (nc.spec.ipv4.clusterCIDRs ?? []) : []),
+            // Private IPv4 no translator carries: unNATed, it must not leave for a router that
+            // does not know the range.
+            ...(nc.spec.ipv4?.mode === 'Private' && !interNodeOf(nc.spec)
+              ? (nc.spec.ipv4.clusterCIDRs ?? [])
+              : []),
           ]);
       },
       onError: (error) =>

@@ -106,5 +106,9 @@ export function formatStatus(s: AgentStatus): string {
     lines.push(
       `NAT64: ${s.nat64.prefix} from ${s.nat64.pool}, Tayga ${s.nat64.running ? 'running' : 'NOT RUNNING'} (${s.nat64.restarts} restarts)`,
     );
+  if (s.interNode)
+    lines.push(
+      `Private IPv4 between nodes: ${s.interNode.prefix}, this node ${s.interNode.announced}, Tayga ${s.interNode.running ? 'running' : 'NOT RUNNING'} (${s.interNode.restarts} restarts)`,
+    );
   return `${lines.join('\n')}\n`;
 }

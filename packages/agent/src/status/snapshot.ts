@@ -10,7 +10,8 @@ import type { PolicyReconciler } from '../policy/index.js';
 import type { ClaimKeeper } from '../claims/keeper.js';
 import type { NodeStatusReporter } from '../node-status/status-reporter.js';
 import type { Routing } from '../routing/index.js';
-import type { Nat64Translator } from '../nat64/translator.js';
+import { translatedRange, type InterNodeTranslator } from '../nat64/siit.js';
+import type { Nat64Translator } from '../nat64/tayga.js';
 
 const Peer = z.object({
   address: z.string(),
@@ -90,6 +91,17 @@ export const AgentStatus = z.object({
     })
     .optional()
     .describe("The node's NAT64 translator (Tayga), when its NodeConfig has nat64."),
+  interNode: z
+    .object({
+      prefix: z.string(),
+      announced: z.string(),
+      running: z.boolean(),
+      restarts: z.int().min(0),
+    })
+    .optional()
+    .describe(
+      "The translator of a Private pool's IPv4 between nodes (Tayga): the prefix, this node's part of it (announced), and its state.",
+    ),
 });
 export type AgentStatus = z.infer<typeof AgentStatus>;
 
@@ -105,6 +117,7 @@ export interface StatusSources {
   policy?: Pick<PolicyReconciler, 'lastResult' | 'passes'>;
   claims?: Pick<ClaimKeeper, 'conflicts'>;
   nat64?: Pick<Nat64Translator, 'status'>;
+  interNode?: Pick<InterNodeTranslator, 'status'>;
   now?: () => number;
 }
 
@@ -117,6 +130,7 @@ export function agentStatus(s: StatusSources): AgentStatus {
   const policy = s.policy?.lastResult;
   const exported = s.routing.exportedRoutes;
   const nat64 = s.nat64?.status();
+  const interNode = s.interNode?.status();
   return {
     node: s.node,
     ...(s.version ? { version: s.version } : {}),
@@ -177,13 +191,23 @@ export function agentStatus(s: StatusSources): AgentStatus {
         : {}),
       passes: s.policy?.passes ?? 0,
     },
-    ...(nat64?.nat64
+    ...(nat64?.want
       ? {
           nat64: {
-            prefix: nat64.nat64.prefix,
-            pool: nat64.nat64.pool,
+            prefix: nat64.want.prefix,
+            pool: nat64.want.pool,
             running: nat64.running,
             restarts: nat64.restarts,
+          },
+        }
+      : {}),
+    ...(interNode?.want
+      ? {
+          interNode: {
+            prefix: interNode.want.prefix,
+            announced: translatedRange(interNode.want.prefix, interNode.want.slice),
+            running: interNode.running,
+            restarts: interNode.restarts,
           },
         }
       : {}),

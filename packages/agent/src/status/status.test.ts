@@ -191,6 +191,19 @@ describe('the text form', () => {
     expect(formatStatus({ ...status, nat64: undefined })).not.toContain('NAT64');
   });
 
+  it("shows a Private pool's inter-node translator: its prefix and this node's part", () => {
+    const interNode = {
+      prefix: 'fd12:3456:789a:4::/96',
+      announced: 'fd12:3456:789a:4::a14:300/120',
+      running: false,
+      restarts: 0,
+    };
+    expect(formatStatus(quietStatus({ interNode }))).toContain(
+      'Private IPv4 between nodes: fd12:3456:789a:4::/96, this node fd12:3456:789a:4::a14:300/120, Tayga NOT RUNNING (0 restarts)',
+    );
+    expect(formatStatus(quietStatus({}))).not.toContain('between nodes');
+  });
+
   it('lists the floating addresses local pods ask for and do not hold', () => {
     const status = quietStatus({
       claimConflicts: [
