@@ -49,6 +49,14 @@ const benches = [
     buildAgent,
     ['node', ['packages/agent/dist/bench/nat64/run.js']],
   ],
+  // Private IPv4 between nodes: translated to IPv6 and back (Tayga on each node) vs the pods'
+  // IPv6, routed: TCP throughput, the translators' CPU per Gbit, new connections/s (root, tayga,
+  // iperf3).
+  [
+    'agent: private IPv4 between nodes (SIIT) vs IPv6 (root)',
+    buildAgent,
+    ['node', ['packages/agent/dist/bench/siit/run.js']],
+  ],
   [
     'agent: NetworkPolicy pass from the caches',
     buildAgent,

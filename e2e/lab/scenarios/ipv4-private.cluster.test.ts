@@ -205,18 +205,22 @@ describe('private IPv4 (ipv4.mode: Private)', () => {
     expect(r.stdout.trim()).toBe(String(msg.length));
   });
 
-  it('NetworkPolicy on IPv4 peers judges the real pod', async () => {
-    const { pa, pb, pc } = await pods();
-    await lab.apply(NETWORK_POLICIES, {
+  /** pb's ingress: from this one IPv4 address only. */
+  const admitOnly = (ip: string) =>
+    lab.apply(NETWORK_POLICIES, {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
-      metadata: { name: 'pb-from-pa', namespace: NS },
+      metadata: { name: 'pb-admits-one', namespace: NS },
       spec: {
         podSelector: { matchLabels: { pod: 'pb' } },
         policyTypes: ['Ingress'],
-        ingress: [{ from: [{ ipBlock: { cidr: `${v4(pa!)}/32` } }] }],
+        ingress: [{ from: [{ ipBlock: { cidr: `${ip}/32` } }] }],
       },
     });
+
+  it('NetworkPolicy on IPv4 peers judges the real pod', async () => {
+    const { pa, pb, pc } = await pods();
+    await admitOnly(v4(pa!));
     const pb6 = pb!.status!.podIPs!.find((i) => i.ip.includes(':'))!.ip;
     await eventually('pb admits pa over IPv4 only', async () => {
       const fromA = await probeFrom(await podNetns(lab, pa!), v4(pb!));
@@ -226,16 +230,7 @@ describe('private IPv4 (ipv4.mode: Private)', () => {
       return fromA.ok && !fromA6.ok && !fromC4.ok && !fromC6.ok ? true : undefined;
     });
     // A pod of the other node, admitted by its own private address: policy sees it as itself.
-    await lab.apply(NETWORK_POLICIES, {
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'NetworkPolicy',
-      metadata: { name: 'pb-from-pa', namespace: NS },
-      spec: {
-        podSelector: { matchLabels: { pod: 'pb' } },
-        policyTypes: ['Ingress'],
-        ingress: [{ from: [{ ipBlock: { cidr: `${v4(pc!)}/32` } }] }],
-      },
-    });
+    await admitOnly(v4(pc!));
     await eventually('pb admits pc over IPv4 only', async () => {
       const fromA = await probeFrom(await podNetns(lab, pa!), v4(pb!));
       const fromC4 = await probeFrom(await podNetns(lab, pc!), v4(pb!));

@@ -13,10 +13,18 @@
 // sequential new TCP connections a second (each one connect + a byte + close; the server closes
 // first, as an HTTP server that says `Connection: close`). Not a test.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, release, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from '@flock/exec';
 import { Netns, vethBetween } from '@flock/testkit';
+import {
+  ACCEPT_LOOP,
+  TABLE_HEAD,
+  benchHeader,
+  benchOptions,
+  row,
+  sample,
+  type Sample,
+} from '../translator-measure.js';
 
 const CLIENT6 = '2001:db8:c::2';
 const NODE6 = '2001:db8:c::1';
@@ -43,42 +51,6 @@ const LABEL: Record<Variant, string> = {
   c: 'c: NAT64 (Tayga) + SNAT',
 };
 const target = (v: Variant) => (v === 'c' ? SERVER_VIA_NAT64 : SERVER4);
-
-const CONNECT_LOOP = `
-const net = require('node:net');
-const [host, count] = [process.argv[1], Number(process.argv[2])];
-const one = () => new Promise((resolve, reject) => {
-  const s = net.connect({ host, port: 7000 });
-  s.once('data', () => { s.destroy(); resolve(); });
-  s.once('error', reject);
-});
-(async () => {
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < count; i++) await one();
-  console.log(String(Number(process.hrtime.bigint() - t0) / 1e6));
-})().catch((e) => { console.error(String(e)); process.exit(1); });
-`;
-const ACCEPT_LOOP = `
-require('node:net').createServer((s) => { s.on('error', () => {}); s.end('x'); })
-  .listen({ host: '0.0.0.0', port: 7000 }, () => console.log('ready'));
-`;
-
-function option(name: string, fallback: number): number {
-  const at = process.argv.indexOf(name);
-  return at >= 0 ? Number(process.argv[at + 1]) : fallback;
-}
-const med = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
-/** CPU seconds (user + system) of a process so far. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = (await run('cat', [`/proc/${pid}/stat`])).stdout;
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
-}
 
 async function wire(client: Netns, node: Netns, server: Netns): Promise<void> {
   await vethBetween(client, 'eth0', node, 'c0');
@@ -165,14 +137,8 @@ async function setNat(node: Netns, snatClient: boolean): Promise<void> {
 
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) throw new Error('nat64 bench: run as root (namespaces, tayga)');
-  const rounds = option('--rounds', 3);
-  const seconds = option('--seconds', 5);
-  const conns = option('--conns', 2000);
-  const load = (await run('cat', ['/proc/loadavg'])).stdout.split(' ').slice(0, 3).join(' ');
-  const tayga = `tayga ${(await run('dpkg-query', ['-W', '-f', '${Version}', 'tayga'], { okCodes: [0, 1] })).stdout || '(version unknown)'}`;
-  console.log(
-    `# NAT64 — ${new Date().toISOString()}, ${cpus().length} × ${cpus()[0]?.model}, kernel ${release()}, node ${process.version}, ${tayga}, ${rounds} rounds, ${seconds} s iperf3, ${conns} connections a sample, load ${load}`,
-  );
+  const { rounds, seconds, conns } = benchOptions();
+  console.log(await benchHeader('NAT64', { rounds, seconds, conns }));
   const dir = await mkdtemp(join(tmpdir(), 'flock-nat64-'));
   const spaces: Netns[] = [];
   const children: { kill: (s: NodeJS.Signals) => unknown }[] = [];
@@ -200,52 +166,17 @@ async function main(): Promise<void> {
     await client.exec('ping', ['-c', '1', '-W', '2', SERVER4]);
     await client.exec('ping', ['-6', '-c', '1', '-W', '2', SERVER_VIA_NAT64]);
 
-    const results: Record<
-      Variant,
-      { gbit: number[]; cpuPerGbit: number[]; connsPerSec: number[] }
-    > = {
-      a: { gbit: [], cpuPerGbit: [], connsPerSec: [] },
-      b: { gbit: [], cpuPerGbit: [], connsPerSec: [] },
-      c: { gbit: [], cpuPerGbit: [], connsPerSec: [] },
-    };
+    const results: Record<Variant, Sample[]> = { a: [], b: [], c: [] };
     for (let r = 0; r <= rounds; r++) {
       for (const v of r % 2 ? [...VARIANTS].reverse() : VARIANTS) {
         await setNat(node, v === 'b');
         await node.exec('conntrack', ['-F'], { okCodes: [0, 1] });
-        const cpu0 = await cpuSeconds(translator.pid);
-        const out = await client.exec('iperf3', ['-c', target(v), '-t', String(seconds), '-J'], {
-          timeoutMs: (seconds + 30) * 1000,
-        });
-        const cpu = (await cpuSeconds(translator.pid)) - cpu0;
-        const report = JSON.parse(out.stdout) as {
-          end: { sum_received: { bits_per_second: number } };
-        };
-        const gbit = report.end.sum_received.bits_per_second / 1e9;
-        const conn = await client.exec(
-          process.execPath,
-          ['-e', CONNECT_LOOP, target(v), String(conns)],
-          {
-            timeoutMs: 300_000,
-          },
-        );
-        const ms = Number(conn.stdout.trim());
-        if (r === 0) continue;
-        results[v].gbit.push(gbit);
-        results[v].cpuPerGbit.push(cpu / (gbit * seconds));
-        results[v].connsPerSec.push((conns / ms) * 1000);
+        const s = await sample(client, target(v), { seconds, conns, pids: [translator.pid] });
+        if (r > 0) results[v].push(s); // round 0 warms up
       }
     }
-    console.log(
-      '\n| variant | TCP Gbit/s, median (min–max) | ratio to a | Tayga CPU s per Gbit | new TCP connections/s, median (min–max) | ratio to a |',
-    );
-    console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
-    for (const v of VARIANTS) {
-      const x = results[v];
-      const ratio = (k: 'gbit' | 'connsPerSec') => x[k].map((n, i) => n / results.a[k][i]!);
-      console.log(
-        `| ${LABEL[v]} | ${med(x.gbit).toFixed(2)} (${Math.min(...x.gbit).toFixed(2)}–${Math.max(...x.gbit).toFixed(2)}) | ×${med(ratio('gbit')).toFixed(3)} | ${v === 'c' ? med(x.cpuPerGbit).toFixed(2) : '-'} | ${med(x.connsPerSec).toFixed(0)} (${Math.min(...x.connsPerSec).toFixed(0)}–${Math.max(...x.connsPerSec).toFixed(0)}) | ×${med(ratio('connsPerSec')).toFixed(3)} |`,
-      );
-    }
+    console.log(['', ...TABLE_HEAD].join('\n'));
+    for (const v of VARIANTS) console.log(row(LABEL[v], results[v], results.a, v === 'c'));
   } finally {
     for (const c of children) c.kill('SIGKILL');
     for (const ns of spaces.reverse()) await ns.destroy();
