@@ -182,6 +182,26 @@ describe('private IPv4 (ipv4.mode: Private)', () => {
     expect(plain.code).toBe(1);
   });
 
+  it("the translator's device deleted: nothing leaks unNATed meanwhile, and the agent makes it again", async () => {
+    const { pa, pc } = await pods();
+    const node = lab.nodes.find((n) => n.plan.name === pa!.spec.nodeName)!;
+    const toRouter = await countArrivals(routerNs(), [v4(pa!)]);
+    await node.ns.enter('ip', ['link', 'del', 'flock46']);
+    // The range's blackhole is left beneath the translator's halves: dropped, not routed out.
+    await inRef(
+      await podNetns(lab, pa!),
+      'ping',
+      ['-4', '-c', '2', '-i', '0.2', '-W', '1', v4(pc!)],
+      [0, 1],
+    );
+    expect((await toRouter())[v4(pa!)]).toBe(0);
+    await eventually(
+      'IPv4 between nodes again',
+      async () => ((await probeFrom(await podNetns(lab, pa!), v4(pc!))).ok ? true : undefined),
+      { timeoutMs: 60_000 },
+    );
+  });
+
   it('between nodes, a packet too big for the translation gets the path MTU back (1480); TCP adapts', async () => {
     const { pa, pc } = await pods();
     const from = await podNetns(lab, pa!);

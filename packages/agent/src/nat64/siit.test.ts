@@ -1,6 +1,6 @@
 import { nodeConfig } from '@flock/api/testing';
 import { describe, expect, it } from 'vitest';
-import { interNodeOf, siitCommands, siitConfig, translatedRange } from './siit.js';
+import { halves, interNodeOf, siitCommands, siitConfig, translatedRange } from './siit.js';
 
 const PREFIX = 'fd12:3456:789a:4::/96';
 const privateSpec = nodeConfig({
@@ -35,6 +35,13 @@ describe('the inter-node translator of private IPv4', () => {
     expect(() => translatedRange(PREFIX, '2001:db8::/64')).toThrow(/no translation/);
   });
 
+  it('halves an IPv4 range (and refuses what is none)', () => {
+    expect(halves('10.0.0.0/8')).toEqual(['10.0.0.0/9', '10.128.0.0/9']);
+    expect(halves('192.168.1.4/30')).toEqual(['192.168.1.4/31', '192.168.1.6/31']);
+    expect(() => halves('10.0.0.1/32')).toThrow(/no IPv4 range/);
+    expect(() => halves('2001:db8::/64')).toThrow(/no IPv4 range/);
+  });
+
   it('configures Tayga statelessly (no dynamic pool) and routes the range in, the slice back', () => {
     const want = interNodeOf(privateSpec)!;
     const text = siitConfig(want);
@@ -44,7 +51,9 @@ describe('the inter-node translator of private IPv4', () => {
     expect(siitCommands(want, '/c/siit.conf', '/usr/sbin/tayga')).toEqual([
       ['/usr/sbin/tayga', ['--mktun', '-c', '/c/siit.conf']],
       ['ip', ['link', 'set', 'flock46', 'up']],
-      ['ip', ['route', 'replace', '10.20.0.0/16', 'dev', 'flock46']],
+      // Halves: more specific than the range's blackhole, the fallback without the device.
+      ['ip', ['route', 'replace', '10.20.0.0/17', 'dev', 'flock46']],
+      ['ip', ['route', 'replace', '10.20.128.0/17', 'dev', 'flock46']],
       ['ip', ['-6', 'route', 'replace', 'fd12:3456:789a:4::a14:300/120', 'dev', 'flock46']],
     ]);
     // Another range is another configuration: the device is made afresh, no stale route stays.

@@ -66,6 +66,21 @@ export function siitConfig(want: InterNode): string {
 }
 
 /**
+ * An IPv4 range as its two halves: routed into the translator, they win over the range's own
+ * blackhole (routing/blackholes.ts), which stays as the fallback: with no translator device
+ * (Tayga missing, the device not made), private IPv4 is dropped, never sent unNATed.
+ */
+export function halves(cidr4: string): [string, string] {
+  const c = splitCidr(cidr4);
+  if (c?.family !== 4 || c.prefixLength > 31)
+    throw new Error(`${JSON.stringify(cidr4)}: no IPv4 range to halve`);
+  const base = ipToBigInt(c.address);
+  const half = 1n << BigInt(31 - c.prefixLength);
+  const len = c.prefixLength + 1;
+  return [`${formatAddress(4, base)}/${len}`, `${formatAddress(4, base + half)}/${len}`];
+}
+
+/**
  * The device, the pool's range into it (other nodes' pods; this node's are routed to their
  * veths, and the rest of its slice is blackholed) and PREFIX + this slice into it from the fabric.
  */
@@ -73,10 +88,9 @@ export function siitCommands(want: InterNode, config: string, tayga: string): [s
   return [
     [tayga, ['--mktun', '-c', config]],
     ['ip', ['link', 'set', SIIT_IFACE, 'up']],
-    ...want.clusterCIDRs.map((c): [string, string[]] => [
-      'ip',
-      ['route', 'replace', c, 'dev', SIIT_IFACE],
-    ]),
+    ...want.clusterCIDRs
+      .flatMap(halves)
+      .map((c): [string, string[]] => ['ip', ['route', 'replace', c, 'dev', SIIT_IFACE]]),
     ['ip', ['-6', 'route', 'replace', translatedRange(want.prefix, want.slice), 'dev', SIIT_IFACE]],
   ];
 }

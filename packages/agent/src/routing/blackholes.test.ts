@@ -37,7 +37,7 @@ describe('the blackhole summary routes', () => {
     expect(privateNode.asked[0]).toEqual(['2001:db8:100::/64', '10.20.3.0/24', '10.20.0.0/16']);
   });
 
-  it('leave a Private range with a translation prefix to the translator: its own slice only', async () => {
+  it('keep a Private range blackholed with a translation prefix too (the fallback of its halves)', async () => {
     const translated = blackholesOf({
       cidr4: '10.20.3.0/24',
       ipv4: {
@@ -49,6 +49,6 @@ describe('the blackhole summary routes', () => {
     });
     await translated.b.start();
     await translated.b.stop();
-    expect(translated.asked[0]).toEqual(['2001:db8:100::/64', '10.20.3.0/24']);
+    expect(translated.asked[0]).toEqual(['2001:db8:100::/64', '10.20.3.0/24', '10.20.0.0/16']);
   });
 });

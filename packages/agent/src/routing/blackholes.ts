@@ -4,13 +4,12 @@
 // deliver yet, or any more: kube-proxy's DNAT comes before routing, so a delivered one never
 // meets the blackhole). Installed at start-up and again every --resync (someone may delete
 // them); a NodeConfig with new prefixes is picked up by the next run. A node of a Private IPv4
-// pool without a translation prefix blackholes the pool's whole range too; with one, the range
-// is routed into the inter-node translator (nat64/siit.ts) and only the node's slice is here.
+// pool blackholes the pool's whole range too: the inter-node translator (nat64/siit.ts) routes
+// its halves, which win while its device is there.
 import type { Logger } from '@flock/api';
 import { Loop, type LoopMetrics } from '@flock/kube';
 import type { Component } from '../core/lifecycle.js';
 import type { Datapath } from '../datapath/index.js';
-import { interNodeOf } from '../nat64/siit.js';
 import type { NodeConfigTracker } from '../node/node-config.js';
 
 interface BlackholesOptions {
@@ -40,9 +39,7 @@ export class Blackholes implements Component {
             ...(nc.spec.serviceCIDRs ?? []),
             // Private IPv4 no translator carries: unNATed, it must not leave for a router that
             // does not know the range.
-            ...(nc.spec.ipv4?.mode === 'Private' && !interNodeOf(nc.spec)
-              ? (nc.spec.ipv4.clusterCIDRs ?? [])
-              : []),
+            ...(nc.spec.ipv4?.mode === 'Private' ? (nc.spec.ipv4.clusterCIDRs ?? []) : []),
           ]);
       },
       onError: (error) =>
