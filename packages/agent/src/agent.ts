@@ -93,7 +93,11 @@ function buildAgent(deps: AgentDeps) {
   });
   // The policy table's SNAT and the blackhole of a Private pool's range follow the NodeConfig's
   // IPv4 mode at once (the cache calls this only once started, after both below exist).
-  const translators = translatorParts(deps, () => nodeConfig.current()?.nodeConfig.spec, logger);
+  const translators = translatorParts(deps, {
+    current: () => nodeConfig.current()?.nodeConfig.spec,
+    logger,
+    periodMs: config.resyncMs,
+  });
   const nodeConfigChanged = [
     nodeConfigEvents(events, nodeName),
     onSnatChange(() => {

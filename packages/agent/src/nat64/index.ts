@@ -1,6 +1,7 @@
 // The node's Tayga translators, supervised by the agent and following its NodeConfig: NAT64
 // (spec.nat64) and the inter-node translation of a Private pool's IPv4 (spec.ipv4).
 import type { Logger, NodeConfigSpec } from '@flock/api';
+import { Loop } from '@flock/kube';
 import type { InterNodeTranslator } from './siit.js';
 import { interNodeOf } from './siit.js';
 import type { Nat64Translator } from './tayga.js';
@@ -11,29 +12,47 @@ export * from './siit.js';
 export * from './translator.js';
 export * from './edge.js';
 
+/** What the translators' parts share: the NodeConfig's spec now, the log, the check period. */
+interface PartOptions {
+  current: () => NodeConfigSpec | undefined;
+  logger: Logger;
+  /** How often a translator checks that its device is still there (--resync). */
+  periodMs: number;
+}
+
 /**
  * A translator as an agent part: it converges on start and on every NodeConfig change (a no-op
- * unless what `want` picks of the spec changed), and stops with the agent.
+ * unless what `want` picks of the spec changed), checks its device every period, and stops
+ * with the agent.
  */
 export function translatorPart<T>(
   name: string,
   translator: TaygaTranslator<T>,
   want: (spec: NodeConfigSpec | undefined) => T | undefined,
-  current: () => NodeConfigSpec | undefined,
-  logger: Logger,
+  o: PartOptions,
 ) {
+  const failed = (e: unknown) =>
+    o.logger.debug(`${name} translator: converge failed (retried)`, { error: String(e) });
   const converge = (spec: NodeConfigSpec | undefined) =>
-    translator
-      .converge(want(spec))
-      .catch((e: unknown) =>
-        logger.debug(`${name} translator: converge failed (retried)`, { error: String(e) }),
-      );
+    translator.converge(want(spec)).catch(failed);
+  const checks = new Loop({
+    name: `${name} translator`,
+    periodMs: o.periodMs,
+    sync: () => translator.check().catch(failed),
+    backoff: false,
+  });
   return {
     onNodeConfig: (nc: { spec: NodeConfigSpec } | undefined) => void converge(nc?.spec),
     component: {
       name: `${name} translator`,
-      start: () => converge(current()),
-      stop: () => translator.stop(),
+      start: async () => {
+        await converge(o.current());
+        checks.start();
+      },
+      stop: async () => {
+        await checks.stop();
+        await translator.stop();
+      },
     },
   };
 }
@@ -41,15 +60,12 @@ export function translatorPart<T>(
 /** The node's translators as agent parts: NodeConfig listeners and components (absent ones none). */
 export function translatorParts(
   translators: { nat64?: Nat64Translator | undefined; interNode?: InterNodeTranslator | undefined },
-  current: () => NodeConfigSpec | undefined,
-  logger: Logger,
+  o: PartOptions,
 ) {
   const parts = [
-    ...(translators.nat64
-      ? [translatorPart('NAT64', translators.nat64, (s) => s?.nat64, current, logger)]
-      : []),
+    ...(translators.nat64 ? [translatorPart('NAT64', translators.nat64, (s) => s?.nat64, o)] : []),
     ...(translators.interNode
-      ? [translatorPart('inter-node IPv4', translators.interNode, interNodeOf, current, logger)]
+      ? [translatorPart('inter-node IPv4', translators.interNode, interNodeOf, o)]
       : []),
   ];
   return {

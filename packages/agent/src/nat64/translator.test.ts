@@ -15,11 +15,17 @@ class FakeEdge implements TranslatorEdge {
   readonly live = new Map<number, { argv: string[]; child: FakeChild }>();
   private nextPid = 100;
   failing: RegExp | undefined;
+  /** Devices that exist: made by `tayga --mktun`, gone with `ip link del` (or a test). */
+  readonly devices = new Set<string>();
 
   run(file: string, args: readonly string[]) {
     const line = [file, ...args].join(' ');
     this.commands.push(line);
     if (this.failing?.test(line)) return Promise.reject(new Error(`${line}: failed`));
+    if (args[0] === '--mktun') this.devices.add('flock64');
+    if (args[0] === 'link' && args[1] === 'del') this.devices.delete(args[2]!);
+    if (args[0] === 'link' && args[1] === 'show')
+      return Promise.resolve({ stdout: '', stderr: '', code: this.devices.has(args[2]!) ? 0 : 1 });
     return Promise.resolve({ stdout: '', stderr: '', code: 0 });
   }
   spawn(file: string, args: readonly string[]) {
@@ -111,6 +117,25 @@ describe("Tayga's configuration", () => {
 });
 
 describe('the NAT64 translator', () => {
+  it('makes its device again when it is gone, restarting Tayga; leaves a present one alone', async () => {
+    const edge = new FakeEdge();
+    const t = translator(edge);
+    await t.check(); // nothing converged yet: nothing to check
+    await t.converge(WKP);
+    await t.check();
+    expect(edge.spawned()).toHaveLength(1);
+    edge.devices.delete('flock64'); // someone ran `ip link del flock64`
+    await t.check();
+    expect(edge.devices.has('flock64')).toBe(true);
+    expect(edge.spawned()).toHaveLength(2);
+    expect(edge.live.size).toBe(1);
+    expect(edge.commands.filter((c) => c.includes('route replace 64:ff9b::/96'))).toHaveLength(2);
+    await t.converge(undefined); // off: no device, and none is made again
+    await t.check();
+    expect(edge.devices.has('flock64')).toBe(false);
+    await t.stop();
+  });
+
   it('starts Tayga once for a configuration and leaves it running on an unchanged one', async () => {
     const edge = new FakeEdge();
     const t = translator(edge);

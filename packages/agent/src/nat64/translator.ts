@@ -112,6 +112,24 @@ export class TaygaTranslator<T> {
     return next;
   }
 
+  /**
+   * The periodic check: a device someone deleted takes Tayga's routes with it, and Tayga does not
+   * exit (its reads fail, it goes on): start over, as on a new configuration.
+   */
+  async check(): Promise<void> {
+    if (this.stopped || this.want === undefined || this.applied === undefined) return;
+    if (this.applied === OFF) return;
+    const link = await this.edge.run('ip', ['link', 'show', this.profile.iface], {
+      okCodes: [0, 1],
+    });
+    if (link.code === 0) return;
+    this.o.logger.warn(`${this.profile.name} translator: its device is gone; making it again`, {
+      iface: this.profile.iface,
+    });
+    this.applied = undefined;
+    await this.converge(this.want);
+  }
+
   /** Converge again after the backoff (a failed start, or a Tayga that exited). */
   private retryLater(why: string, detail: unknown): void {
     if (this.stopped || this.restartTimer) return;
