@@ -24,7 +24,7 @@ import { startLab } from '../core/test-lab.js';
 
 const NS = 'default';
 /** Node: GET argv[1], print the length of the body (or fail). */
-const ECHO_LENGTH = `require('http').get(process.argv[1], { timeout: 10000 }, (r) => { let n = 0; r.on('data', (d) => (n += d.length)); r.on('end', () => console.log(n)); }).on('error', (e) => { console.error(e.message); process.exit(1); });`;
+const ECHO_LENGTH = `require('http').get(process.argv[1], { timeout: 10000 }, (r) => { let n = 0; r.on('data', (d) => (n += d.length)); r.on('end', () => process.stdout.write(String(n))); }).on('error', (e) => { console.error(e.message); process.exit(1); });`;
 
 const { lab } = startLab({
   tmpPrefix: 'flock-lab-v4p-',
