@@ -2,8 +2,8 @@
 // clusterIPs to the rest of it: no two lists overlap, none overlaps the pool's own node ranges
 // (carved into node prefixes: an address there belongs to a node), no floating range contains
 // a BGP peer's address. Each message names both things at fault. Overlaps with other Pools are
-// the operator's (CEL sees one object). The translation prefix of a Private pool (ipv4.interNodePrefix)
-// overlaps neither the node ranges nor the NAT64 prefix.
+// the operator's (CEL sees one object). The translation prefix of a Private pool
+// (ipv4.interNodePrefix) overlaps neither the pods' IPv6 range nor the NAT64 prefix.
 import { celOverlap, FLOATING_LISTS, type FloatingList } from './floating.js';
 import { cidrContainsIp, cidrsOverlap, isCidr, isIpAddress } from './net.js';
 
@@ -117,7 +117,6 @@ function peerRule(r: Ranges) {
 
 const [pinned, anycast, services] = FLOATING_LISTS.map(floatingList) as [Ranges, Ranges, Ranges];
 
-/** The PoolSpec's rules on its floating ranges and clusterIPs (withRules). */
 const INTER_NODE = 'self.ipv4.interNodePrefix';
 
 /**
@@ -145,6 +144,7 @@ function interNodeApartRule(
   };
 }
 
+/** The PoolSpec's rules on its floating ranges, clusterIPs and translation prefix (withRules). */
 export const floatingRangeRules = [
   interNodeApartRule('ipv6.cidr', 'true', 'self.ipv6.cidr', (s) => s.ipv6.cidr),
   interNodeApartRule(

@@ -84,9 +84,9 @@ export function snatChains(o: SnatOptions | undefined): NftChain[] {
 }
 
 /**
- * Input from the NAT64 translator: nothing new for the node itself. A pod reaching the node's
- * IPv4 address through NAT64 would otherwise arrive from the translator's interface, past the
- * rules that keep pods off the node's ports.
+ * Input from the translators: nothing new for the node itself. A pod reaching the node's IPv4
+ * address through NAT64 would otherwise arrive from the translator's interface, past the rules
+ * that keep pods off the node's ports.
  */
 export function translatorInput(o: SnatOptions | undefined): string[] {
   return [
@@ -111,11 +111,8 @@ export function translatorInput(o: SnatOptions | undefined): string[] {
  */
 export function translatorForward(o: SnatOptions | undefined): string[] {
   const deny = o?.nat64?.deny ?? [];
+  if (!deny.length) return [];
   return [
-    ...(deny.length
-      ? [
-          `\t\tiifname "${translatorIface(o!)}" ip daddr { ${ipv4Elements('NAT64 cluster ranges', deny).join(', ')} } counter drop ${comment("NAT64: not to the cluster's own IPv4")}`,
-        ]
-      : []),
+    `\t\tiifname "${translatorIface(o!)}" ip daddr { ${ipv4Elements('NAT64 cluster ranges', deny).join(', ')} } counter drop ${comment("NAT64: not to the cluster's own IPv4")}`,
   ];
 }

@@ -2,8 +2,7 @@
 // (spec.nat64) and the inter-node translation of a Private pool's IPv4 (spec.ipv4).
 import type { Logger, NodeConfigSpec } from '@flock/api';
 import { Loop } from '@flock/kube';
-import type { InterNodeTranslator } from './siit.js';
-import { interNodeOf } from './siit.js';
+import { interNodeOf, type InterNodeTranslator } from './siit.js';
 import type { Nat64Translator } from './tayga.js';
 import type { TaygaTranslator } from './translator.js';
 
