@@ -93,7 +93,7 @@ describe('the NAT64 part of the SNAT chain', () => {
 });
 
 describe('the inter-node translator of private IPv4', () => {
-  const interNode = { iface: 'flock46' };
+  const interNode = { iface: 'flock46', prefix: 'fd12:3456:789a:4::/96' };
   const chain = (name: string) => {
     const ir = translate(parseState({ namespaces: [], pods: [], policies: [], locals: [] }));
     return renderTable(ir, {
@@ -103,14 +103,23 @@ describe('the inter-node translator of private IPv4', () => {
       .lines.join('\n');
   };
 
-  it('keeps it off the node, and translates nothing itself (no masquerade, no forward rule)', () => {
+  it('keeps it off the node, and translates nothing itself (no masquerade)', () => {
     expect(chain('input')).toContain('iifname "flock46" ct state new counter drop');
     expect(chain('snat_postrouting')).not.toContain('flock46');
-    expect(chain('forward')).not.toContain('flock46');
   });
 
-  it('refuses an interface name that could carry nft text', () => {
-    const o = { sources: [], keep: [], interNode: { iface: 'x" accept' } };
-    expect(() => translatorInput(o)).toThrow(/no interface/);
+  it('lets only the prefix into it: Tayga is not the one to refuse a flood of other sources', () => {
+    const text = chain('forward');
+    const rule = 'oifname "flock46" ip6 saddr != fd12:3456:789a:4::/96 counter drop';
+    expect(text).toContain(rule);
+    expect(text.indexOf(rule)).toBeLessThan(text.indexOf('ct state established'));
+  });
+
+  it('refuses an interface name or prefix that could carry nft text', () => {
+    const o = (i: typeof interNode) => ({ sources: [], keep: [], interNode: i });
+    expect(() => translatorInput(o({ ...interNode, iface: 'x" accept' }))).toThrow(/no interface/);
+    expect(() => translatorForward(o({ ...interNode, prefix: '10.0.0.0/8' }))).toThrow(
+      /no IPv6 CIDR/,
+    );
   });
 });

@@ -18,10 +18,11 @@ export interface SnatOptions {
    */
   nat64?: { iface: string; pool: string; deny?: readonly string[] } | undefined;
   /**
-   * The inter-node translator of a Private pool (stateless, no NAT): its TUN device. A packet
-   * from it that claims a pod of this node is forged; anti-spoofing drops it (node_sources_v4).
+   * The inter-node translator of a Private pool (stateless, no NAT): its TUN device and the
+   * translation prefix, the only IPv6 sources it translates. A packet from it that claims a pod
+   * of this node is forged; anti-spoofing drops it (node_sources_v4).
    */
-  interNode?: { iface: string } | undefined;
+  interNode?: { iface: string; prefix: string } | undefined;
 }
 
 /** A Linux interface name, checked before it goes into nft text. */
@@ -34,15 +35,17 @@ function ifaceName(what: string, iface: string): string {
 const translatorIface = (o: SnatOptions) => ifaceName('NAT64', o.nat64!.iface);
 const interNodeIface = (o: SnatOptions) => ifaceName('inter-node', o.interNode!.iface);
 
-/** IPv4 CIDRs as nft elements, merged; anything that is not an IPv4 CIDR is refused. */
-function ipv4Elements(what: string, cidrs: readonly string[]): string[] {
+/** CIDRs of a family as nft elements, merged; anything that is not such a CIDR is refused. */
+function elements(what: string, cidrs: readonly string[], family: 4 | 6 = 4): string[] {
   const intervals = cidrs.map((c) => {
     const parsed = cidrInterval(c);
-    if (parsed?.family !== 4) throw new Error(`SNAT ${what}: ${JSON.stringify(c)} is no IPv4 CIDR`);
+    if (parsed?.family !== family)
+      throw new Error(`SNAT ${what}: ${JSON.stringify(c)} is no IPv${family} CIDR`);
     return parsed.interval;
   });
-  return mergeIntervals(intervals).map((iv) => intervalElement(iv, 4));
+  return mergeIntervals(intervals).map((iv) => intervalElement(iv, family));
 }
+const ipv4Elements = (what: string, cidrs: readonly string[]) => elements(what, cidrs, 4);
 
 /**
  * The hooked SNAT chain; none without sources. `fully-random`: source ports picked at random,
@@ -111,8 +114,18 @@ export function translatorInput(o: SnatOptions | undefined): string[] {
  */
 export function translatorForward(o: SnatOptions | undefined): string[] {
   const deny = o?.nat64?.deny ?? [];
-  if (!deny.length) return [];
   return [
-    `\t\tiifname "${translatorIface(o!)}" ip daddr { ${ipv4Elements('NAT64 cluster ranges', deny).join(', ')} } counter drop ${comment("NAT64: not to the cluster's own IPv4")}`,
+    ...(deny.length
+      ? [
+          `\t\tiifname "${translatorIface(o!)}" ip daddr { ${ipv4Elements('NAT64 cluster ranges', deny).join(', ')} } counter drop ${comment("NAT64: not to the cluster's own IPv4")}`,
+        ]
+      : []),
+    // Any pod of the cluster can send IPv6 to PREFIX + this node's slice: Tayga, one thread for
+    // the whole node, would spend itself refusing a flood of other sources. The kernel does.
+    ...(o?.interNode
+      ? [
+          `\t\toifname "${interNodeIface(o)}" ip6 saddr != ${elements('inter-node prefix', [o.interNode.prefix], 6).join(', ')} counter drop ${comment('inter-node: translated sources only')}`,
+        ]
+      : []),
   ];
 }

@@ -29,7 +29,10 @@ describe('private IPv4 SNAT of a node', () => {
       ...privateNode.spec,
       ipv4: { ...privateNode.spec.ipv4!, interNodePrefix: 'fd12:3456:789a:4::/96' },
     };
-    expect(nodeSnat(translated)?.interNode).toEqual({ iface: 'flock46' });
+    expect(nodeSnat(translated)?.interNode).toEqual({
+      iface: 'flock46',
+      prefix: 'fd12:3456:789a:4::/96',
+    });
   });
 
   it("adds NAT64's pool on its translator's device, on a public node too", () => {

@@ -14,6 +14,7 @@ import { NAT64_IFACE } from '../nat64/tayga.js';
 export function nodeSnat(spec: NodeConfigSpec | undefined): SnatOptions | undefined {
   const isPrivate = spec?.ipv4?.mode === 'Private' && spec.cidr4 !== undefined;
   if (!isPrivate && !spec?.nat64) return undefined;
+  const interNode = interNodeOf(spec);
   return {
     sources: isPrivate ? [spec.cidr4!] : [],
     keep: isPrivate ? (spec.ipv4?.clusterCIDRs ?? [spec.cidr4!]) : [],
@@ -28,7 +29,7 @@ export function nodeSnat(spec: NodeConfigSpec | undefined): SnatOptions | undefi
           },
         }
       : {}),
-    ...(interNodeOf(spec) ? { interNode: { iface: SIIT_IFACE } } : {}),
+    ...(interNode ? { interNode: { iface: SIIT_IFACE, prefix: interNode.prefix } } : {}),
   };
 }
 
