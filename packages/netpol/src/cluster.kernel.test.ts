@@ -140,6 +140,31 @@ describe('ClusterNetworkPolicy tiers (kernel)', () => {
     expect(await reaches('z/a', 'x/b')).toBe(true); // Baseline Pass: the default, allowed
   });
 
+  it('a Deny by namespace drops pods of the pod ranges that are not known yet, both ways', async () => {
+    // The lab's pods live in 10.1-3.0.0/16 and fd00:1-3::/32; z/a is wired but not in the state.
+    const podRanges = ['10.0.0.0/8', 'fd00::/16'];
+    const cnp = clusterPolicy('deny-y', 'Admin', 10, {
+      subject: inNs('x'),
+      ingress: [{ action: 'Deny', from: [inNs('y')] }],
+      egress: [{ action: 'Deny', to: [inNs('y')] }],
+    });
+    // Without pod ranges an unknown pod is let through: the hole this closes.
+    await lab.apply([], { clusterPolicies: [cnp], exclude: ['z/a'] });
+    expect(await reaches('z/a', 'x/a')).toBe(true);
+    await lab.apply([], { clusterPolicies: [cnp], exclude: ['z/a'], podRanges });
+    expect(await reaches('z/a', 'x/a')).toBe(false);
+    expect(await reaches('z/a', 'x/a', TCP80v6)).toBe(false);
+    expect(await reaches('x/a', 'z/a')).toBe(false); // egress to it
+    expect(await reaches('x/b', 'x/a')).toBe(true); // known, not denied
+    expect(await reaches('ext', 'x/a')).toBe(true); // outside the pod ranges
+    expect(await reaches('x/a', 'ext', TCP80v6)).toBe(true);
+    expect(await reaches('y/a', 'x/a')).toBe(false); // the Deny itself
+    // Known (in namespace z): let through.
+    await lab.apply([], { clusterPolicies: [cnp], podRanges });
+    expect(await reaches('z/a', 'x/a')).toBe(true);
+    expect(await reaches('x/a', 'z/a', TCP80v6)).toBe(true);
+  });
+
   it('nodes peers match the addresses in Node status', async () => {
     // A "node" whose InternalIP is the external host's address.
     const nodes = [node('n1', { role: 'infra' }, ['203.0.113.10', '2001:db8:e::10'])];

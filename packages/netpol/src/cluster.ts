@@ -188,6 +188,8 @@ export interface NamespaceChange {
 export interface ClusterChanges {
   pods: PodChange[];
   namespaces: NamespaceChange[];
+  /** The state's podRanges changed. */
+  podRanges?: boolean;
 }
 
 export class Cluster {
@@ -207,6 +209,8 @@ export class Cluster {
   private readonly nodeCache = new Map<string, PodAddress[]>();
   /** Counts the changes of the nodes' labels or addresses (what `nodes` peers select). */
   nodesVersion = 0;
+  /** Where the cluster's pods have their addresses (the state's podRanges). */
+  podRanges: readonly string[] = [];
 
   constructor(state: State) {
     this.update(state);
@@ -304,6 +308,10 @@ export class Cluster {
     }
     if (changes.pods.length) this.allLive = undefined;
     this.updateNodes(state.nodes);
+    const ranges = state.podRanges;
+    if (ranges.length !== this.podRanges.length || ranges.some((r, i) => r !== this.podRanges[i]))
+      changes.podRanges = true;
+    this.podRanges = ranges;
     return changes;
   }
 

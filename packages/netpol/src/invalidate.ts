@@ -8,6 +8,7 @@ import { cidrInterval, contains, subtractIntervals, type Interval } from './addr
 import type { ClusterChanges, PodInfo } from './cluster.js';
 import { extendPeers, type SetCache, type SetSource } from './sets.js';
 import type { Peer } from './state.js';
+import { POD_RANGES_KEY } from './unknown-peers.js';
 
 /** An ipBlock as intervals of one family (cidr minus except). */
 export function blockIntervals(peer: Peer): { family: Family; intervals: Interval[] } | undefined {
@@ -71,6 +72,7 @@ export function invalidate(
   changes: ClusterChanges,
   namespaceLabels: ReadonlyMap<string, Record<string, string>>,
 ): void {
+  if (changes.podRanges) cache.peers.delete(POD_RANGES_KEY);
   const count = changes.pods.length + changes.namespaces.length;
   if (count === 0) return;
   // Many changes at once (a first state, a relist): rebuilding is cheaper than testing each set.

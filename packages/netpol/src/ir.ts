@@ -34,9 +34,19 @@ export interface TupleSetIR {
  */
 export type RuleAction = 'accept' | 'deny' | 'pass';
 
-/** One rule: peers (undefined = any address) and ports (undefined = any port). */
+/**
+ * One rule: peers (undefined = any address) and ports (undefined = any port); `except`: an
+ * address set taken out of the peers (a Deny's unknown peers: the pod ranges minus known pods).
+ */
 export type RuleIR =
-  | { kind: 'allow'; comment: string; peers?: string; ports?: string; action?: RuleAction }
+  | {
+      kind: 'allow';
+      comment: string;
+      peers?: string;
+      except?: string;
+      ports?: string;
+      action?: RuleAction;
+    }
   | { kind: 'tuples'; comment: string; tuples: string; action?: RuleAction };
 
 /** The ClusterNetworkPolicy rules of one tier for one pod and direction, in evaluation order. */

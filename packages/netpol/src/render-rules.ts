@@ -40,11 +40,13 @@ export function ruleLines(
   const ports = rule.ports ? `meta l4proto . th dport @${rule.ports} ` : '';
   if (!rule.peers) return [`\t\t${ports}${verdict} ${note}`];
   const has = families.get(rule.peers);
+  const not = rule.except ? families.get(rule.except) : undefined;
   const addr = direction === 'ingress' ? 'saddr' : 'daddr';
-  return [
-    ...(has?.v4 ? [`\t\tip ${addr} @${rule.peers}_v4 ${ports}${verdict} ${note}`] : []),
-    ...(has?.v6 ? [`\t\tip6 ${addr} @${rule.peers}_v6 ${ports}${verdict} ${note}`] : []),
-  ];
+  const line = (ip: 'ip' | 'ip6', family: 'v4' | 'v6') =>
+    `\t\t${ip} ${addr} @${rule.peers}_${family} ` +
+    (not?.[family] ? `${ip} ${addr} != @${rule.except}_${family} ` : '') +
+    `${ports}${verdict} ${note}`;
+  return [...(has?.v4 ? [line('ip', 'v4')] : []), ...(has?.v6 ? [line('ip6', 'v6')] : [])];
 }
 
 /** Where an egress Accept of a ClusterNetworkPolicy goes: the destination's ingress, then accept. */
@@ -67,10 +69,12 @@ export function tierChain(
   // Its lines are a function of the IR and of the families its sets have: an unchanged tier
   // (the same object, kept by incremental translation) is not printed and hashed again.
   let sig = `${tier} ${direction}`;
-  for (const r of d.rules) {
-    const has = families.get(r.kind === 'tuples' ? r.tuples : (r.peers ?? ''));
-    sig += has ? (has.v4 ? (has.v6 ? '3' : '1') : has.v6 ? '2' : '0') : '-';
-  }
+  const code = (name: string | undefined) => {
+    const has = families.get(name ?? '');
+    return has ? (has.v4 ? (has.v6 ? '3' : '1') : has.v6 ? '2' : '0') : '-';
+  };
+  for (const r of d.rules)
+    sig += r.kind === 'tuples' ? code(r.tuples) : code(r.peers) + (r.except ? code(r.except) : '');
   const hit = TIER_CHAINS.get(d);
   if (hit?.sig === sig) return hit.chain;
   const chain = tierChainOf(tier, d, direction, families);

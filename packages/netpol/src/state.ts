@@ -155,6 +155,9 @@ export const LocalPod = z.strictObject({
 });
 export type LocalPod = z.infer<typeof LocalPod>;
 
+/** A CIDR of either family (host bits allowed, as the NodeConfigs' ranges are written). */
+const Cidr = z.string().refine((c) => cidrInterval(c) !== undefined, { message: 'must be a CIDR' });
+
 export const State = z.looseObject({
   namespaces: z.array(Namespace).default([]),
   pods: z.array(Pod).default([]),
@@ -164,6 +167,13 @@ export const State = z.looseObject({
   /** Nodes, for ClusterNetworkPolicy `nodes` peers (their status.addresses). */
   nodes: z.array(Node).default([]),
   local: z.array(LocalPod).default([]),
+  /**
+   * Where the cluster's pods have their addresses. An address in them that no live pod of the
+   * state has belongs to a pod this node does not know yet (or no pod): ClusterNetworkPolicy
+   * Deny rules with pod or namespace peers treat it as matching (fail closed while a peer is
+   * unknown). Empty: no such rule.
+   */
+  podRanges: z.array(Cidr).default([]),
 });
 export type State = z.infer<typeof State>;
 /** What callers build (defaults not applied yet). */
@@ -176,6 +186,7 @@ const KIND_OF: Record<string, string> = {
   clusterPolicies: 'clusternetworkpolicy',
   nodes: 'node',
   local: 'local',
+  podRanges: 'pod range',
 };
 
 /** `networkpolicy ns/name` for an issue inside state.policies[i], from the raw input. */

@@ -38,7 +38,7 @@ const sameRule = (a: RuleIR, b: RuleIR): boolean =>
   a.action === b.action &&
   (a.kind === 'tuples'
     ? b.kind === 'tuples' && a.tuples === b.tuples
-    : b.kind === 'allow' && a.peers === b.peers && a.ports === b.ports);
+    : b.kind === 'allow' && a.peers === b.peers && a.except === b.except && a.ports === b.ports);
 
 function sameTier(a: TierIR, b: TierIR): boolean {
   return (

@@ -23,6 +23,13 @@ import {
   type Tuple,
 } from './sets.js';
 import type { Peer, PolicyPort } from './state.js';
+import {
+  ALL_PODS,
+  deniesUnknown,
+  POD_RANGES_KEY,
+  POD_RANGES_SOURCE,
+  podRangeIntervals,
+} from './unknown-peers.js';
 
 export type Direction = 'ingress' | 'egress';
 
@@ -57,6 +64,8 @@ export interface RulePlan {
   /** Named ports: resolved on the pod (ingress) or per destination in a tuple set (egress). */
   named: { name: string; protocol: Protocol }[];
   tuples?: { key: string; compute: () => Tuple[] };
+  /** A Deny by pod or namespace: it also drops the pod ranges' unknown addresses. */
+  unknown: boolean;
 }
 
 /** The addresses a rule's selector peers and ipBlocks stand for. */
@@ -219,6 +228,7 @@ export class Translator {
       numeric,
       named,
       ...(tuples ? { tuples } : {}),
+      unknown: deniesUnknown(action, selectorPeers),
     };
   }
 
@@ -229,35 +239,71 @@ export class Translator {
     let peers: string | undefined;
     if (plan.peers) {
       const name = this.sets.peers(plan.peers.key, comment, source, plan.peers.compute);
-      if (name === null) return [];
+      // No address: the rule matches nothing (a Deny still matches the unknown ones).
+      if (name === null) return plan.unknown ? this.unknownRules(plan, pod) : [];
       peers = name;
     }
-    if (plan.anyPort) return [{ kind: 'allow', comment, ...(peers ? { peers } : {}), ...act }];
-
-    let numeric = plan.numeric;
     const out: RuleIR[] = [];
-    if (plan.direction === 'ingress') {
-      // The destination is this pod: its own containers say what the names mean.
-      if (plan.named.length > 0) numeric = [...numeric];
-      for (const n of plan.named) {
-        for (const port of resolveNamedPort(pod.namedPorts, n.name, n.protocol)) {
-          numeric.push({ protocol: n.protocol, lo: port, hi: port });
-        }
+    if (plan.anyPort) {
+      out.push({ kind: 'allow', comment, ...(peers ? { peers } : {}), ...act });
+    } else {
+      const numeric = destinationPorts(plan, pod);
+      if (numeric.length > 0) {
+        const { elements, interval } = portElements(numeric);
+        out.push({
+          kind: 'allow',
+          comment,
+          ...(peers ? { peers } : {}),
+          ports: this.sets.ports(elements, interval),
+          ...act,
+        });
       }
-    } else if (plan.tuples) {
-      const tuples = this.sets.tuples(plan.tuples.key, comment, source, plan.tuples.compute);
-      if (tuples !== null) out.push({ kind: 'tuples', comment, tuples, ...act });
+      if (plan.tuples) {
+        const tuples = this.sets.tuples(plan.tuples.key, comment, source, plan.tuples.compute);
+        if (tuples !== null) out.push({ kind: 'tuples', comment, tuples, ...act });
+      }
     }
-    if (numeric.length > 0) {
-      const { elements, interval } = portElements(numeric);
-      out.unshift({
-        kind: 'allow',
-        comment,
-        ...(peers ? { peers } : {}),
-        ports: this.sets.ports(elements, interval),
-        ...act,
-      });
-    }
+    if (plan.unknown) out.push(...this.unknownRules(plan, pod));
     return out;
   }
+
+  /**
+   * A Deny rule's drop of unknown peers (unknown-peers.ts): the pod ranges minus every live pod,
+   * on the rule's ports. An unknown destination's named ports are unknown too: any port.
+   */
+  private unknownRules(plan: RulePlan, pod: PodInfo): RuleIR[] {
+    const cluster = this.cluster;
+    const ranges = this.sets.peers(POD_RANGES_KEY, 'pod ranges', POD_RANGES_SOURCE, () =>
+      podRangeIntervals(cluster.podRanges),
+    );
+    if (ranges === null) return [];
+    const known = this.sets.peers(
+      `\0${this.peersJson(ALL_PODS)}`,
+      'live pods',
+      { namespace: '', peers: ALL_PODS },
+      () => peerIntervals(cluster, { key: '', namespace: '' }, ALL_PODS),
+    );
+    const rule: RuleIR = {
+      kind: 'allow',
+      comment: `${plan.comment} unknown peers`,
+      peers: ranges,
+      ...(known ? { except: known } : {}),
+      action: 'deny',
+    };
+    if (plan.anyPort || (plan.direction === 'egress' && plan.named.length > 0)) return [rule];
+    const numeric = destinationPorts(plan, pod);
+    if (numeric.length === 0) return []; // this pod has none of the rule's ports
+    const { elements, interval } = portElements(numeric);
+    return [{ ...rule, ports: this.sets.ports(elements, interval) }];
+  }
+}
+
+/** A rule's numeric ports; for ingress with its named ports as this pod's containers define them. */
+function destinationPorts(plan: RulePlan, pod: PodInfo): PortRange[] {
+  if (plan.direction !== 'ingress' || plan.named.length === 0) return plan.numeric;
+  const numeric = [...plan.numeric];
+  for (const n of plan.named)
+    for (const port of resolveNamedPort(pod.namedPorts, n.name, n.protocol))
+      numeric.push({ protocol: n.protocol, lo: port, hi: port });
+  return numeric;
 }

@@ -128,6 +128,14 @@ export interface NodeSpec {
   labels: Record<string, string>;
   host: number;
 }
+/** Where the pods live: some ranges hold every pod address generated here, some a part. */
+export const podRanges: fc.Arbitrary<string[]> = fc.constantFrom<string[]>(
+  [],
+  ['10.0.0.0/22', 'fd00::/112'],
+  ['10.0.1.0/24'],
+  ['fd00::/113', '10.0.0.0/23'],
+);
+
 export const nodes: fc.Arbitrary<NodeSpec[]> = fc.array(
   fc.record({ labels, host: fc.integer({ min: 0, max: 1023 }) }),
   { maxLength: 3 },
@@ -183,10 +191,11 @@ export function arbitraryState(): fc.Arbitrary<StateInput> {
       ),
       clusterPolicies,
       nodes,
+      podRanges,
       localMask: fc.array(fc.boolean(), { minLength: 10, maxLength: 10 }),
       ifaces: fc.uniqueArray(ifaceName, { minLength: 10, maxLength: 10 }),
     })
-    .map(({ nsLabels, pods, policies, clusterPolicies, nodes, localMask, ifaces }) => {
+    .map(({ nsLabels, pods, policies, clusterPolicies, nodes, podRanges, localMask, ifaces }) => {
       const podObjects = pods.map((p, i) => ({
         metadata: { name: `p${i}`, namespace: p.ns, labels: p.labels },
         spec: { containers: [{ name: 'c', ports: p.ports }] },
@@ -211,6 +220,7 @@ export function arbitraryState(): fc.Arbitrary<StateInput> {
           spec,
         })),
         nodes: nodeObjects(nodes),
+        podRanges,
         local: podObjects.flatMap((p, i) =>
           localMask[i]
             ? [

@@ -1,6 +1,6 @@
 // Random sequences of cluster changes for the incremental-translation property tests: pods come,
 // go, change labels, addresses, ports or phase; namespaces change labels; policies come and go,
-// cluster policies are also updated in place; nodes change; pods join and leave this node. A
+// cluster policies are also updated in place; nodes and pod ranges change; pods join and leave this node. A
 // change yields a new State that shares every unchanged object with the previous one (as the
 // agent's caches do), and now and then a fully re-parsed copy (every object new, same content).
 import { Pod } from '@flock/api';
@@ -20,6 +20,7 @@ import {
   labels,
   nodeObjects,
   nodes,
+  podRanges,
   portName,
   protocol,
   type NodeSpec,
@@ -52,6 +53,7 @@ export type Change =
   | { kind: 'clusterPolicyRemove'; at: number }
   | { kind: 'clusterPolicyReplace'; at: number; spec: unknown }
   | { kind: 'nodes'; nodes: NodeSpec[] }
+  | { kind: 'podRanges'; ranges: string[] }
   | { kind: 'localAdd'; at: number }
   | { kind: 'localRemove'; at: number }
   | { kind: 'reparse' };
@@ -105,6 +107,10 @@ export function arbitraryChange(): fc.Arbitrary<Change> {
         .map(([i, p]) => ({ kind: 'clusterPolicyReplace' as const, at: i, spec: p[0] })),
     },
     { weight: 1, arbitrary: nodes.map((n) => ({ kind: 'nodes' as const, nodes: n })) },
+    {
+      weight: 1,
+      arbitrary: podRanges.map((r) => ({ kind: 'podRanges' as const, ranges: r })),
+    },
     { weight: 2, arbitrary: at.map((i) => ({ kind: 'localAdd' as const, at: i })) },
     { weight: 1, arbitrary: at.map((i) => ({ kind: 'localRemove' as const, at: i })) },
     { weight: 1, arbitrary: fc.constant({ kind: 'reparse' as const }) },
@@ -209,6 +215,9 @@ export function applyChange(state: State, change: Change, step: number): State {
     }
     case 'nodes':
       s.nodes = nodeObjects(change.nodes).map((n) => Node.parse(n));
+      break;
+    case 'podRanges':
+      s.podRanges = change.ranges;
       break;
     case 'localAdd': {
       const p = pick(s.pods, change.at);

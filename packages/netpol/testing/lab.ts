@@ -59,6 +59,8 @@ export interface StateOptions {
   render?: RenderOptions;
   /** hostPorts per local pod, as the agent passes them from its store. */
   hostPorts?: Record<string, HostPort[]>;
+  /** Where the cluster's pods have their addresses (the state's podRanges). */
+  podRanges?: string[];
 }
 
 let portCounter = 0;
@@ -255,6 +257,7 @@ export class PolicyLab {
       clusterPolicies = [],
       nodes = [],
       hostPorts = {},
+      podRanges = [],
     } = options;
     const pods = this.allEndpoints().filter((e) => e.kind === 'pod' && !exclude.includes(e.ref));
     return {
@@ -272,6 +275,7 @@ export class PolicyLab {
       policies: policies as StateInput['policies'],
       clusterPolicies: clusterPolicies as StateInput['clusterPolicies'],
       nodes: nodes as StateInput['nodes'],
+      podRanges,
       local: pods
         .filter((e) => e.local)
         .map((e) => ({

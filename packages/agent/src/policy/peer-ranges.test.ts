@@ -1,9 +1,16 @@
 // The reconciler with the NodeConfigs' ranges on FakeApiServer: a peer counts by the addresses
 // inside its node's prefixes, a new NodeConfig brings its node's pods in, an address outside is
-// reported once (a warning and the counter).
+// reported once (a warning and the counter); a Deny drops what no known pod has in the ranges.
 import { silentLogger, type Pod } from '@flock/api';
 import { nodeConfig } from '@flock/api/testing';
-import { NAMESPACES, NETWORK_POLICIES, NODECONFIGS, PODS, type KubeObject } from '@flock/kube';
+import {
+  CLUSTER_NETWORK_POLICIES,
+  NAMESPACES,
+  NETWORK_POLICIES,
+  NODECONFIGS,
+  PODS,
+  type KubeObject,
+} from '@flock/kube';
 import { FakeApiServer, createMemoryLogger, type MemoryLogger } from '@flock/kube/testing';
 import { NftApplier } from '@flock/netpol';
 import { eventually } from '@flock/testkit';
@@ -107,6 +114,42 @@ describe('PolicyReconciler with peer ranges', () => {
     await eventually('the peer of node c', () => nft.last.includes('2001:db8:c::7'));
     api.deleteObject(NODECONFIGS, 'node-c');
     await eventually('gone with its NodeConfig', () => !nft.last.includes('2001:db8:c::7'));
+  });
+
+  it("a Deny by namespace drops what no known pod has in every node's ranges, as they change", async () => {
+    api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
+    put(CLUSTER_NETWORK_POLICIES, {
+      apiVersion: 'policy.networking.k8s.io/v1alpha2',
+      kind: 'ClusterNetworkPolicy',
+      metadata: { name: 'deny-red' },
+      spec: {
+        tier: 'Admin',
+        priority: 1,
+        subject: { namespaces: {} },
+        ingress: [{ action: 'Deny', from: [{ namespaces: { matchLabels: { team: 'red' } } }] }],
+      },
+    });
+    put(PODS, peer('known', { app: 'client' }, ['2001:db8:b::7'], 'node-b'));
+    await start(['2001:db8:f0::/48']);
+    /** The unknown-peers rule's two sets (ranges, known pods) in the last script, IPv6. */
+    const unknown = () => {
+      const rule =
+        /ip6 saddr @(\S+)_v6 ip6 saddr != @(\S+)_v6 drop comment "[^"]*unknown peers"/.exec(
+          nft.last,
+        );
+      const elements = (set: string | undefined) =>
+        new RegExp(`set ${set}_v6 \\{[^}]*?elements = \\{ ([^}]*) \\}`).exec(nft.last)?.[1];
+      return { ranges: elements(rule?.[1]), known: elements(rule?.[2]) };
+    };
+    await eventually('the unknown peers dropped', () => unknown().ranges !== undefined);
+    expect(unknown()).toEqual({
+      ranges: '2001:db8:a::/64, 2001:db8:b::/64, 2001:db8:f0::/48',
+      known: '2001:db8:a::5, 2001:db8:b::7',
+    });
+    put(NODECONFIGS, nodeConfig({ name: 'node-c', spec: { cidr6: '2001:db8:c::/64' } }));
+    await eventually('node c in the ranges', () =>
+      unknown().ranges?.split(', ').includes('2001:db8:c::/64'),
+    );
   });
 
   it('pods of a node without a NodeConfig count inside --peer-pod-ranges', async () => {

@@ -51,6 +51,8 @@ export class PeerRanges {
   readonly cache: Cache<PeerNodeConfig>;
   /** Parsed per cached object: an unchanged NodeConfig keeps its NodeRanges object. */
   private readonly parsed = new WeakMap<PeerNodeConfig, NodeRanges>();
+  /** all(), until a node's ranges change. */
+  private everyRange: readonly string[] | undefined;
 
   constructor(options: PeerRangesOptions) {
     this.cache = new Cache<PeerNodeConfig>({
@@ -70,8 +72,12 @@ export class PeerRanges {
   /** Watch the NodeConfigs; `onChange` when a node's ranges come, go or change. */
   start(onChange: () => void): () => void {
     const same = (a: PeerNodeConfig, b: PeerNodeConfig) => JSON.stringify(a) === JSON.stringify(b);
+    const changed = () => {
+      this.everyRange = undefined;
+      onChange();
+    };
     const off = this.cache.addHandler(
-      { onAdd: onChange, onDelete: onChange, onUpdate: (a, b) => void (same(a, b) || onChange()) },
+      { onAdd: changed, onDelete: changed, onUpdate: (a, b) => void (same(a, b) || changed()) },
       { replay: false },
     );
     this.cache.start();
@@ -80,6 +86,22 @@ export class PeerRanges {
 
   async stop(): Promise<void> {
     await this.cache.stop();
+  }
+
+  /**
+   * Every node's prefixes and pinned ranges, as CIDR text (sorted, once each): where the pods of
+   * the nodes flock runs have their addresses. The same array until a node's ranges change.
+   */
+  all(): readonly string[] {
+    if (!this.everyRange) {
+      const out = new Set<string>();
+      for (const nc of this.cache.list()) {
+        const { cidr6, cidr4, pinnedCIDRs } = nc.spec;
+        for (const c of [cidr6, ...(cidr4 ? [cidr4] : []), ...(pinnedCIDRs ?? [])]) out.add(c);
+      }
+      this.everyRange = [...out].sort();
+    }
+    return this.everyRange;
   }
 
   /** The ranges of a node flock runs; undefined for any other node (no NodeConfig). */

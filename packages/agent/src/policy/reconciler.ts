@@ -293,6 +293,13 @@ export class PolicyReconciler {
     }
   }
 
+  /** Where pods have addresses: known from the NodeConfigs (and the configured other ranges). */
+  private podRanges(): { podRanges?: readonly string[] } {
+    const peerRanges = this.options.peerRanges;
+    if (!peerRanges) return {};
+    return { podRanges: [...peerRanges.ranges.all(), ...(peerRanges.otherRanges ?? [])] };
+  }
+
   /**
    * Build, translate (incrementally), render, apply (a diff when only elements or pod chains
    * changed); report. Rejects when no table could be applied.
@@ -311,6 +318,7 @@ export class PolicyReconciler {
       nodes: caches.cluster?.nodeList() ?? [],
       locals,
       ...(this.peers ? { admitPeer: this.peers.pass() } : {}),
+      ...this.podRanges(),
     });
     // Self-heal passes start from scratch: a full translation and a full replace of the table.
     if (force) {

@@ -50,6 +50,8 @@ export interface PolicyInputs {
    * peer-addresses.ts: status.podIPs are the word of the pod's node.
    */
   admitPeer?: (pod: Pod) => Pod | undefined;
+  /** Where the cluster's pods have their addresses (fail-closed Deny of unknown peers). */
+  podRanges?: readonly string[];
 }
 
 /**
@@ -199,6 +201,7 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
       clusterPolicies,
       nodes: [...(input.nodes ?? [])],
       local,
+      podRanges: [...(input.podRanges ?? [])],
     },
     problems,
     unknownPods,
