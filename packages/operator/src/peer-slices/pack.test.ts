@@ -1,7 +1,14 @@
 import { MAX_SLICE_PEERS, type PeerPod } from '@flock/api';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_SLICE_BYTES, planSlices, type ExistingSlice } from './pack.js';
+import {
+  MAX_SLICE_BYTES,
+  planSlices,
+  recordKey,
+  sliceEntry,
+  type ExistingSlice,
+  type SliceEntry,
+} from './pack.js';
 
 const peer = (name: string, extra: Partial<PeerPod> = {}): PeerPod => ({
   name,
@@ -12,28 +19,31 @@ const peer = (name: string, extra: Partial<PeerPod> = {}): PeerPod => ({
 });
 const desired = (...ps: PeerPod[]) => new Map(ps.map((p) => [p.name, p]));
 const names = (ps: readonly PeerPod[]) => ps.map((p) => p.name);
+/** A written slice as the publisher's cache holds it. */
+const slice = (name: string, ...ps: PeerPod[]): ExistingSlice => ({
+  name,
+  peers: ps.map(sliceEntry),
+});
 
-/** The slices after a plan is carried out. */
+/** The slices after a plan is carried out (as the cache would then hold them). */
 function after(existing: readonly ExistingSlice[], plan: ReturnType<typeof planSlices>) {
-  const out = new Map(existing.map((s) => [s.name, [...s.peers]]));
-  for (const u of plan.update) out.set(u.name, u.peers);
+  const out = new Map<string, SliceEntry[]>(existing.map((s) => [s.name, [...s.peers]]));
+  for (const u of plan.update) out.set(u.name, u.peers.map(sliceEntry));
   for (const r of plan.remove) out.delete(r);
-  plan.create.forEach((peers, i) => out.set(`new-${i}`, peers));
+  plan.create.forEach((peers, i) => out.set(`new-${i}`, peers.map(sliceEntry)));
   return out;
 }
 
 describe('planSlices', () => {
   it('writes nothing when the slices hold exactly the pods', () => {
-    const a = peer('a');
-    const plan = planSlices([{ name: 's1', peers: [a] }], desired(peer('a')));
+    // Another object with the same content (as parsed from the API server): the same record.
+    const plan = planSlices([slice('s1', peer('a'))], desired(peer('a')));
     expect(plan).toEqual({ update: [], create: [], remove: [] });
+    expect(recordKey(peer('a'))).not.toBe(recordKey(peer('a', { phase: 'Running' })));
   });
 
   it('rewrites only the slice of a changed pod, and keeps every other record where it is', () => {
-    const existing = [
-      { name: 's1', peers: [peer('a'), peer('b')] },
-      { name: 's2', peers: [peer('c')] },
-    ];
+    const existing = [slice('s1', peer('a'), peer('b')), slice('s2', peer('c'))];
     const plan = planSlices(
       existing,
       desired(peer('a'), peer('b', { labels: { app: 'x' } }), peer('c')),
@@ -46,11 +56,7 @@ describe('planSlices', () => {
   });
 
   it('puts a new pod into a slice being rewritten anyway, deletes a slice left empty', () => {
-    const existing = [
-      { name: 's1', peers: [peer('a')] },
-      { name: 's2', peers: [peer('b')] },
-      { name: 's3', peers: [peer('c')] },
-    ];
+    const existing = [slice('s1', peer('a')), slice('s2', peer('b')), slice('s3', peer('c'))];
     // b changes, c is gone, d is new.
     const plan = planSlices(
       existing,
@@ -65,10 +71,7 @@ describe('planSlices', () => {
 
   it('drops the second copy of a pod two slices name', () => {
     const plan = planSlices(
-      [
-        { name: 's1', peers: [peer('a')] },
-        { name: 's2', peers: [peer('a'), peer('b')] },
-      ],
+      [slice('s1', peer('a')), slice('s2', peer('a'), peer('b'))],
       desired(peer('a'), peer('b')),
     );
     expect(plan.update).toEqual([{ name: 's2', peers: [peer('b')] }]);
@@ -100,15 +103,15 @@ describe('planSlices', () => {
       fc.property(pods, pods, fc.integer({ min: 1, max: 4 }), (before, now, split) => {
         const toPeer = (r: { n: number; v: number }) => peer(`p${r.n}`, { phase: `v${r.v}` });
         // Existing slices: the "before" pods dealt into `split` slices.
-        const existing: ExistingSlice[] = Array.from({ length: split }, (_, i) => ({
-          name: `s${i}`,
-          peers: before.filter((_, j) => j % split === i).map(toPeer),
-        })).filter((s) => s.peers.length <= MAX_SLICE_PEERS);
+        const existing: ExistingSlice[] = Array.from({ length: split }, (_, i) =>
+          slice(`s${i}`, ...before.filter((_, j) => j % split === i).map(toPeer)),
+        ).filter((s) => s.peers.length <= MAX_SLICE_PEERS);
         const want = desired(...now.map(toPeer));
         const result = after(existing, planSlices(existing, want));
         const held = [...result.values()].flat();
         expect(held.map((p) => p.name).sort()).toEqual([...want.keys()].sort());
-        for (const p of held) expect(p).toEqual(want.get(p.name));
+        // Every slice holds each pod's current record, rewritten or not.
+        for (const p of held) expect(p.key).toBe(recordKey(want.get(p.name) as PeerPod));
         for (const peers of result.values()) {
           expect(peers.length).toBeGreaterThan(0);
           expect(peers.length).toBeLessThanOrEqual(MAX_SLICE_PEERS);

@@ -5,14 +5,39 @@
 // empty is deleted.
 // Slices are bounded by count (MAX_SLICE_PEERS) and by size (an object must stay far below
 // etcd's 1.5 MiB: 100 pods with 64 long labels each would not).
+import { createHash } from 'node:crypto';
 import { MAX_SLICE_PEERS, type PeerPod } from '@flock/api';
 
 /** The most bytes of records a slice holds (their JSON). */
 export const MAX_SLICE_BYTES = 256 * 1024;
 
+/**
+ * A record as a written slice is remembered: its pod's name and a digest of its JSON (what
+ * tells a changed record from the same one). At 150,000 pods the slices' records whole cost the
+ * operator ≈ 100 MiB of heap beside the pod cache's own; these ≈ 15.
+ */
+export interface SliceEntry {
+  name: string;
+  key: string;
+}
+
+const KEYS = new WeakMap<PeerPod, string>();
+
+/** A record's digest (128 bits of SHA-256 of its JSON), kept per record object. */
+export function recordKey(p: PeerPod): string {
+  let key = KEYS.get(p);
+  if (key === undefined) {
+    key = createHash('sha256').update(JSON.stringify(p)).digest('base64').slice(0, 22);
+    KEYS.set(p, key);
+  }
+  return key;
+}
+
+export const sliceEntry = (p: PeerPod): SliceEntry => ({ name: p.name, key: recordKey(p) });
+
 export interface ExistingSlice {
   name: string;
-  peers: readonly PeerPod[];
+  peers: readonly SliceEntry[];
 }
 
 export interface SlicePlan {
@@ -32,7 +57,6 @@ interface Draft {
 }
 
 const size = (p: PeerPod) => JSON.stringify(p).length;
-const same = (a: PeerPod, b: PeerPod) => a === b || JSON.stringify(a) === JSON.stringify(b);
 const fits = (d: { peers: readonly PeerPod[]; bytes: number }, bytes: number) =>
   d.peers.length < MAX_SLICE_PEERS && (d.peers.length === 0 || d.bytes + bytes <= MAX_SLICE_BYTES);
 
@@ -55,7 +79,7 @@ export function planSlices(
           continue;
         }
         placed.add(peer.name);
-        if (!same(peer, want)) changed = true;
+        if (peer.key !== recordKey(want)) changed = true;
         peers.push(want);
       }
       return { name: slice.name, peers, bytes: peers.reduce((n, p) => n + size(p), 0), changed };

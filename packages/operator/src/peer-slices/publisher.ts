@@ -22,7 +22,7 @@ import {
 } from '@flock/kube';
 import type { OperatorMetrics } from '../metrics.js';
 import { RecentWrites } from '../recent-writes.js';
-import { planSlices } from './pack.js';
+import { planSlices, sliceEntry, type SliceEntry } from './pack.js';
 
 /** How long changes of one namespace are gathered before its slices are written (default). */
 export const DEFAULT_PEER_BATCH_MS = 250;
@@ -41,6 +41,15 @@ const PodPeer = Pod.transform((p): PodPeer => ({
 
 const samePeer = (a: PodPeer, b: PodPeer) => JSON.stringify(a.peer) === JSON.stringify(b.peer);
 
+/** What the publisher keeps of a slice: the object with each record as its name and digest. */
+type CachedSlice = Omit<PeerSlice, 'spec'> & {
+  spec: { namespace: string; pods: SliceEntry[] };
+};
+const CachedSlice = PeerSlice.transform((s): CachedSlice => ({
+  ...s,
+  spec: { namespace: s.spec.namespace, pods: s.spec.pods.map(sliceEntry) },
+}));
+
 export interface PeerSlicePublisherOptions {
   transport: KubeTransport;
   logger: Logger;
@@ -54,10 +63,10 @@ export interface PeerSlicePublisherOptions {
 
 export class PeerSlicePublisher {
   readonly pods: Cache<PodPeer>;
-  readonly slices: Cache<PeerSlice>;
+  readonly slices: Cache<CachedSlice>;
   private controller: Controller | undefined;
   /** Slices written and not yet seen back by the watch (created ones are only here). */
-  private readonly written = new RecentWrites<PeerSlice>();
+  private readonly written = new RecentWrites<CachedSlice>();
   /** Slices deleted and not yet seen gone by the watch. */
   private readonly deleted = new Set<string>();
   private readonly batchMs: number;
@@ -79,9 +88,9 @@ export class PeerSlicePublisher {
       indexers: { [BY_NAMESPACE]: (p) => [p.metadata.namespace] },
       ...common,
     });
-    this.slices = new Cache<PeerSlice>({
+    this.slices = new Cache<CachedSlice>({
       source: resourceListWatch(o.transport, PEERSLICES),
-      schema: PeerSlice,
+      schema: CachedSlice,
       name: 'peerslices',
       indexers: { [BY_NAMESPACE]: (s) => [s.spec.namespace] },
       ...common,
@@ -188,7 +197,7 @@ export class PeerSlicePublisher {
     const { transport } = this.o;
     for (const { name, peers } of plan.update) {
       if (ctx.signal.aborted) return;
-      const read = byName.get(name) as PeerSlice;
+      const read = byName.get(name) as CachedSlice;
       const body = { ...read, spec: { namespace, pods: peers } };
       this.record(
         await this.write('peerslice_update', () =>
@@ -213,7 +222,7 @@ export class PeerSlicePublisher {
     }
     for (const name of plan.remove) {
       if (ctx.signal.aborted) return;
-      const { uid, resourceVersion } = (byName.get(name) as PeerSlice).metadata;
+      const { uid, resourceVersion } = (byName.get(name) as CachedSlice).metadata;
       await this.write('peerslice_delete', () =>
         deleteObject(transport, PEERSLICES, name, {
           ...(uid ? { uid } : {}),
@@ -225,7 +234,7 @@ export class PeerSlicePublisher {
   }
 
   private record(result: unknown): void {
-    const parsed = PeerSlice.safeParse(result);
+    const parsed = CachedSlice.safeParse(result);
     if (parsed.success) this.written.record(parsed.data);
   }
 
