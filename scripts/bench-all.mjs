@@ -82,6 +82,21 @@ const benches = [
       ],
     ],
   ],
+  // The operator's PeerSlice publisher at 150,000 pods: its caches' memory (loaded from its build).
+  [
+    'operator: PeerSlice publisher memory at 150,000 pods',
+    ['npm', ['run', 'build']],
+    buildAgent,
+    [
+      'node',
+      [
+        '--max-old-space-size=8192',
+        'packages/agent/dist/bench/policy/cache-memory.js',
+        '--peers',
+        'publisher',
+      ],
+    ],
+  ],
   // One Service change at 100 / 1,000 LoadBalancer Services: plan, render, reload of a real BIRD (root).
   ['agent: one Service change, BIRD reload (root)', npmBench('@flock/agent', 'bench:services')],
   [

@@ -90,6 +90,8 @@ try {
       for (const k of o.agents) {
         console.log(`${design}: ${k} agents (load ${load()})...`);
         rounds.push(await round(setting, design, k));
+        // The figures so far: a later round that fails (a sync past its limit) keeps them.
+        console.log(`${syncTable(rounds)}\n${churnTable(rounds)}`);
       }
     } finally {
       publisher?.kill('SIGTERM');

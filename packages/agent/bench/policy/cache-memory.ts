@@ -40,6 +40,7 @@ import { PeerRanges } from '../../src/policy/peer-ranges.js';
 import { PolicyReconciler } from '../../src/policy/reconciler.js';
 import { SlicePeers } from '../../src/policy/slice-peers.js';
 import type { AllocationEntry } from '../../src/store/index.js';
+import { loadPublisher } from '../fanout/publisher-module.js';
 import { SHAPE, namespace, networkPolicy, nodeConfig, nodeName, pod } from './cluster-objects.js';
 
 interface Sample {
@@ -57,17 +58,23 @@ const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`);
   return at > 0 ? Number(process.argv[at + 1]) : fallback;
 };
-/** Where the agent's peers come from (--policy-peers): PeerSlices (default) or every Pod. */
+/**
+ * Where the agent's peers come from (--policy-peers): PeerSlices (default) or every Pod; or
+ * `publisher`: no agent, the operator's PeerSlice publisher, which caches every pod of the
+ * cluster and writes the slices (the server then starts with none).
+ */
 const peersFrom = (() => {
   const at = process.argv.indexOf('--peers');
   const v = at > 0 ? process.argv[at + 1] : 'peer-slices';
-  if (v !== 'peer-slices' && v !== 'pods') throw new Error('--peers peer-slices|pods');
+  if (v !== 'peer-slices' && v !== 'pods' && v !== 'publisher')
+    throw new Error('--peers peer-slices|pods|publisher');
   return v;
 })();
 
-if (process.argv.includes('--agent'))
-  await agentSide(process.argv[process.argv.indexOf('--agent') + 1] as string);
-else await serverSide();
+if (process.argv.includes('--agent')) {
+  const url = process.argv[process.argv.indexOf('--agent') + 1] as string;
+  await (peersFrom === 'publisher' ? publisherSide(url) : agentSide(url));
+} else await serverSide();
 
 async function serverSide(): Promise<void> {
   const pods = arg('pods', 150_000);
@@ -78,8 +85,9 @@ async function serverSide(): Promise<void> {
   for (let n = 0; n < SHAPE.namespaces; n++) api.putObject(NAMESPACES, namespace(n));
   for (let n = 0; n < SHAPE.nodes; n++) api.putObject(NODECONFIGS, nodeConfig(n));
   for (let i = 0; i < pods; i++) api.putObject(PODS, pod(i));
-  // The operator's slices of those pods (what its publisher writes: up to 100 a namespace each).
+  // The operator's slices of those pods (what its publisher writes: up to 20 a namespace each).
   api.register(PEERSLICES);
+  const publishing = peersFrom === 'publisher'; // the publisher writes them
   const byNamespace = new Map<string, PeerPod[]>();
   for (let i = 0; i < pods; i++) {
     const p = pod(i);
@@ -90,7 +98,7 @@ async function serverSide(): Promise<void> {
     byNamespace.set(p.metadata.namespace, list);
   }
   let slices = 0;
-  for (const [ns, records] of byNamespace)
+  for (const [ns, records] of publishing ? [] : byNamespace)
     for (let at = 0; at < records.length; at += MAX_SLICE_PEERS)
       api.putObject(PEERSLICES, {
         apiVersion: API_VERSION,
@@ -116,24 +124,28 @@ async function serverSide(): Promise<void> {
       .join(' ')}`,
   );
   const front = await serveOverHttp(api);
+  // The agent's image flags; the operator's image has none but its heap size.
   const flags = [
-    '--lite-mode',
-    '--max-semi-space-size=1',
+    ...(publishing ? [] : ['--lite-mode', '--max-semi-space-size=1']),
     `--max-old-space-size=${heap}`,
     '--expose-gc',
   ];
   console.log(
-    `agent side: ${Object.entries(AGENT_MALLOC_ENV)
+    `child: ${Object.entries(publishing ? {} : AGENT_MALLOC_ENV)
       .map(([k, v]) => `${k}=${v}`)
       .join(' ')} node ${flags.join(' ')}`,
   );
-  console.log(`agent peers from: ${peersFrom} (${slices} PeerSlices served)`);
+  console.log(
+    publishing
+      ? `the operator's PeerSlice publisher, writing the slices of ${byNamespace.size} namespaces`
+      : `agent peers from: ${peersFrom} (${slices} PeerSlices served)`,
+  );
   const child = spawn(
     process.execPath,
     [...flags, import.meta.filename, '--agent', front.url, '--peers', peersFrom],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, ...AGENT_MALLOC_ENV, NODE_OPTIONS: '' },
+      env: { ...process.env, ...(publishing ? {} : AGENT_MALLOC_ENV), NODE_OPTIONS: '' },
     },
   );
   const samples: Sample[] = [];
@@ -155,24 +167,24 @@ async function serverSide(): Promise<void> {
   const base = samples[0];
   const last = samples.at(-1);
   if (code !== 0 || !base || !last) {
-    console.log(
-      `the agent side failed (exit ${String(code)}): a heap of ${heap} MiB is too small?`,
-    );
+    console.log(`the child failed (exit ${String(code)}): a heap of ${heap} MiB is too small?`);
     process.exitCode = 1;
     return;
   }
   console.log(
-    `caches and a pass: +${(last.rssMiB - base.rssMiB).toFixed(1)} MiB RSS, ` +
+    `${publishing ? 'the publisher' : 'caches and a pass'}: +${(last.rssMiB - base.rssMiB).toFixed(1)} MiB RSS, ` +
       `+${(last.heapMiB - base.heapMiB).toFixed(1)} MiB heap over the process before them; ` +
-      `total RSS ${last.rssMiB.toFixed(1)} MiB = ${((last.rssMiB * MiB) / 1e6).toFixed(0)} MB (goal ≤ 200 MB)`,
+      `total RSS ${last.rssMiB.toFixed(1)} MiB = ${((last.rssMiB * MiB) / 1e6).toFixed(0)} MB` +
+      (publishing ? '' : ' (goal ≤ 200 MB)'),
   );
 }
 
-async function agentSide(url: string): Promise<void> {
+/** This process's memory after a forced GC, as one line of JSON for the server side. */
+function reporter(): (step: string, objects?: number) => void {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run with --expose-gc');
   const t0 = performance.now();
-  const report = (step: string, objects?: number) => {
+  return (step, objects) => {
     gc();
     gc();
     const m = process.memoryUsage();
@@ -186,6 +198,31 @@ async function agentSide(url: string): Promise<void> {
     };
     console.log(JSON.stringify(sample));
   };
+}
+
+/** The operator's publisher (from its build): its pod cache synced, then every slice written. */
+async function publisherSide(url: string): Promise<void> {
+  const report = reporter();
+  report('before any cache');
+  const PeerSlicePublisher = await loadPublisher();
+  const transport = new HttpTransport({ server: url });
+  const publisher = new PeerSlicePublisher({ transport, logger: silentLogger });
+  publisher.start();
+  await publisher.pods.synced;
+  report('pod cache synced', publisher.pods.size);
+  await publisher.setLeading(true);
+  const expected = publisher.pods.list().filter((p) => p.peer !== undefined).length;
+  for (;;) {
+    const n = publisher.slices.list().reduce((a, sl) => a + sl.spec.pods.length, 0);
+    if (n >= expected) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  report(`+ every slice written (${expected.toLocaleString('en-US')} pods)`, publisher.slices.size);
+  await publisher.stop();
+}
+
+async function agentSide(url: string): Promise<void> {
+  const report = reporter();
   report('before any cache');
   const transport = new HttpTransport({ server: url });
   const fromSlices = peersFrom === 'peer-slices';
