@@ -17,12 +17,14 @@ export interface FanoutOptions {
   designs: string[];
   /** Concurrent API requests while creating the objects and during churn. */
   concurrency: number;
+  /** The publisher's namespaces written in parallel (absent: its default). */
+  publisherWorkers?: number;
 }
 
 const USAGE = `usage: node dist/bench/fanout/run.js [--nodes 1000] [--pods-per-node 30]
   [--namespaces 100] [--policies-per-namespace 1] [--agents 10,50,100] [--churn-seconds 60]
   [--rate PODS_PER_S (default 0.1% of pods, at least 1)] [--cnp on|off] [--designs pods,peer-slices]
-  [--concurrency 32]`;
+  [--concurrency 32] [--publisher-workers N]`;
 
 const count = (name: string, text: string, min: number): number => {
   const n = Number(text);
@@ -46,6 +48,7 @@ export function parseOptions(argv: string[]): FanoutOptions {
       cnp: { type: 'string', default: 'on' },
       designs: { type: 'string', default: 'pods,peer-slices' },
       concurrency: { type: 'string', default: '32' },
+      'publisher-workers': { type: 'string' },
     },
   });
   if (values.cnp !== 'on' && values.cnp !== 'off') throw new Error(`--cnp: on or off\n${USAGE}`);
@@ -67,5 +70,8 @@ export function parseOptions(argv: string[]): FanoutOptions {
     cnp: values.cnp === 'on',
     designs: values.designs.split(','),
     concurrency: count('concurrency', values.concurrency, 1),
+    ...(values['publisher-workers'] === undefined
+      ? {}
+      : { publisherWorkers: count('publisher-workers', values['publisher-workers'], 1) }),
   };
 }

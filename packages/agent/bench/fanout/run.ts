@@ -28,10 +28,10 @@ import { eventually } from '@flock/testkit';
 const PUBLISHER = join(import.meta.dirname, 'publisher.js');
 
 /** The operator's PeerSlice publisher alone, leading (publisher.ts). */
-function startPublisher(kubeconfig: string): ChildProcess {
-  return spawn(process.execPath, [PUBLISHER, '--kubeconfig', kubeconfig], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+function startPublisher(kubeconfig: string, workers: number | undefined): ChildProcess {
+  const args = [PUBLISHER, '--kubeconfig', kubeconfig];
+  if (workers !== undefined) args.push('--workers', String(workers));
+  return spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
 }
 
 /** Wait until the publisher's slices hold every pod (its first pass over the cluster). */
@@ -83,7 +83,7 @@ try {
   for (const design of o.designs) {
     // The operator's publisher beside the cluster while the design's rounds run.
     const publisher = designNamed(design).publisher
-      ? startPublisher(cluster.cp.kubeconfigPath)
+      ? startPublisher(cluster.cp.kubeconfigPath, o.publisherWorkers)
       : undefined;
     if (publisher) await published(cluster.api, pods.length);
     try {
