@@ -22,6 +22,7 @@ const NS = 'flock-system';
 const CNP = 'clusternetworkpolicies.policy.networking.k8s.io';
 const CLAIMS = 'addressclaims.flock.fritzlab.net';
 const PEERSLICES = 'peerslices.flock.fritzlab.net';
+const NODEPEERS = 'nodepeers.flock.fritzlab.net';
 
 /** The permissions that matter, with what each account must be allowed. */
 export const CHECKS: Check[] = [
@@ -64,6 +65,11 @@ export const CHECKS: Check[] = [
   { verb: 'create', resource: PEERSLICES, expect: both(true, false) },
   { verb: 'update', resource: PEERSLICES, expect: both(true, false) },
   { verb: 'delete', resource: PEERSLICES, expect: both(true, false) },
+  // NodePeers: the operator publishes each Node's labels and addresses; the agent reads them.
+  { verb: 'watch', resource: NODEPEERS, expect: both(true, true) },
+  { verb: 'create', resource: NODEPEERS, expect: both(true, false) },
+  { verb: 'update', resource: NODEPEERS, expect: both(true, false) },
+  { verb: 'delete', resource: NODEPEERS, expect: both(true, false) },
   { verb: 'delete', resource: 'pods', namespace: '*', expect: both(false, false) },
   { verb: 'create', resource: 'pods', namespace: NS, expect: both(false, false) },
   { verb: 'watch', resource: 'namespaces', expect: both(true, true) },

@@ -235,6 +235,7 @@ describe('CRDs', () => {
     expect(files).toEqual([
       'flock.fritzlab.net_addressclaims.yaml',
       'flock.fritzlab.net_nodeconfigs.yaml',
+      'flock.fritzlab.net_nodepeers.yaml',
       'flock.fritzlab.net_peerslices.yaml',
       'flock.fritzlab.net_pools.yaml',
     ]);

@@ -7,8 +7,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentStatus } from '@flock/agent';
-import { PeerSlice } from '@flock/api';
-import { silentLogger } from '@flock/kube';
+import { NodePeer, PeerSlice, nodePeerOf, sameNodePeer } from '@flock/api';
+import { CLUSTER_NETWORK_POLICIES, objectPath, silentLogger } from '@flock/kube';
 import { eventually, requireKernelTier } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -31,6 +31,19 @@ import {
 
 const RULES = join(CHART, 'files', 'alerts.yaml');
 const PeerSliceList = z.object({ items: z.array(PeerSlice) });
+const NodePeerList = z.object({ items: z.array(NodePeer) });
+const NodeList = z.object({
+  items: z.array(
+    z.object({
+      metadata: z.object({
+        name: z.string(),
+        uid: z.string(),
+        labels: z.record(z.string(), z.string()).optional(),
+      }),
+      status: z.object({ addresses: z.array(z.object({ address: z.string() })) }).optional(),
+    }),
+  ),
+});
 let lab: Lab;
 let dir: string;
 let prometheus: LabPrometheus | undefined;
@@ -296,4 +309,91 @@ describe('observability on real nodes', () => {
       `FlockBGPSessionDown firing ${Math.round((Date.now() - stopped) / 1000)} s after the router's BIRD stopped (for: 1m)`,
     );
   }, 200_000);
+
+  it('every Node has its NodePeer; a node label set while no operator ran reaches the agents’ rules once one runs again', async () => {
+    const get = async (path: string) => lab.api!.request({ method: 'GET', path });
+    await eventually(
+      'a NodePeer a Node, saying what the Node says, owned by it',
+      async () => {
+        const nodes = NodeList.parse(await get('/api/v1/nodes')).items;
+        const peers = NodePeerList.parse(
+          await get('/apis/flock.fritzlab.net/v1alpha1/nodepeers'),
+        ).items;
+        const ok =
+          peers.length === nodes.length &&
+          nodes.every((n) => {
+            const p = peers.find((x) => x.metadata.name === n.metadata.name);
+            return (
+              p?.metadata.ownerReferences?.[0]?.['uid'] === n.metadata.uid &&
+              sameNodePeer(p.spec, nodePeerOf(n))
+            );
+          });
+        return ok || undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 1000 },
+    );
+    const [from, to] = [lab.nodes[0]!, lab.plans[1]!];
+    const label = 'flock.test/no-egress';
+    const cnp = {
+      apiVersion: 'policy.networking.k8s.io/v1alpha2',
+      kind: 'ClusterNetworkPolicy',
+      metadata: { name: 'no-egress-to-nodes' },
+      spec: {
+        tier: 'Admin',
+        priority: 7,
+        subject: { namespaces: {} },
+        egress: [{ action: 'Deny', to: [{ nodes: { matchLabels: { [label]: 'yes' } } }] }],
+      },
+    };
+    // The addresses in the sets of that rule on the first node's ruleset.
+    const denied = async () => {
+      const { stdout } = await from.ns.enter('nft', ['list', 'ruleset']);
+      const refs = stdout
+        .split('\n')
+        .filter((l) => l.includes('comment "Admin no-egress-to-nodes egress[0]'))
+        .flatMap((l) => [...l.matchAll(/@(\w+)/g)].map((m) => m[1]!));
+      return refs
+        .map((name) => new RegExp(`set ${name} \\{[^}]*\\}`).exec(stdout)?.[0] ?? '')
+        .join('\n');
+    };
+    const operator = (replicas: number) =>
+      labKubectl(lab, [
+        ...['-n', FLOCK_NAMESPACE, 'scale', 'deployment/flock-operator'],
+        `--replicas=${replicas}`,
+      ]);
+    const setLabel = (value: string) =>
+      labKubectl(lab, ['label', 'node', to.name, `${label}${value}`, '--overwrite']);
+    const replicas = (await flockPods('flock-operator')).length;
+    await lab.apply(CLUSTER_NETWORK_POLICIES, cnp);
+    try {
+      expect(await denied()).not.toContain(to.node6);
+      await operator(0);
+      await eventually('no operator running', async () =>
+        (await flockPods('flock-operator')).length === 0 ? true : undefined,
+      );
+      await setLabel('=yes');
+      // Only the operator publishes what a Node says: nothing changes while none runs.
+      await new Promise((r) => setTimeout(r, 5_000));
+      expect(await denied()).not.toContain(to.node6);
+      await operator(replicas);
+      const seen = Date.now();
+      await eventually(
+        'the labelled node’s address denied',
+        async () => ((await denied()).includes(to.node6) ? true : undefined),
+        { timeoutMs: 120_000, intervalMs: 1000 },
+      );
+      console.log(`node label in force ${Date.now() - seen} ms after the operator was scaled up`);
+      await setLabel('-');
+      await eventually('the label gone, the address too', async () =>
+        (await denied()).includes(to.node6) ? undefined : true,
+      );
+    } finally {
+      await operator(replicas);
+      await setLabel('-');
+      await lab.api!.request({
+        method: 'DELETE',
+        path: objectPath(CLUSTER_NETWORK_POLICIES, cnp.metadata.name),
+      });
+    }
+  }, 300_000);
 });

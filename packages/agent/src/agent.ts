@@ -165,13 +165,11 @@ function buildAgent(deps: AgentDeps) {
   });
   const policy = deps.policyApplier
     ? new PolicyReconciler({
-        caches: policyCaches(
-          transport,
-          podSource.peers,
-          logger,
-          metrics.options,
-          config.watchdogMs,
-        ),
+        caches: policyCaches(transport, podSource.peers, logger, {
+          metrics: metrics.options,
+          watchdogMs: config.watchdogMs,
+          ...(config.policyPeers === 'peer-slices' ? { nodePeers: { nodeName } } : {}),
+        }),
         metrics,
         store,
         pods: podLookup,

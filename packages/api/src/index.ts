@@ -25,3 +25,4 @@ export * from './port-mapping.js';
 export * from './reserved-host-ports.js';
 export * from './pod-limits.js';
 export * from './peer-slice.js';
+export * from './node-peer.js';

@@ -13,6 +13,8 @@ export const ADDRESSCLAIM_KIND = 'AddressClaim';
 export const ADDRESSCLAIM_PLURAL = 'addressclaims';
 export const PEERSLICE_KIND = 'PeerSlice';
 export const PEERSLICE_PLURAL = 'peerslices';
+export const NODEPEER_KIND = 'NodePeer';
+export const NODEPEER_PLURAL = 'nodepeers';
 
 /** Node label: "false" keeps the flock agent off a node (the chart's DaemonSet affinity honours it). */
 export const AGENT_LABEL = `${GROUP}/agent`;

@@ -134,7 +134,10 @@ export const Node = z.looseObject({
   metadata: ObjectMeta,
   status: z
     .looseObject({
-      addresses: z.array(z.looseObject({ type: z.string(), address: z.string() })).nullish(),
+      // Every address that parses as IP counts, whatever its type (the type is not read).
+      addresses: z
+        .array(z.looseObject({ type: z.string().optional(), address: z.string() }))
+        .nullish(),
     })
     .nullish(),
 });

@@ -90,7 +90,10 @@ export class OperatorMetrics {
       | 'service_status'
       | 'peerslice_create'
       | 'peerslice_update'
-      | 'peerslice_delete',
+      | 'peerslice_delete'
+      | 'nodepeer_create'
+      | 'nodepeer_update'
+      | 'nodepeer_delete',
     result: boolean | 'conflict',
   ) {
     this.writes.inc({ kind, result: result === true ? 'ok' : result || 'error' });
@@ -139,5 +142,23 @@ export class OperatorMetrics {
         if (labels['pool'] === pool) g.remove(labels);
       }
     }
+  }
+}
+
+export type WriteKind = Parameters<OperatorMetrics['write']>[0];
+
+/** One API write, counted as ok or failed (rethrown) when there are metrics. */
+export async function countedWrite<T>(
+  metrics: OperatorMetrics | undefined,
+  kind: WriteKind,
+  request: () => Promise<T>,
+): Promise<T> {
+  try {
+    const result = await request();
+    metrics?.write(kind, true);
+    return result;
+  } catch (error) {
+    metrics?.write(kind, false);
+    throw error;
   }
 }

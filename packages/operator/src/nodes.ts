@@ -1,5 +1,6 @@
-// The part of a Node the operator reads. Parsing strips everything else (status, images,
-// conditions), so 5,000 cached Nodes cost little memory and a status heartbeat changes nothing.
+// The part of a Node the operator reads. Parsing strips everything else (conditions, images,
+// capacity), so 5,000 cached Nodes cost little memory and a status heartbeat changes nothing.
+// The addresses are for the NodePeers (peer-slices/node-peers.ts).
 import { z } from 'zod';
 
 const Timestamp = z.union([z.string(), z.date()]).transform((t) => {
@@ -17,6 +18,11 @@ export const NodeSchema = z.object({
     labels: z.record(z.string(), z.string()).optional(),
     creationTimestamp: Timestamp.optional(),
   }),
+  status: z
+    .object({
+      addresses: z.array(z.object({ type: z.string(), address: z.string() })).nullish(),
+    })
+    .nullish(),
 });
 export type Node = z.infer<typeof NodeSchema>;
 

@@ -35,6 +35,7 @@ import { METRICS_PREFIX, OperatorMetrics } from './metrics.js';
 import { DEFAULT_LEASE_NAME, DEFAULT_NAMESPACE, EVENT_CONTROLLER } from './names.js';
 import { NodeSchema } from './nodes.js';
 import { PoolReconciler } from './reconciler.js';
+import { NodePeerPublisher } from './peer-slices/node-peers.js';
 import { PeerSlicePublisher } from './peer-slices/publisher.js';
 import { ClaimView, DEFAULT_SERVICE_QUARANTINE_MS } from './service-claims.js';
 import { BY_NAMESPACE } from './service-handlers.js';
@@ -74,7 +75,7 @@ export interface OperatorOptions {
   serveUnsetLbClass?: boolean;
   /** How long a Service address let go is held back from other owners (default 5 min). */
   serviceQuarantineMs?: number;
-  /** Publish PeerSlices for the agents (default true). */
+  /** Publish PeerSlices and NodePeers for the agents (default true). */
   peerSlices?: boolean;
   /** How long pod changes of a namespace are gathered before its slices are written. */
   peerSliceBatchMs?: number;
@@ -189,6 +190,19 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
           ...(options.peerSliceBatchMs !== undefined ? { batchMs: options.peerSliceBatchMs } : {}),
         })
       : undefined;
+  // Every Node's labels and addresses, for ClusterNetworkPolicy `nodes` peers (the same switch:
+  // agents that read PeerSlices read NodePeers).
+  const nodePeers =
+    (options.peerSlices ?? true)
+      ? new NodePeerPublisher({
+          transport,
+          logger: log,
+          nodes: view.nodes,
+          metrics,
+          metricsOptions,
+          ...(options.watchdogMs ? { watchdogMs: options.watchdogMs } : {}),
+        })
+      : undefined;
 
   let stopping = false;
   const startSession = () => {
@@ -240,6 +254,11 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       .catch((error: unknown) =>
         log.error('peer slices: cannot start publishing', { error: String(error) }),
       );
+    nodePeers
+      ?.setLeading(true)
+      .catch((error: unknown) =>
+        log.error('node peers: cannot start publishing', { error: String(error) }),
+      );
   };
   const stopSession = async () => {
     const s = session;
@@ -252,6 +271,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       s.services.stop(),
       clusterPolicies.setLeading(false),
       peerSlices?.setLeading(false),
+      nodePeers?.setLeading(false),
     ]);
   };
 
@@ -332,6 +352,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
   namespaces.start();
   clusterPolicies.start();
   peerSlices?.start();
+  nodePeers?.start();
   if (elector) elector.start();
   else void lead(new AbortController().signal);
   log.info('operator started', {
@@ -361,6 +382,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
         namespaces.stop(),
         clusterPolicies.stop(),
         peerSlices?.stop(),
+        nodePeers?.stop(),
       ]);
       view.close();
       claimView.close();

@@ -120,7 +120,7 @@ const FLAGS = {
     default: formatDuration(DEFAULT_SERVICE_QUARANTINE_MS),
   },
   peerSlices: {
-    help: "publish PeerSlices (every pod's policy peer record) for the agents' --policy-peers=peer-slices",
+    help: "publish PeerSlices (every pod's policy peer record) and NodePeers (every Node's labels and addresses) for the agents' --policy-peers=peer-slices",
     schema: boolFlag(),
     default: 'true',
     switch: true,

@@ -1,7 +1,8 @@
 // The arms of the fan-out benchmark: what one agent watches, built in a watcher process. Each
 // arm is run at every size in one run and printed side by side (run.ts): `pods` (every agent
-// watches every Pod: --policy-peers=pods) and `peer-slices` (own-node pods and the operator's
-// PeerSlices, whose publisher run.ts starts beside the cluster).
+// watches every Pod and Node: --policy-peers=pods), `peer-slices` (own-node pods, the operator's
+// PeerSlices and NodePeers, whose publisher run.ts starts beside the cluster) and
+// `peer-slices-nodes` (PeerSlices, but every Node watched whole, as before NodePeers).
 import type { Logger } from '@flock/api';
 import type { KubeTransport } from '@flock/kube';
 import { claimCache } from '../../src/claims/cache.js';
@@ -56,17 +57,30 @@ const peerSlices: Design = {
   start: (transport, config, logger) => agentWatches(transport, config, logger, 'peer-slices'),
 };
 
+/** PeerSlices with every Node watched whole (no NodePeers): the side-by-side arm for NodePeers. */
+const peerSlicesNodes: Design = {
+  name: 'peer-slices-nodes',
+  publisher: true,
+  sees: 'labels',
+  start: (transport, config, logger) =>
+    agentWatches(transport, config, logger, 'peer-slices', false),
+};
+
 /** The agent's watches (agent.ts buildAgent) with its peers from `policyPeers`. */
 function agentWatches(
   transport: KubeTransport,
   config: AgentConfig,
   logger: Logger,
   policyPeers: AgentConfig['policyPeers'],
+  nodePeers = policyPeers === 'peer-slices',
 ): Watches {
   const { nodeName, watchdogMs } = config;
   const source = podSources({ policyPeers, transport, logger, nodeName, watchdogMs });
   const { pods } = source;
-  const policy = policyCaches(transport, source.peers, logger, undefined, watchdogMs);
+  const policy = policyCaches(transport, source.peers, logger, {
+    watchdogMs,
+    ...(nodePeers ? { nodePeers: { nodeName } } : {}),
+  });
   const peerRanges = new PeerRanges({ transport, logger, watchdogMs });
   const nodeConfig = new NodeConfigTracker({
     transport,
@@ -118,7 +132,7 @@ function agentWatches(
 }
 
 export const DESIGNS: ReadonlyMap<string, Design> = new Map(
-  [podsDesign, peerSlices].map((d) => [d.name, d]),
+  [podsDesign, peerSlices, peerSlicesNodes].map((d) => [d.name, d]),
 );
 
 export function designNamed(name: string): Design {

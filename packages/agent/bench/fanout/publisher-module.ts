@@ -1,11 +1,12 @@
-// The operator's PeerSlice publisher, loaded from the operator's build by path (the agent does
-// not depend on the operator package): for the fan-out bench's publisher process and the
-// memory bench.
+// The operator's PeerSlice and NodePeer publishers, loaded from the operator's build by path
+// (the agent does not depend on the operator package): for the fan-out bench's publisher
+// process and the memory bench.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '@flock/api';
-import type { KubeTransport } from '@flock/kube';
+import type { Cache, KubeObject, KubeTransport } from '@flock/kube';
+import type { z } from 'zod';
 import { repoRoot } from '@flock/testkit';
 
 /** What the benches use of a publisher and its two caches. */
@@ -24,15 +25,40 @@ export type PublisherClass = new (o: {
   batchMs?: number;
 }) => Publisher;
 
-const MODULE = join(
-  repoRoot(import.meta.dirname),
-  'packages/operator/dist/src/peer-slices/publisher.js',
-);
+/** What the bench uses of the NodePeer publisher (it reads the operator's Node cache). */
+export interface NodePeerPublisher {
+  start(): void;
+  setLeading(leading: boolean): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type NodePeerPublisherClass = new (o: {
+  transport: KubeTransport;
+  logger: Logger;
+  nodes: Cache<KubeObject>;
+}) => NodePeerPublisher;
+
+const OPERATOR = join(repoRoot(import.meta.dirname), 'packages/operator/dist/src');
+
+async function load<T>(path: string): Promise<T> {
+  const file = join(OPERATOR, path);
+  if (!existsSync(file)) throw new Error(`${file} is missing: ./dev npm run build`);
+  return (await import(pathToFileURL(file).href)) as T;
+}
 
 export async function loadPublisher(): Promise<PublisherClass> {
-  if (!existsSync(MODULE)) throw new Error(`${MODULE} is missing: ./dev npm run build`);
-  const module = (await import(pathToFileURL(MODULE).href)) as {
-    PeerSlicePublisher: PublisherClass;
-  };
-  return module.PeerSlicePublisher;
+  return (await load<{ PeerSlicePublisher: PublisherClass }>('peer-slices/publisher.js'))
+    .PeerSlicePublisher;
+}
+
+/** The NodePeer publisher and the schema of the operator's Node cache it reads. */
+export async function loadNodePeerPublisher(): Promise<{
+  NodePeerPublisher: NodePeerPublisherClass;
+  NodeSchema: z.ZodType<KubeObject>;
+}> {
+  const { NodePeerPublisher } = await load<{ NodePeerPublisher: NodePeerPublisherClass }>(
+    'peer-slices/node-peers.js',
+  );
+  const { NodeSchema } = await load<{ NodeSchema: z.ZodType<KubeObject> }>('nodes.js');
+  return { NodePeerPublisher, NodeSchema };
 }

@@ -75,17 +75,24 @@ export interface PolicyCaches {
   cluster?: ClusterPolicyCaches;
 }
 
+export interface PolicyCachesOptions {
+  metrics?: MetricsOptions;
+  /** Restart a watch that delivered nothing for this long (the agent's --watchdog). */
+  watchdogMs?: number;
+  /** How often to look for the ClusterNetworkPolicy CRD while it is not installed. */
+  recheckMs?: number;
+  /** `nodes` peers from the operator's NodePeers (--policy-peers=peer-slices), this node's name. */
+  nodePeers?: { nodeName: string };
+}
+
 export function policyCaches(
   transport: KubeTransport,
   /** The agent's cluster-wide pod cache (clusterPodCache), or SlicePeers. */
   pods: PolicyPods,
   logger: Logger,
-  metrics?: MetricsOptions,
-  /** Restart a watch that delivered nothing for this long (the agent's --watchdog). */
-  watchdogMs?: number,
-  /** How often to look for the ClusterNetworkPolicy CRD while it is not installed. */
-  recheckMs?: number,
+  options: PolicyCachesOptions = {},
 ): PolicyCaches {
+  const { metrics, watchdogMs, recheckMs, nodePeers } = options;
   const common = {
     logger,
     ...(metrics ? { metrics } : {}),
@@ -110,6 +117,7 @@ export function policyCaches(
       logger,
       ...(watchdogMs ? { watchdogMs } : {}),
       ...(recheckMs ? { recheckMs } : {}),
+      ...(nodePeers ? { nodePeers } : {}),
     }),
   };
 }

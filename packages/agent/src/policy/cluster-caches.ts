@@ -1,38 +1,24 @@
 // The inputs of ClusterNetworkPolicy enforcement, which exist only when sig-network's CRD
 // (policy.networking.k8s.io/v1alpha2) is installed: the ClusterNetworkPolicies themselves
 // (identity and spec, like NetworkPolicies: trim-policy.ts; checked by the reconciler, enforced
-// fail-closed when unreadable or over-size) and the Nodes (labels and status.addresses, for
-// `nodes` peers). Whether the CRD is there is asked of
-// discovery (@flock/kube whenServed: not listed means not installed) at start and then every
-// `recheckMs`; its absence is logged once. The caches start when it is found, and `ready`
-// resolves after the first definite answer (and, when installed, the caches' first sync), so the
-// first pass never runs without policies that exist.
+// fail-closed when unreadable or over-size) and the nodes (labels and IP addresses, for `nodes`
+// peers: policy-nodes.ts, from the operator's NodePeers or every Node). Whether the CRD is
+// there is asked of discovery (@flock/kube whenServed: not listed means not installed) at start
+// and then every `recheckMs`; its absence is logged once. The caches start when it is found, and
+// `ready` resolves after the first definite answer (and, when installed, the caches' first
+// sync), so the first pass never runs without policies that exist.
 import type { Logger } from '@flock/api';
 import {
   CLUSTER_NETWORK_POLICIES,
   Cache,
-  NODES,
   resourceListWatch,
   whenServed,
   type WhenServedOptions,
   type KubeObject,
   type KubeTransport,
 } from '@flock/kube';
-import { Node } from '@flock/netpol';
-import type { z } from 'zod';
+import { PolicyNodes, type PolicyNode } from './policy-nodes.js';
 import { CachedClusterNetworkPolicy } from './trim-policy.js';
-
-/** A Node as a `nodes` peer reads it: name, labels, the addresses of its status. */
-export const PolicyNode = Node.transform((n) => ({
-  metadata: {
-    name: n.metadata.name,
-    ...(n.metadata.labels ? { labels: n.metadata.labels } : {}),
-  },
-  status: {
-    addresses: (n.status?.addresses ?? []).map((a) => ({ type: a.type, address: a.address })),
-  },
-}));
-export type PolicyNode = z.output<typeof PolicyNode>;
 
 /** recheckMs, retryMs: how often the CRD is looked for (@flock/kube whenServed). */
 export interface ClusterPolicyCachesOptions extends Pick<
@@ -42,11 +28,13 @@ export interface ClusterPolicyCachesOptions extends Pick<
   transport: KubeTransport;
   logger: Logger;
   watchdogMs?: number;
+  /** Node peers from the operator's NodePeers (the agent's --policy-peers=peer-slices). */
+  nodePeers?: { nodeName: string };
 }
 
 export class ClusterPolicyCaches {
   private policies: Cache<KubeObject> | undefined;
-  private nodes: Cache<PolicyNode> | undefined;
+  private nodes: PolicyNodes | undefined;
   private probing: { stop(): void } | undefined;
   private onChange: () => void = () => undefined;
   private resolveReady!: () => void;
@@ -72,12 +60,7 @@ export class ClusterPolicyCaches {
       recheckMs: this.options.recheckMs,
       retryMs: this.options.retryMs,
       onAbsent: () => this.resolveReady(),
-      onServed: () => {
-        this.options.logger.info(
-          'ClusterNetworkPolicy CRD is installed: watching ClusterNetworkPolicies and Nodes',
-        );
-        this.startCaches();
-      },
+      onServed: () => this.startCaches(),
     });
   }
 
@@ -97,26 +80,25 @@ export class ClusterPolicyCaches {
   }
 
   private startCaches(): void {
-    const { transport, logger, watchdogMs } = this.options;
-    const common = { logger, ...(watchdogMs ? { watchdogMs } : {}) };
+    const { transport, logger, watchdogMs, retryMs, nodePeers } = this.options;
+    logger.info('ClusterNetworkPolicy CRD is installed: watching ClusterNetworkPolicies and nodes');
     const policies = new Cache<KubeObject>({
       source: resourceListWatch(transport, CLUSTER_NETWORK_POLICIES),
       schema: CachedClusterNetworkPolicy,
       name: 'policy-clusternetworkpolicies',
-      ...common,
+      logger,
+      ...(watchdogMs ? { watchdogMs } : {}),
     });
-    const nodes = new Cache<PolicyNode>({
-      source: resourceListWatch(transport, NODES),
-      schema: PolicyNode,
-      name: 'policy-nodes',
-      ...common,
+    const nodes = new PolicyNodes({
+      transport,
+      logger,
+      ...(watchdogMs ? { watchdogMs } : {}),
+      ...(retryMs ? { retryMs } : {}),
+      ...(nodePeers ? { nodePeers } : {}),
     });
     const trigger = () => this.onChange();
     const sameVersion = (a: KubeObject, b: KubeObject) =>
       a === b || a.metadata.resourceVersion === b.metadata.resourceVersion;
-    // Node status changes often (heartbeats are Leases, but conditions still move): only a change
-    // of what a peer reads triggers a pass.
-    const sameNode = (a: PolicyNode, b: PolicyNode) => JSON.stringify(a) === JSON.stringify(b);
     policies.addHandler(
       {
         onAdd: trigger,
@@ -125,14 +107,10 @@ export class ClusterPolicyCaches {
       },
       { replay: false },
     );
-    nodes.addHandler(
-      { onAdd: trigger, onDelete: trigger, onUpdate: (a, b) => void (sameNode(a, b) || trigger()) },
-      { replay: false },
-    );
     this.policies = policies;
     this.nodes = nodes;
     policies.start();
-    nodes.start();
+    nodes.start(trigger);
     void Promise.all([policies.synced, nodes.synced]).then(
       () => {
         this.resolveReady();

@@ -3,6 +3,7 @@ import type { AllocationEntry } from '../store/index.js';
 import {
   CLUSTER_NETWORK_POLICIES,
   NAMESPACES,
+  NODEPEERS,
   NODES,
   PODS,
   groupVersionPath,
@@ -47,12 +48,36 @@ const denyFromAll = cnp('deny', {
   subject: { namespaces: {} },
   ingress: [{ action: 'Deny', from: [{ namespaces: {} }] }],
 });
+const noNodes = cnp('no-nodes', {
+  tier: 'Admin',
+  priority: 1,
+  subject: { namespaces: {} },
+  egress: [{ action: 'Deny', to: [{ nodes: { matchLabels: { infra: 'yes' } } }] }],
+});
+const nodeAt = (ip: string) => ({
+  metadata: { name: 'n1', labels: { infra: 'yes' } },
+  status: {
+    addresses: [
+      { type: 'InternalIP', address: ip },
+      { type: 'Hostname', address: 'n1' },
+    ],
+  },
+});
+const nodePeer = (name: string, labels: Record<string, string>, addresses: string[]) => ({
+  apiVersion: 'flock.fritzlab.net/v1alpha1',
+  kind: 'NodePeer',
+  metadata: { name },
+  spec: { labels, addresses },
+});
 const adminChain = (script: string) =>
   script.includes(`chain ingress_${veth('web')} {`) && script.includes('Admin deny ingress[0]');
 
-async function start(recheckMs = 50) {
+async function start(recheckMs = 50, nodePeers = false) {
   reconciler = new PolicyReconciler({
-    caches: policyCaches(api, startedPods(api), logger, undefined, undefined, recheckMs),
+    caches: policyCaches(api, startedPods(api), logger, {
+      recheckMs,
+      ...(nodePeers ? { nodePeers: { nodeName: 'self' } } : {}),
+    }),
     store: { entries: () => entries },
     pods: { get: async () => undefined as Pod | undefined },
     applier: new NftApplier(nft.run),
@@ -110,30 +135,63 @@ describe('ClusterNetworkPolicy in the agent', () => {
 
   it('nodes peers follow the Node objects’ addresses', async () => {
     api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
-    put(
-      CLUSTER_NETWORK_POLICIES,
-      cnp('no-nodes', {
-        tier: 'Admin',
-        priority: 1,
-        subject: { namespaces: {} },
-        egress: [{ action: 'Deny', to: [{ nodes: { matchLabels: { infra: 'yes' } } }] }],
-      }),
-    );
+    put(CLUSTER_NETWORK_POLICIES, noNodes);
     await start();
-    const node = (ip: string) => ({
-      metadata: { name: 'n1', labels: { infra: 'yes' } },
-      status: {
-        addresses: [
-          { type: 'InternalIP', address: ip },
-          { type: 'Hostname', address: 'n1' },
-        ],
-      },
-    });
-    put(NODES, node('2001:db8:ff::1'));
+    put(NODES, nodeAt('2001:db8:ff::1'));
     await eventually('the node address', () => nft.last.includes('2001:db8:ff::1'));
-    put(NODES, node('2001:db8:ff::2'));
+    put(NODES, nodeAt('2001:db8:ff::2'));
     await eventually('the new address', () => nft.last.includes('2001:db8:ff::2'));
     expect(nft.last).not.toContain('2001:db8:ff::1');
+  });
+
+  it('with node peers: they follow the operator’s NodePeers, and no Node is watched', async () => {
+    api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
+    api.register(NODEPEERS);
+    put(CLUSTER_NETWORK_POLICIES, noNodes);
+    put(NODEPEERS, nodePeer('self', { infra: 'no' }, ['2001:db8:ff::5']));
+    put(NODEPEERS, nodePeer('n1', { infra: 'yes' }, ['2001:db8:ff::1', '192.0.2.7']));
+    // A Node object is no peer here: only what the operator published counts.
+    put(NODES, nodeAt('2001:db8:ff::9'));
+    await start(50, true);
+    await eventually('the node peer’s addresses', () => nft.last.includes('2001:db8:ff::1'));
+    expect(nft.last).toContain('192.0.2.7');
+    put(NODEPEERS, nodePeer('n1', { infra: 'yes' }, ['2001:db8:ff::2']));
+    await eventually('the new address', () => nft.last.includes('2001:db8:ff::2'));
+    expect(nft.last).not.toContain('2001:db8:ff::1');
+    expect(nft.last).not.toContain('2001:db8:ff::9');
+    expect(api.requests.some((r) => r.path.startsWith('/api/v1/nodes'))).toBe(false);
+    api.deleteObject(NODEPEERS, 'n1');
+    await eventually('no node peer left', () => !nft.last.includes('2001:db8:ff::2'));
+  });
+
+  it('with node peers: every Node until this node’s NodePeer is published, then NodePeers alone', async () => {
+    api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
+    api.register(NODEPEERS);
+    put(CLUSTER_NETWORK_POLICIES, noNodes);
+    // The operator has published another node, not this one: not caught up (or an old one).
+    put(NODEPEERS, nodePeer('n1', { infra: 'yes' }, ['2001:db8:ff::1']));
+    put(NODES, nodeAt('2001:db8:ff::9'));
+    await start(50, true);
+    await eventually('the Node’s address', () => nft.last.includes('2001:db8:ff::9'));
+    expect(nft.last).not.toContain('2001:db8:ff::1');
+    put(NODEPEERS, nodePeer('self', {}, ['2001:db8:ff::5']));
+    await eventually('NodePeers in use', () => nft.last.includes('2001:db8:ff::1'));
+    expect(nft.last).not.toContain('2001:db8:ff::9');
+    // The Node watch is gone: a Node's change is no longer read.
+    put(NODES, nodeAt('2001:db8:ff::8'));
+    put(NODEPEERS, nodePeer('n1', { infra: 'yes' }, ['2001:db8:ff::3']));
+    await eventually('the NodePeer’s change', () => nft.last.includes('2001:db8:ff::3'));
+    expect(nft.last).not.toContain('2001:db8:ff::8');
+    expect(logger.find('info', 'node peers now come from NodePeers')).toHaveLength(1);
+  });
+
+  it('with node peers but no NodePeer CRD: a watch of every Node, said once', async () => {
+    api.register(CLUSTER_NETWORK_POLICIES, { statusSubresource: true });
+    put(CLUSTER_NETWORK_POLICIES, noNodes);
+    put(NODES, nodeAt('2001:db8:ff::1'));
+    await start(50, true);
+    await eventually('the Node’s address', () => nft.last.includes('2001:db8:ff::1'));
+    expect(logger.find('info', 'the NodePeer CRD is not installed')).toHaveLength(1);
   });
 
   it('a policy it cannot read fails closed and is reported once, as the API defines', async () => {

@@ -9,7 +9,7 @@ import { NAMESPACE_NAME_LABEL, type LocalPod, type NetworkPolicy, type State } f
 import { hostVethName } from '../datapath/index.js';
 import { overLimit } from '../node/pod-trim.js';
 import type { PolicyNamespace } from './caches.js';
-import type { PolicyNode } from './cluster-caches.js';
+import type { PolicyNode } from './policy-nodes.js';
 import type { CheckedClusterPolicy } from './cluster-validate.js';
 import type { CheckedPolicy } from './validate.js';
 

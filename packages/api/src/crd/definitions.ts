@@ -7,6 +7,8 @@ import {
   GROUP,
   NODECONFIG_KIND,
   NODECONFIG_PLURAL,
+  NODEPEER_KIND,
+  NODEPEER_PLURAL,
   PEERSLICE_KIND,
   PEERSLICE_PLURAL,
   POOL_KIND,
@@ -15,6 +17,7 @@ import {
 } from '../names.js';
 import { NodeConfigSpec, NodeConfigStatus } from '../nodeconfig.js';
 import { PeerSliceSpec, PeerSliceStatus } from '../peer-slice.js';
+import { NodePeerSpec, NodePeerStatus } from '../node-peer.js';
 import { PoolSpec, PoolStatus } from '../pool.js';
 import { celValidations } from '../rules.js';
 import { structuralSchema, type JsonSchema } from './structural.js';
@@ -290,11 +293,33 @@ const peerSliceCrd = (): JsonSchema =>
     ],
   });
 
+const nodePeerCrd = (): JsonSchema =>
+  crd({
+    kind: NODEPEER_KIND,
+    plural: NODEPEER_PLURAL,
+    singular: 'nodepeer',
+    shortNames: ['fnpeers'],
+    description:
+      "One Node as ClusterNetworkPolicy `nodes` peers need it (labels, IP addresses), published by the operator for every agent so no agent watches every Node's status. Named after its Node; written only by the operator.",
+    spec: NodePeerSpec,
+    status: NodePeerStatus,
+    columns: [
+      {
+        name: 'Addresses',
+        type: 'string',
+        jsonPath: '.spec.addresses',
+        description: "The Node's IP addresses",
+      },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Age' },
+    ],
+  });
+
 /** file name -> CRD object, in a stable order. */
 export function allCrds(): [string, JsonSchema][] {
   return [
     [`${GROUP}_${ADDRESSCLAIM_PLURAL}.yaml`, addressClaimCrd()],
     [`${GROUP}_${NODECONFIG_PLURAL}.yaml`, nodeConfigCrd()],
+    [`${GROUP}_${NODEPEER_PLURAL}.yaml`, nodePeerCrd()],
     [`${GROUP}_${PEERSLICE_PLURAL}.yaml`, peerSliceCrd()],
     [`${GROUP}_${POOL_PLURAL}.yaml`, poolCrd()],
   ];

@@ -9,6 +9,8 @@ import {
   NODECONFIG_KIND,
   NODECONFIG_PLURAL,
   NodeConfig,
+  NODEPEER_KIND,
+  NODEPEER_PLURAL,
   PEERSLICE_KIND,
   PEERSLICE_PLURAL,
   POOL_KIND,
@@ -51,6 +53,15 @@ export const PEERSLICES: ResourceRef = {
   version: VERSION,
   plural: PEERSLICE_PLURAL,
   kind: PEERSLICE_KIND,
+  namespaced: false,
+};
+
+/** One Node as ClusterNetworkPolicy `nodes` peers, published by the operator (NodePeer). */
+export const NODEPEERS: ResourceRef = {
+  group: GROUP,
+  version: VERSION,
+  plural: NODEPEER_PLURAL,
+  kind: NODEPEER_KIND,
   namespaced: false,
 };
 

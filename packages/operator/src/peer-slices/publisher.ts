@@ -7,7 +7,6 @@
 import { API_VERSION, PEERSLICE_KIND, Pod, PeerSlice, peerOfPod, type PeerPod } from '@flock/api';
 import {
   Cache,
-  Controller,
   PEERSLICES,
   PODS,
   deleteObject,
@@ -20,8 +19,8 @@ import {
   type MetricsOptions,
   type ReconcileContext,
 } from '@flock/kube';
-import type { OperatorMetrics } from '../metrics.js';
-import { RecentWrites } from '../recent-writes.js';
+import { countedWrite, type OperatorMetrics } from '../metrics.js';
+import { LeaderController, OwnWrites } from './leading.js';
 import { planSlices, sliceEntry, type SliceEntry } from './pack.js';
 
 /** How long changes of one namespace are gathered before its slices are written (default). */
@@ -64,14 +63,10 @@ export interface PeerSlicePublisherOptions {
 export class PeerSlicePublisher {
   readonly pods: Cache<PodPeer>;
   readonly slices: Cache<CachedSlice>;
-  private controller: Controller | undefined;
-  /** Slices written and not yet seen back by the watch (created ones are only here). */
-  private readonly written = new RecentWrites<CachedSlice>();
-  /** Slices deleted and not yet seen gone by the watch. */
-  private readonly deleted = new Set<string>();
+  private readonly own = new OwnWrites<CachedSlice>();
+  private readonly leader: LeaderController;
   private readonly batchMs: number;
   private readonly offs: (() => void)[] = [];
-  private calls = 0;
   private probe: { stop(): void } | undefined;
 
   constructor(private readonly o: PeerSlicePublisherOptions) {
@@ -95,34 +90,30 @@ export class PeerSlicePublisher {
       indexers: { [BY_NAMESPACE]: (s) => [s.spec.namespace] },
       ...common,
     });
+    this.leader = new LeaderController({
+      name: 'peerslices',
+      workers: o.workers ?? 4,
+      logger: o.logger,
+      ...(o.metricsOptions ? { metricsOptions: o.metricsOptions } : {}),
+      reconcile: (namespace, ctx) => this.reconcile(namespace, ctx),
+      // Before the sync an empty cache would read as "every pod is gone": delete every slice.
+      synced: () => Promise.all([this.pods.synced, this.slices.synced]),
+      keys: () =>
+        new Set([...this.pods.indexValues(BY_NAMESPACE), ...this.slices.indexValues(BY_NAMESPACE)]),
+      onStop: () => this.own.clear(),
+    });
   }
 
   /** Start the caches (every replica, so a new leader starts warm). */
   start(): void {
-    const later = (namespace: string) => this.controller?.enqueueAfter(namespace, this.batchMs);
+    const later = (namespace: string) => this.leader.enqueueAfter(namespace, this.batchMs);
     this.offs.push(
       this.pods.addHandler({
         onAdd: (p) => p.peer && later(p.metadata.namespace),
         onUpdate: (a, b) => void (samePeer(a, b) || later(b.metadata.namespace)),
         onDelete: (p) => p.peer && later(p.metadata.namespace),
       }),
-      // A slice changed by anyone else (or deleted) is put back; our own writes come back here
-      // too and find nothing to do.
-      this.slices.addHandler({
-        onAdd: (s) => {
-          this.written.observe(s);
-          later(s.spec.namespace);
-        },
-        onUpdate: (_, s) => {
-          this.written.observe(s);
-          later(s.spec.namespace);
-        },
-        onDelete: (s) => {
-          this.written.observe(s);
-          this.deleted.delete(s.metadata.name);
-          later(s.spec.namespace);
-        },
-      }),
+      this.slices.addHandler(this.own.handler((s) => later(s.spec.namespace))),
     );
     // Without the CRD (an upgrade that skipped the CRDs) nothing is published, and the agents
     // watch every pod instead; the caches start once it is installed.
@@ -140,38 +131,8 @@ export class PeerSlicePublisher {
   }
 
   /** Lead (write) or stop writing. Leading starts once both caches have synced. */
-  async setLeading(leading: boolean): Promise<void> {
-    // A later call wins over an earlier one still waiting for the sync.
-    const call = ++this.calls;
-    if (!leading) {
-      const c = this.controller;
-      this.controller = undefined;
-      await c?.stop();
-      this.written.clear();
-      this.deleted.clear();
-      return;
-    }
-    // Before the sync an empty cache would read as "every pod is gone": delete every slice.
-    try {
-      await Promise.all([this.pods.synced, this.slices.synced]);
-    } catch {
-      return; // stopped before they synced
-    }
-    if (this.controller || call !== this.calls) return;
-    const controller = new Controller({
-      name: 'peerslices',
-      workers: this.o.workers ?? 4,
-      logger: this.o.logger,
-      ...(this.o.metricsOptions ? { metrics: this.o.metricsOptions } : {}),
-      reconcile: (namespace, ctx) => this.reconcile(namespace, ctx),
-    });
-    this.controller = controller;
-    const namespaces = new Set([
-      ...this.pods.indexValues(BY_NAMESPACE),
-      ...this.slices.indexValues(BY_NAMESPACE),
-    ]);
-    for (const ns of namespaces) controller.enqueue(ns);
-    controller.start();
+  setLeading(leading: boolean): Promise<void> {
+    return this.leader.setLeading(leading);
   }
 
   async stop(): Promise<void> {
@@ -186,9 +147,9 @@ export class PeerSlicePublisher {
     const desired = new Map<string, PeerPod>();
     for (const p of this.pods.byIndex(BY_NAMESPACE, namespace))
       if (p.peer) desired.set(p.peer.name, p.peer);
-    const existing = this.written
+    const existing = this.own.written
       .overlay(this.slices.byIndex(BY_NAMESPACE, namespace))
-      .filter((s) => s.spec.namespace === namespace && !this.deleted.has(s.metadata.name));
+      .filter((s) => s.spec.namespace === namespace && !this.own.deleted.has(s.metadata.name));
     const byName = new Map(existing.map((s) => [s.metadata.name, s]));
     const plan = planSlices(
       existing.map((s) => ({ name: s.metadata.name, peers: s.spec.pods })),
@@ -200,7 +161,7 @@ export class PeerSlicePublisher {
       const read = byName.get(name) as CachedSlice;
       const body = { ...read, spec: { namespace, pods: peers } };
       this.record(
-        await this.write('peerslice_update', () =>
+        await countedWrite(this.o.metrics, 'peerslice_update', () =>
           transport.request({ method: 'PUT', path: objectPath(PEERSLICES, name), body }),
         ),
       );
@@ -215,7 +176,7 @@ export class PeerSlicePublisher {
         spec: { namespace, pods: peers },
       };
       this.record(
-        await this.write('peerslice_create', () =>
+        await countedWrite(this.o.metrics, 'peerslice_create', () =>
           transport.request({ method: 'POST', path: resourcePath(PEERSLICES), body }),
         ),
       );
@@ -223,33 +184,18 @@ export class PeerSlicePublisher {
     for (const name of plan.remove) {
       if (ctx.signal.aborted) return;
       const { uid, resourceVersion } = (byName.get(name) as CachedSlice).metadata;
-      await this.write('peerslice_delete', () =>
+      await countedWrite(this.o.metrics, 'peerslice_delete', () =>
         deleteObject(transport, PEERSLICES, name, {
           ...(uid ? { uid } : {}),
           ...(resourceVersion ? { resourceVersion } : {}),
         }),
       );
-      this.deleted.add(name);
+      this.own.deleted.add(name);
     }
   }
 
   private record(result: unknown): void {
     const parsed = CachedSlice.safeParse(result);
-    if (parsed.success) this.written.record(parsed.data);
-  }
-
-  /** One write, counted; a failure (a conflict: the slice changed) retries the namespace. */
-  private async write<T>(
-    kind: 'peerslice_create' | 'peerslice_update' | 'peerslice_delete',
-    request: () => Promise<T>,
-  ): Promise<T> {
-    try {
-      const result = await request();
-      this.o.metrics?.write(kind, true);
-      return result;
-    } catch (error) {
-      this.o.metrics?.write(kind, false);
-      throw error;
-    }
+    if (parsed.success) this.own.written.record(parsed.data);
   }
 }
