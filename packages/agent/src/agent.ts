@@ -174,15 +174,13 @@ function buildAgent(deps: AgentDeps) {
         store,
         pods: podLookup,
         // Peers' addresses count only inside their node's ranges (a node writes its pods' podIPs).
-        peerRanges: {
-          ranges: new PeerRanges({
-            transport,
-            logger,
-            metrics: metrics.options,
-            watchdogMs: config.watchdogMs,
-          }),
+        peerRanges: new PeerRanges({
+          transport,
+          logger,
+          metrics: metrics.options,
+          watchdogMs: config.watchdogMs,
           otherRanges: config.peerPodRanges,
-        },
+        }),
         applier: deps.policyApplier,
         logger,
         resyncMs: config.resyncMs,

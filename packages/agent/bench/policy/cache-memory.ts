@@ -246,7 +246,7 @@ async function agentSide(url: string): Promise<void> {
     logger: silentLogger,
     resyncMs: 3_600_000,
     // Peers' addresses checked against their node's ranges, as the agent does.
-    peerRanges: { ranges: new PeerRanges({ transport, logger: silentLogger }) },
+    peerRanges: new PeerRanges({ transport, logger: silentLogger }),
   });
   reconciler.start();
   await reconciler.waitForSync(600_000);

@@ -55,7 +55,7 @@ async function start(otherRanges: string[] = []) {
     applier: new NftApplier(nft.run),
     logger,
     metrics,
-    peerRanges: { ranges: new PeerRanges({ transport: api, logger }), otherRanges },
+    peerRanges: new PeerRanges({ transport: api, logger, otherRanges }),
     debounceMs: 30,
     resyncMs: 60_000,
   });

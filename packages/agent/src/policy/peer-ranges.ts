@@ -43,6 +43,8 @@ export function prefixes(cidrs: readonly string[]): Prefix[] {
 export interface PeerRangesOptions {
   transport: KubeTransport;
   logger: Logger;
+  /** Pod ranges of nodes flock does not run (the agent's --peer-pod-ranges). */
+  otherRanges?: readonly string[];
   metrics?: MetricsOptions;
   watchdogMs?: number;
 }
@@ -53,8 +55,11 @@ export class PeerRanges {
   private readonly parsed = new WeakMap<PeerNodeConfig, NodeRanges>();
   /** all(), until a node's ranges change. */
   private everyRange: readonly string[] | undefined;
+  /** Pod ranges of nodes flock does not run: any address in them is some pod's. */
+  readonly otherRanges: readonly string[];
 
   constructor(options: PeerRangesOptions) {
+    this.otherRanges = options.otherRanges ?? [];
     this.cache = new Cache<PeerNodeConfig>({
       source: resourceListWatch(options.transport, NODECONFIGS),
       schema: PeerNodeConfig,
@@ -89,12 +94,12 @@ export class PeerRanges {
   }
 
   /**
-   * Every node's prefixes and pinned ranges, as CIDR text (sorted, once each): where the pods of
-   * the nodes flock runs have their addresses. The same array until a node's ranges change.
+   * Every node's prefixes and pinned ranges and the other ranges, as CIDR text (sorted, once
+   * each): where pods have their addresses. The same array until a node's ranges change.
    */
   all(): readonly string[] {
     if (!this.everyRange) {
-      const out = new Set<string>();
+      const out = new Set<string>(this.otherRanges);
       for (const nc of this.cache.list()) {
         const { cidr6, cidr4, pinnedCIDRs } = nc.spec;
         for (const c of [cidr6, ...(cidr4 ? [cidr4] : []), ...(pinnedCIDRs ?? [])]) out.add(c);

@@ -66,7 +66,7 @@ export interface PolicyReconcilerOptions {
    * and watched by the reconciler) and the pod ranges of nodes flock does not run. Absent: every
    * address in a peer's status.podIPs.
    */
-  peerRanges?: { ranges: PeerRanges; otherRanges?: readonly string[] };
+  peerRanges?: PeerRanges;
   /** Pass durations, apply errors, ignored peer addresses and loop runs (loop policy). */
   metrics?: Pick<
     AgentMetrics,
@@ -109,7 +109,7 @@ export class PolicyReconciler {
       policies.synced,
       cluster?.ready,
       options.floating?.claims.synced,
-      options.peerRanges?.ranges.synced,
+      options.peerRanges?.synced,
     ]).then(() => {
       this.complete = true;
     });
@@ -118,8 +118,8 @@ export class PolicyReconciler {
     this.peers =
       peerRanges &&
       new PeerAddresses({
-        nodeRanges: (node) => peerRanges.ranges.of(node),
-        ...(peerRanges.otherRanges ? { otherRanges: peerRanges.otherRanges } : {}),
+        nodeRanges: (node) => peerRanges.of(node),
+        otherRanges: peerRanges.otherRanges,
         ...(floating ? { claimOf: claimLookup(floating.claims) } : {}),
         ignored: logIgnored(options.logger, options.metrics?.peerAddressesIgnored),
       });
@@ -164,7 +164,7 @@ export class PolicyReconciler {
     namespaces.start();
     policies.start();
     this.options.caches.cluster?.start(trigger);
-    const peerRanges = this.options.peerRanges?.ranges;
+    const peerRanges = this.options.peerRanges;
     if (peerRanges) this.unsubscribe.push(peerRanges.start(trigger));
     // The first pass as soon as the caches are complete, not a debounce later.
     void this.synced.then(
@@ -194,7 +194,7 @@ export class PolicyReconciler {
       namespaces.stop(),
       policies.stop(),
       cluster?.stop(),
-      this.options.peerRanges?.ranges.stop(),
+      this.options.peerRanges?.stop(),
     ]);
   }
 
@@ -296,8 +296,7 @@ export class PolicyReconciler {
   /** Where pods have addresses: known from the NodeConfigs (and the configured other ranges). */
   private podRanges(): { podRanges?: readonly string[] } {
     const peerRanges = this.options.peerRanges;
-    if (!peerRanges) return {};
-    return { podRanges: [...peerRanges.ranges.all(), ...(peerRanges.otherRanges ?? [])] };
+    return peerRanges ? { podRanges: peerRanges.all() } : {};
   }
 
   /**
