@@ -236,42 +236,46 @@ export class Translator {
   emit(plan: RulePlan, pod: PodInfo): RuleIR[] {
     const { comment, source } = plan;
     const act = plan.action ? { action: plan.action } : {};
+    // The rule's destination ports as a port set, resolved once for the rule and its drop of
+    // unknown peers (null: this pod has none of them); registered only when a rule uses it.
+    let portSet: string | null | undefined;
+    const ports = () =>
+      portSet === undefined ? (portSet = this.portSet(destinationPorts(plan, pod))) : portSet;
     let peers: string | undefined;
     if (plan.peers) {
       const name = this.sets.peers(plan.peers.key, comment, source, plan.peers.compute);
       // No address: the rule matches nothing (a Deny still matches the unknown ones).
-      if (name === null) return plan.unknown ? this.unknownRules(plan, pod) : [];
+      if (name === null) return plan.unknown ? this.unknownRules(plan, ports) : [];
       peers = name;
     }
     const out: RuleIR[] = [];
     if (plan.anyPort) {
       out.push({ kind: 'allow', comment, ...(peers ? { peers } : {}), ...act });
     } else {
-      const numeric = destinationPorts(plan, pod);
-      if (numeric.length > 0) {
-        const { elements, interval } = portElements(numeric);
-        out.push({
-          kind: 'allow',
-          comment,
-          ...(peers ? { peers } : {}),
-          ports: this.sets.ports(elements, interval),
-          ...act,
-        });
-      }
+      const set = ports();
+      if (set !== null)
+        out.push({ kind: 'allow', comment, ...(peers ? { peers } : {}), ports: set, ...act });
       if (plan.tuples) {
         const tuples = this.sets.tuples(plan.tuples.key, comment, source, plan.tuples.compute);
         if (tuples !== null) out.push({ kind: 'tuples', comment, tuples, ...act });
       }
     }
-    if (plan.unknown) out.push(...this.unknownRules(plan, pod));
+    if (plan.unknown) out.push(...this.unknownRules(plan, ports));
     return out;
+  }
+
+  /** The port set of these ports (shared by every rule with the same); null for none. */
+  private portSet(numeric: PortRange[]): string | null {
+    if (numeric.length === 0) return null;
+    const { elements, interval } = portElements(numeric);
+    return this.sets.ports(elements, interval);
   }
 
   /**
    * A Deny rule's drop of unknown peers (unknown-peers.ts): the pod ranges minus every live pod,
    * on the rule's ports. An unknown destination's named ports are unknown too: any port.
    */
-  private unknownRules(plan: RulePlan, pod: PodInfo): RuleIR[] {
+  private unknownRules(plan: RulePlan, ports: () => string | null): RuleIR[] {
     const cluster = this.cluster;
     const ranges = this.sets.peers(POD_RANGES_KEY, 'pod ranges', POD_RANGES_SOURCE, () =>
       podRangeIntervals(cluster.podRanges),
@@ -291,10 +295,8 @@ export class Translator {
       action: 'deny',
     };
     if (plan.anyPort || (plan.direction === 'egress' && plan.named.length > 0)) return [rule];
-    const numeric = destinationPorts(plan, pod);
-    if (numeric.length === 0) return []; // this pod has none of the rule's ports
-    const { elements, interval } = portElements(numeric);
-    return [{ ...rule, ports: this.sets.ports(elements, interval) }];
+    const set = ports();
+    return set === null ? [] : [{ ...rule, ports: set }]; // null: this pod has none of the ports
   }
 }
 
