@@ -6,14 +6,16 @@ import {
   ipFamily,
   matchesSelector,
   parseAnycast,
-  type Family,
   type LabelSelector,
   type Pod,
   type Protocol,
 } from '@flock/api';
 import { addressInterval } from './addresses.js';
 import { fail } from './errors.js';
-import type { Node, State } from './state.js';
+import { NodeIndex, type PodAddress } from './nodes.js';
+import type { State } from './state.js';
+
+export type { PodAddress };
 
 // One update() counter shared by every Cluster: a PodInfo's stamp is the last update() that saw
 // it.
@@ -21,11 +23,6 @@ let epochs = 0;
 
 /** Label every namespace carries (set by the API server since Kubernetes 1.21). */
 export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
-
-export interface PodAddress {
-  family: Family;
-  n: bigint;
-}
 
 export interface NamedPort {
   name: string;
@@ -140,25 +137,6 @@ export class PodInfo {
 
 const json = (x: unknown) => JSON.stringify(x);
 
-interface NodeInfo {
-  name: string;
-  labels: Record<string, string>;
-  addresses: PodAddress[];
-}
-
-/** A node's labels and the IPs among its status.addresses (InternalIP, ExternalIP, ...). */
-function nodeInfo(node: Node): NodeInfo {
-  const seen = new Set<bigint>();
-  const addresses: PodAddress[] = [];
-  for (const a of node.status?.addresses ?? []) {
-    const parsed = addressInterval(a.address);
-    if (!parsed || seen.has(parsed.interval.lo)) continue; // a Hostname entry, or a repeat
-    seen.add(parsed.interval.lo);
-    addresses.push({ family: parsed.family, n: parsed.interval.lo });
-  }
-  return { name: node.metadata.name, labels: node.metadata.labels ?? {}, addresses };
-}
-
 /** Same meaning for translate(): objects differ but every field it reads is equal. */
 function samePod(a: PodInfo, b: PodInfo): boolean {
   return (
@@ -204,11 +182,7 @@ export class Cluster {
   private readonly podCache = new Map<string, Map<string, PodInfo[]>>();
   private allLive: PodInfo[] | undefined;
   /** Nodes (labels, addresses) for ClusterNetworkPolicy `nodes` peers, and selector results. */
-  private nodes: NodeInfo[] = [];
-  private nodesJson = '[]';
-  private readonly nodeCache = new Map<string, PodAddress[]>();
-  /** Counts the changes of the nodes' labels or addresses (what `nodes` peers select). */
-  nodesVersion = 0;
+  private readonly nodes = new NodeIndex();
   /** Where the cluster's pods have their addresses (the state's podRanges). */
   podRanges: readonly string[] = [];
 
@@ -307,7 +281,7 @@ export class Cluster {
       }
     }
     if (changes.pods.length) this.allLive = undefined;
-    this.updateNodes(state.nodes);
+    this.nodes.update(state.nodes);
     const ranges = state.podRanges;
     if (ranges.length !== this.podRanges.length || ranges.some((r, i) => r !== this.podRanges[i]))
       changes.podRanges = true;
@@ -315,29 +289,14 @@ export class Cluster {
     return changes;
   }
 
-  private updateNodes(nodes: readonly Node[]): void {
-    const infos = nodes
-      .map((n) => nodeInfo(n))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const text = JSON.stringify(infos, (_, v: unknown) => (typeof v === 'bigint' ? `${v}` : v));
-    if (text === this.nodesJson) return;
-    this.nodes = infos;
-    this.nodesJson = text;
-    this.nodeCache.clear();
-    this.nodesVersion++;
+  /** Counts the changes of the nodes' labels or addresses (what `nodes` peers select). */
+  get nodesVersion(): number {
+    return this.nodes.version;
   }
 
   /** Addresses of the nodes a `nodes` peer selects (their status.addresses that are IPs). */
   nodeAddresses(selector: LabelSelector): PodAddress[] {
-    const key = JSON.stringify(selector);
-    let hit = this.nodeCache.get(key);
-    if (!hit) {
-      hit = this.nodes
-        .filter((n) => matchesSelector(selector, n.labels))
-        .flatMap((n) => n.addresses);
-      this.nodeCache.set(key, hit);
-    }
-    return hit;
+    return this.nodes.addresses(selector);
   }
 
   hasNamespace(name: string): boolean {
