@@ -64,8 +64,9 @@ const MAX_TESTS = 200_000;
 /**
  * Drop the cached sets that `changes` make stale — except peer sets that only gain pods (a pod
  * came, or now matches): those get the new addresses added, which is what computing them again
- * would give (a set is the union of what its peers select). A set that may lose an address is
- * computed again: another pod or an ipBlock may still hold it.
+ * would give (a set is the union of what its peers select), and peer sets a changed pod stays in
+ * with the same addresses. A set that may lose an address is computed again: another pod or an
+ * ipBlock may still hold it.
  */
 export function invalidate(
   cache: SetCache,
@@ -99,9 +100,14 @@ export function invalidate(
     const added: Record<Family, bigint[]> = { 4: [], 6: [] };
     let lose = false;
     for (const c of changes.pods) {
-      if (depends(entry.source, c.before, false)) lose = true;
-      else if (c.after && depends(entry.source, c.after, false))
-        for (const a of c.after.addresses) added[a.family].push(a.n);
+      const was = depends(entry.source, c.before, false);
+      const is = depends(entry.source, c.after, false);
+      // Selected before and after with the same addresses (a label or status change that keeps
+      // it selected): the union is the same. Without this, every change of any pod made a set
+      // of every pod (the unknown peers' "live pods") be computed again from every pod.
+      if (was && is && c.before!.sameAddresses(c.after!)) continue;
+      if (was) lose = true;
+      else if (is) for (const a of c.after!.addresses) added[a.family].push(a.n);
       if (lose) break;
     }
     if (lose || (!entry.intervals && (added[4].length || added[6].length))) cache.peers.delete(key);

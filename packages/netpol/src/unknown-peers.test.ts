@@ -125,6 +125,27 @@ describe('Deny rules and unknown peers', () => {
     expect(elements(moved, 'peers_1_v4')).toEqual(['10.9.0.0/16']);
   });
 
+  it('a pod that changes but stays a live pod with its addresses leaves the live pods’ set as it was', () => {
+    const rules = { ingress: [{ action: 'Deny', from: [red] }] };
+    const inc = new IncrementalTranslator();
+    const livePods = (extra: unknown[]) =>
+      inc
+        .translate(stateOf(rules, podRanges, extra))
+        .addressSets.find((x) => x.comment === 'live pods');
+    const before = livePods([pod('x/b', { app: 'b' }, ['10.0.0.2'])]);
+    // A label change (the kubelet's status changes are the same to policy): the same arrays,
+    // so nothing was computed again from every pod and nothing is written to the kernel.
+    const relabelled = livePods([pod('x/b', { app: 'b', v: '2' }, ['10.0.0.2'])]);
+    expect(relabelled?.v4).toBe(before?.v4);
+    // Its address changed, or it went: the set follows.
+    expect(livePods([pod('x/b', { app: 'b', v: '2' }, ['10.0.0.3'])])?.v4).toEqual([
+      '10.0.0.1',
+      '10.0.0.3',
+      '10.0.1.1',
+    ]);
+    expect(livePods([])?.v4).toEqual(['10.0.0.1', '10.0.1.1']);
+  });
+
   it('refuses a pod range that is not a CIDR', () => {
     expect(() => stateOf({}, ['10.0.0.0/33'])).toThrow(/podRanges\[0\].*must be a CIDR/s);
   });
