@@ -66,12 +66,6 @@ export class PolicyNodes {
 
   constructor(private readonly o: PolicyNodesOptions) {}
 
-  /** Which source the peers come from now (undefined before the first). */
-  get source(): 'nodes' | 'node-peers' | undefined {
-    if (!this.active) return undefined;
-    return this.active === this.peers ? 'node-peers' : 'nodes';
-  }
-
   list(): PolicyNode[] {
     return this.active?.list() ?? [];
   }
