@@ -9,7 +9,6 @@ import { fetchNamespace, fetchNodeReady } from './claims/api-reads.js';
 import { ClaimBook } from './claims/book.js';
 import { claimCache, claimLookup } from './claims/cache.js';
 import { ClaimKeeper } from './claims/keeper.js';
-import { usableSources } from './claims/ownership.js';
 import { CniHandlers } from './cni/handlers.js';
 import { metered } from './cni/metered.js';
 import { OrphanSweep } from './cni/orphan-sweep.js';
@@ -24,16 +23,8 @@ import { statusInputs } from './node-status/status-inputs.js';
 import { NodeStatusReporter } from './node-status/status-reporter.js';
 import { NodeConfigTracker, nodeConfigEvents } from './node/node-config.js';
 import { PodLookupWithFallback, fetchPod, nodePods } from './node/pods.js';
-import {
-  PeerRanges,
-  PolicyReconciler,
-  onSnatChange,
-  podSources,
-  policyCaches,
-  policyWarnings,
-  nodeSnat,
-  storeDropCounters,
-} from './policy/index.js';
+import { onSnatChange, podSources, storeDropCounters } from './policy/index.js';
+import { agentPolicy } from './policy/wiring.js';
 import { Blackholes } from './routing/blackholes.js';
 import { translatorParts } from './nat64/index.js';
 import { Routing, bfdControl, birdControls, routingSettings } from './routing/index.js';
@@ -164,40 +155,19 @@ function buildAgent(deps: AgentDeps) {
     loops: metrics.loops,
   });
   const policy = deps.policyApplier
-    ? new PolicyReconciler({
-        caches: policyCaches(transport, podSource.peers, logger, {
-          metrics: metrics.options,
-          watchdogMs: config.watchdogMs,
-          ...(config.policyPeers === 'peer-slices' ? { nodePeers: { nodeName } } : {}),
-        }),
-        metrics,
+    ? agentPolicy({
+        config,
+        transport,
+        applier: deps.policyApplier,
+        peers: podSource.peers,
         store,
         pods: podLookup,
-        // Peers' addresses count only inside their node's ranges (a node writes its pods' podIPs).
-        peerRanges: new PeerRanges({
-          transport,
-          logger,
-          metrics: metrics.options,
-          watchdogMs: config.watchdogMs,
-          otherRanges: config.peerPodRanges,
-        }),
-        applier: deps.policyApplier,
+        nodeConfig,
+        claims,
+        claimOf,
+        events,
+        metrics,
         logger,
-        resyncMs: config.resyncMs,
-        logDroppedPerSecond: config.logDeniedPerSecond,
-        snat: () => nodeSnat(nodeConfig.current()?.nodeConfig.spec),
-        ...(config.healthPort ? { nodePortsClosedToPods: [config.healthPort] } : {}),
-        warn: policyWarnings(events),
-        floating: {
-          claims,
-          sourcesOf: (entry, pod) =>
-            usableSources(
-              claimOf,
-              entry,
-              pod,
-              nodeConfig.current()?.nodeConfig.spec.pinnedCIDRs ?? [],
-            ),
-        },
       })
     : undefined;
   if (!policy) logger.warn('no NetworkPolicy applier: NetworkPolicy is not enforced');

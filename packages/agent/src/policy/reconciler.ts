@@ -5,14 +5,13 @@
 // returns. All passes are runs of one Loop (policy), so applies never interleave; ADDs that
 // arrive while a pass runs share the next one, and a failed pass is retried with backoff.
 import { CniErrorCode, type AddressClaim, type Logger, type Pod } from '@flock/api';
-import { entryKey, type AllocationEntry } from '../store/index.js';
+import type { AllocationEntry } from '../store/index.js';
 import { Loop, type Cache, type KubeObject } from '@flock/kube';
 import { IncrementalTranslator, renderTable, type NftTable, type SnatOptions } from '@flock/netpol';
 import type { PodLookup } from '../node/pods.js';
 import { claimLookup } from '../claims/cache.js';
 import { CniCommandError } from '../core/cni-error.js';
 import type { AgentMetrics } from '../core/metrics.js';
-import { trimPod } from '../node/pods.js';
 import { samePolicyPod, type PolicyCaches } from './caches.js';
 import type { PolicyApplier } from './nft.js';
 import {
@@ -25,6 +24,7 @@ import {
 import { ClusterPolicyChecker } from './cluster-validate.js';
 import { PeerAddresses, logIgnored } from './peer-addresses.js';
 import type { PeerRanges } from './peer-ranges.js';
+import { LocalPods } from './local-pods.js';
 import { buildPolicyState, type LocalAttachment, type PolicyProblem } from './state.js';
 import { PolicyChecker } from './validate.js';
 
@@ -82,12 +82,9 @@ export class PolicyReconciler {
   private readonly clusterChecker = new ClusterPolicyChecker();
   /** Keeps selector results and set contents between passes: a pass costs what changed. */
   private readonly translator = new IncrementalTranslator();
-  /** Pending entries whose ADD is in beforeCommit or past it: in the table before they commit. */
-  private readonly admitted = new Map<string, AllocationEntry>();
+  private readonly locals: LocalPods;
   /** Peer pods' addresses outside their node's ranges left out (absent: peerRanges absent). */
   private readonly peers: PeerAddresses | undefined;
-  /** Local pods by UID as last seen, so a deleted pod keeps its labels until its DEL. */
-  private readonly lastSeen = new Map<string, Pod>();
   private readonly listeners = new Set<PolicyResultListener>();
   /** Policy (uid or key) → the problem already reported by an Event. */
   private readonly warned = new Map<string, string>();
@@ -115,6 +112,12 @@ export class PolicyReconciler {
     });
     this.synced.catch(() => undefined); // stopped before sync
     const { peerRanges, floating } = options;
+    this.locals = new LocalPods({
+      store: options.store,
+      cached: options.caches.pods,
+      pods: options.pods,
+      ...(floating ? { sourcesOf: floating.sourcesOf } : {}),
+    });
     this.peers =
       peerRanges &&
       new PeerAddresses({
@@ -246,24 +249,14 @@ export class PolicyReconciler {
         `NetworkPolicy caches have not synced after ${timeoutMs} ms; retry`,
       );
     }
-    const pod = await this.lookupPod(entry);
-    if (pod) this.lastSeen.set(entry.podUID, pod);
-    const key = entryKey(entry.containerID, entry.ifname);
-    this.admitted.set(key, entry);
+    const key = await this.locals.admit(entry);
     try {
       const done = await this.reconcile();
       if (!done) throw new Error('the agent is stopping');
     } catch (error) {
-      this.admitted.delete(key);
+      this.locals.withdraw(key);
       throw new Error(`NetworkPolicy for the new pod: ${(error as Error).message}`);
     }
-  }
-
-  private async lookupPod(entry: AllocationEntry): Promise<Pod | undefined> {
-    const cached = this.options.caches.pods.getObject(entry.pod, entry.namespace);
-    if (cached?.metadata.uid === entry.podUID) return cached;
-    const fetched = await this.options.pods.get(entry.namespace, entry.pod, entry.podUID);
-    return fetched ? trimPod(fetched) : undefined; // parsed by the lookup (@flock/api's Pod)
   }
 
   /** One run of the loop: nothing before the caches synced (a partial cluster opens things). */
@@ -306,7 +299,7 @@ export class PolicyReconciler {
   private async pass(force: boolean): Promise<PolicyResult> {
     this.passCount++;
     const { caches, applier } = this.options;
-    const locals = this.locals();
+    const locals = this.locals.attachments();
     const built = buildPolicyState({
       namespaces: caches.namespaces.list(),
       pods: caches.pods.list(),
@@ -350,43 +343,6 @@ export class PolicyReconciler {
     this.report(result);
     this.warnAbout(built.problems);
     return result;
-  }
-
-  /** Committed entries and admitted pending ones, each with its Pod as known. */
-  private locals(): LocalAttachment[] {
-    const entries = this.options.store.entries();
-    const present = new Set<string>();
-    const uids = new Set<string>();
-    const out: LocalAttachment[] = [];
-    for (const entry of entries) {
-      const key = entryKey(entry.containerID, entry.ifname);
-      present.add(key);
-      if (entry.removing) {
-        // Being torn down: isolated both ways, sending only from its own addresses, until the
-        // veth is gone (a failed teardown is retried by the sweep; meanwhile it stays so).
-        const addresses = [entry.ip6, ...(entry.ip4 ? [entry.ip4] : [])];
-        out.push({ entry, pod: undefined, removing: true, sources: { addresses, anycast: [] } });
-        continue;
-      }
-      if (entry.state === 'committed') this.admitted.delete(key);
-      else if (!this.admitted.has(key)) continue; // an ADD that has not reached its policy step
-      uids.add(entry.podUID);
-      const pod = this.podOf(entry);
-      const sources = this.options.floating?.sourcesOf(entry, pod);
-      out.push({ entry, pod, ...(sources ? { sources } : {}) });
-    }
-    for (const key of this.admitted.keys()) if (!present.has(key)) this.admitted.delete(key);
-    for (const uid of this.lastSeen.keys()) if (!uids.has(uid)) this.lastSeen.delete(uid);
-    return out;
-  }
-
-  private podOf(entry: AllocationEntry): Pod | undefined {
-    const cached = this.options.caches.pods.getObject(entry.pod, entry.namespace);
-    if (cached?.metadata.uid === entry.podUID) {
-      this.lastSeen.set(entry.podUID, cached);
-      return cached;
-    }
-    return this.lastSeen.get(entry.podUID) ?? cached;
   }
 
   /** Publish a result (when it differs from the last one); returns an error to throw for failures. */
