@@ -42,7 +42,8 @@ export function syntheticState(o: SyntheticOptions): StateInput {
       phase: 'Running',
       podIPs: [
         { ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` },
-        { ip: `fd00::${i.toString(16)}` },
+        // Two groups: a group holds 16 bits (fd00::1:0 is pod 65,536).
+        { ip: `fd00::${(i >>> 16).toString(16)}:${(i & 0xffff).toString(16)}` },
       ],
     },
   }));

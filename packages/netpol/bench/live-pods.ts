@@ -1,9 +1,10 @@
-// What a remote pod's label change (one that keeps it selected) costs a node with a ClusterNetworkPolicy Deny by selector:
-// such a rule drops peers not known yet (unknown-peers.ts) with a set of every live pod's
-// address. Translation only (IncrementalTranslator), CPU per change, no nft (no root needed).
-// With --base DIR (another build's packages/netpol/dist, e.g. main's) both builds run the same
-// changes alternated in one process, and the ratio is printed.
-//   node dist/bench/live-pods.js [--pods N] [--changes N] [--base DIR]
+// What a remote pod's change costs a node with a ClusterNetworkPolicy Deny by selector: such a
+// rule drops peers not known yet (unknown-peers.ts) with a set of every live pod's address.
+// --change label: a label change that keeps the pod selected; --change delete: the pod deleted,
+// then created again (both timed, apart). Translation only (IncrementalTranslator), CPU per
+// change, no nft (no root needed). With --base DIR (another build's packages/netpol/dist, e.g.
+// main's) both builds run the same changes alternated in one process, and the ratio is printed.
+//   node dist/bench/live-pods.js [--pods N] [--changes N] [--change label|delete] [--base DIR]
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -32,9 +33,13 @@ const { values } = parseArgs({
   options: {
     pods: { type: 'string', default: '50000' },
     changes: { type: 'string', default: '40' },
+    change: { type: 'string', default: 'label' },
     base: { type: 'string' },
   },
 });
+if (values.change !== 'label' && values.change !== 'delete')
+  throw new Error(`--change: label or delete, not ${values.change}`);
+const deletes = values.change === 'delete';
 const pods = Number(values.pods);
 const changes = Number(values.changes);
 const builds = [await load('this build', join(import.meta.dirname, '..'))];
@@ -80,23 +85,32 @@ const runs = builds.map((b) => {
   const translator = new b.Translator();
   const state = b.parseState(input);
   translator.translate(state); // the first, full translation
-  return { build: b, translator, state, ms: [] as number[] };
+  return { build: b, translator, state, ms: [] as number[], added: [] as number[] };
 });
 for (let n = 1; n <= changes; n++)
   for (const r of n % 2 ? runs : [...runs].reverse()) {
     // As the agent hands it over: every other pod the same object, the changed one new.
-    const pod = relabelled(r.build, n);
-    const state = { ...r.state, pods: r.state.pods.map((p, i) => (i === 1 && pod ? pod : p)) };
+    let state: State;
+    if (deletes) state = { ...r.state, pods: r.state.pods.filter((_, i) => i !== 1) };
+    else {
+      const pod = relabelled(r.build, n);
+      state = { ...r.state, pods: r.state.pods.map((p, i) => (i === 1 && pod ? pod : p)) };
+    }
     const t0 = cpu();
     r.translator.translate(state);
     r.ms.push(cpu() - t0);
+    if (!deletes) continue;
+    const t1 = cpu();
+    r.translator.translate(r.state); // created again
+    r.added.push(cpu() - t1);
   }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-console.log(
-  `${pods} pods, 100 policies + 1 Deny by selector, ${changes} label changes of a remote pod`,
-);
-for (const r of runs)
-  console.log(`  ${r.build.name}: CPU ms per change, median ${median(r.ms).toFixed(2)}`);
+const what = deletes ? 'deletions (each then created again)' : 'label changes';
+console.log(`${pods} pods, 100 policies + 1 Deny by selector, ${changes} ${what} of a remote pod`);
+for (const r of runs) {
+  const again = deletes ? `; created again, median ${median(r.added).toFixed(2)}` : '';
+  console.log(`  ${r.build.name}: CPU ms per change, median ${median(r.ms).toFixed(2)}${again}`);
+}
 if (runs.length === 2)
   console.log(
     `  ratio this build / base: ×${(median(runs[0]!.ms) / median(runs[1]!.ms)).toFixed(3)}`,

@@ -5,8 +5,8 @@
 // whose namespaceSelector matches its labels before or after. Everything else is kept.
 import { matchesSelector, type Family } from '@flock/api';
 import { cidrInterval, contains, subtractIntervals, type Interval } from './addresses.js';
-import type { ClusterChanges, PodInfo } from './cluster.js';
-import { extendPeers, type SetCache, type SetSource } from './sets.js';
+import type { Cluster, ClusterChanges, PodInfo } from './cluster.js';
+import { extendPeers, shrinkPeers, type SetCache, type SetSource } from './sets.js';
 import type { Peer } from './state.js';
 import { POD_RANGES_KEY } from './unknown-peers.js';
 
@@ -61,18 +61,49 @@ function dependsOnNamespace(source: SetSource, labels: Record<string, string>): 
 /** Above this many (change × set) tests, invalidate() drops the whole cache instead. */
 const MAX_TESTS = 200_000;
 
+/** Above this many addresses a set may lose in one change, it is computed again instead. */
+const MAX_LOST = 64;
+
+type Addresses = Record<Family, Set<bigint>>;
+
 /**
- * Drop the cached sets that `changes` make stale — except peer sets that only gain pods (a pod
- * came, or now matches): those get the new addresses added, which is what computing them again
- * would give (a set is the union of what its peers select), and peer sets a changed pod stays in
- * with the same addresses. A set that may lose an address is computed again: another pod or an
- * ipBlock may still hold it.
+ * Of `candidates`, the addresses the set built from `source` no longer holds in `cluster`'s
+ * current state: in none of its ipBlocks, not fixed, and held by no live pod its selector peers
+ * select (a pod's address may be another's too: a hostNetwork pod, a reused address). Mirrors
+ * what computing the set again would give; `candidates` is emptied of what stays.
  */
-export function invalidate(
-  cache: SetCache,
-  changes: ClusterChanges,
-  namespaceLabels: ReadonlyMap<string, Record<string, string>>,
-): void {
+function released(
+  cluster: Pick<Cluster, 'selectPeerPods'>,
+  source: SetSource,
+  candidates: Addresses,
+): Addresses {
+  const left = () => candidates[4].size + candidates[6].size > 0;
+  for (const a of source.fixed ?? []) candidates[a.family].delete(a.n);
+  for (const peer of source.peers) {
+    const block = blockIntervals(peer);
+    if (!block) continue;
+    for (const n of candidates[block.family])
+      if (block.intervals.some((iv) => contains(iv, { lo: n, hi: n })))
+        candidates[block.family].delete(n);
+  }
+  for (const peer of source.peers) {
+    if (peer.ipBlock || !left()) continue;
+    const pods = cluster.selectPeerPods(source.namespace, peer.podSelector, peer.namespaceSelector);
+    for (const pod of pods) for (const a of pod.addresses) candidates[a.family].delete(a.n);
+  }
+  return candidates;
+}
+
+/**
+ * Bring the cached sets up to `changes` (`cluster` already describes the state after them).
+ * Peer sets are edited, which is what computing them again would give (a set is the union of
+ * what its peers select): a pod that came or now matches adds its addresses, one that went or no
+ * longer matches takes away those no other selected pod, ipBlock or fixed address holds, one
+ * that stays selected with the same addresses leaves the set as it is. What else the changes
+ * touch (a namespace's labels, tuple sets) is dropped and computed again.
+ */
+export function invalidate(cache: SetCache, changes: ClusterChanges, cluster: Cluster): void {
+  const namespaceLabels = cluster.namespaceLabels;
   if (changes.podRanges) cache.peers.delete(POD_RANGES_KEY);
   const count = changes.pods.length + changes.namespaces.length;
   if (count === 0) return;
@@ -98,7 +129,7 @@ export function invalidate(
       continue;
     }
     const added: Record<Family, bigint[]> = { 4: [], 6: [] };
-    let lose = false;
+    const lost: Addresses = { 4: new Set(), 6: new Set() };
     for (const c of changes.pods) {
       const was = depends(entry.source, c.before, false);
       const is = depends(entry.source, c.after, false);
@@ -106,12 +137,19 @@ export function invalidate(
       // it selected): the union is the same. Without this, every change of any pod made a set
       // of every pod (the unknown peers' "live pods") be computed again from every pod.
       if (was && is && c.before!.sameAddresses(c.after!)) continue;
-      if (was) lose = true;
-      else if (is) for (const a of c.after!.addresses) added[a.family].push(a.n);
-      if (lose) break;
+      if (was) for (const a of c.before!.addresses) lost[a.family].add(a.n);
+      if (is) for (const a of c.after!.addresses) added[a.family].push(a.n);
     }
-    if (lose || (!entry.intervals && (added[4].length || added[6].length))) cache.peers.delete(key);
-    else if (added[4].length || added[6].length) cache.peers.set(key, extendPeers(entry, added));
+    const gains = added[4].length + added[6].length > 0;
+    const losses = lost[4].size + lost[6].size;
+    if (!gains && losses === 0) continue;
+    if (!entry.intervals || losses > MAX_LOST) {
+      cache.peers.delete(key);
+      continue;
+    }
+    // What left is checked against the state after the changes, gains included.
+    const kept = losses ? shrinkPeers(entry, released(cluster, entry.source, lost)) : entry;
+    cache.peers.set(key, gains ? extendPeers(kept, added) : kept);
   }
   for (const [key, entry] of cache.tuples) {
     if (

@@ -22,6 +22,8 @@ export interface Tuple {
 export interface SetSource {
   namespace: string;
   peers: readonly Peer[];
+  /** Addresses the set holds whatever the pods do (a ClusterNetworkPolicy's `nodes` peers). */
+  fixed?: readonly { family: Family; n: bigint }[];
 }
 
 export interface CachedSet {
@@ -92,9 +94,66 @@ export function extendPeers(entry: CachedSet, added: Record<Family, bigint[]>): 
   };
 }
 
+/** One family of a set losing single addresses: intervals holding one are cut around it; the
+ *  others keep their text (and the arrays their identity when nothing goes). */
+function lose(
+  family: Family,
+  intervals: Interval[],
+  text: string[],
+  removed: ReadonlySet<bigint>,
+): { intervals: Interval[]; text: string[] } {
+  if (removed.size === 0) return { intervals, text };
+  const cuts = [...removed].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const out: Interval[] = [];
+  const outText: string[] = [];
+  // A cut piece: its text is written below ('' is no element's text).
+  const piece = (lo: bigint, hi: bigint) => {
+    out.push({ lo, hi });
+    outText.push('');
+  };
+  let k = 0;
+  let changed = false;
+  intervals.forEach((iv, i) => {
+    while (k < cuts.length && (cuts[k] as bigint) < iv.lo) k++;
+    if (k >= cuts.length || (cuts[k] as bigint) > iv.hi) {
+      out.push(iv);
+      outText.push(text[i] as string);
+      return;
+    }
+    changed = true;
+    let lo = iv.lo;
+    for (; k < cuts.length && (cuts[k] as bigint) <= iv.hi; k++) {
+      const n = cuts[k] as bigint;
+      if (n > lo) piece(lo, n - 1n);
+      lo = n + 1n;
+    }
+    if (lo <= iv.hi) piece(lo, iv.hi);
+  });
+  if (!changed) return { intervals, text };
+  return {
+    intervals: out,
+    text: outText.map((t, j) => t || intervalElement(out[j] as Interval, family)),
+  };
+}
+
+/** A cached peer set without these addresses (none of them in it: the same object). */
+export function shrinkPeers(entry: CachedSet, removed: Record<Family, Set<bigint>>): CachedSet {
+  const { intervals } = entry;
+  if (!intervals) throw new Error('shrinkPeers: a set without its intervals');
+  const v4 = lose(4, intervals[4], entry.v4, removed[4]);
+  const v6 = lose(6, intervals[6], entry.v6, removed[6]);
+  if (v4.text === entry.v4 && v6.text === entry.v6) return entry;
+  return {
+    v4: v4.text,
+    v6: v6.text,
+    source: entry.source,
+    intervals: { 4: v4.intervals, 6: v6.intervals },
+  };
+}
+
 /**
  * Set contents kept from one translation to the next, by what they mean (the registry's keys).
- * Entries stay valid until a pod or namespace they depend on changes: invalidate() removes them.
+ * Entries follow the pods and namespaces they depend on: invalidate() edits or removes them.
  * Their arrays go into the IR as they are (unchanged sets are the same arrays, which diffTables
  * recognises without comparing elements): never modify them.
  */

@@ -219,7 +219,7 @@ export class IncrementalTranslator {
   translate(state: State): NetpolIR {
     try {
       if (!this.cluster) this.cluster = new Cluster(state);
-      else invalidate(this.cache, this.cluster.update(state), this.cluster.namespaceLabels);
+      else invalidate(this.cache, this.cluster.update(state), this.cluster);
       return translateWith(state, this.cluster, this.cache, this.tiers, this.peersJson);
     } catch (error) {
       this.reset();

@@ -223,7 +223,11 @@ export class Translator {
       comment,
       ...(action ? { action } : {}),
       ...(peers ? { peers } : {}),
-      source: { namespace: owner.namespace, peers: selectorPeers },
+      source: {
+        namespace: owner.namespace,
+        peers: selectorPeers,
+        ...(nodeAddresses.length ? { fixed: nodeAddresses } : {}),
+      },
       anyPort: rule.ports.length === 0,
       numeric,
       named,
