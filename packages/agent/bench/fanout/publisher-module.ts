@@ -7,7 +7,6 @@ import { pathToFileURL } from 'node:url';
 import type { Logger } from '@flock/api';
 import type { Cache, KubeObject, KubeTransport } from '@flock/kube';
 import type { z } from 'zod';
-import { repoRoot } from '@flock/testkit';
 
 /** What the benches use of a publisher and its two caches. */
 export interface Publisher {
@@ -38,10 +37,11 @@ export type NodePeerPublisherClass = new (o: {
   nodes: Cache<KubeObject>;
 }) => NodePeerPublisher;
 
-const OPERATOR = join(repoRoot(import.meta.dirname), 'packages/operator/dist/src');
-
 async function load<T>(path: string): Promise<T> {
-  const file = join(OPERATOR, path);
+  // Imported here, not at the top: the memory bench's agent side imports this module, and
+  // @flock/testkit would add ≈ 20 MiB of heap to the process it measures.
+  const { repoRoot } = await import('@flock/testkit');
+  const file = join(repoRoot(import.meta.dirname), 'packages/operator/dist/src', path);
   if (!existsSync(file)) throw new Error(`${file} is missing: ./dev npm run build`);
   return (await import(pathToFileURL(file).href)) as T;
 }
