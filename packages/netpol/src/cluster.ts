@@ -181,6 +181,8 @@ export class Cluster {
   private readonly liveCache = new Map<string, PodInfo[]>();
   private readonly podCache = new Map<string, Map<string, PodInfo[]>>();
   private allLive: PodInfo[] | undefined;
+  /** The PodInfo that reads each Pod object (an object read again is found without its name). */
+  private readonly byObject = new WeakMap<Pod, PodInfo>();
   /** Nodes (labels, addresses) for ClusterNetworkPolicy `nodes` peers, and selector results. */
   private readonly nodes = new NodeIndex();
   /** Where the cluster's pods have their addresses (the state's podRanges). */
@@ -219,7 +221,9 @@ export class Cluster {
     let kept = 0;
     for (const pod of state.pods) {
       const { namespace, name } = pod.metadata;
-      const current = this.pod(namespace, name);
+      // The same object as before: one lookup by identity, not two by name.
+      const seen = this.byObject.get(pod);
+      const current = seen?.pod === pod ? seen : this.pod(namespace, name);
       let info = current;
       if (info?.pod !== pod) {
         const read = new PodInfo(pod);
@@ -241,7 +245,10 @@ export class Cluster {
         kept++;
       } else fresh.set(key, info as PodInfo);
     }
-    for (const [info, pod] of rebound) info.pod = pod;
+    for (const [info, pod] of rebound) {
+      info.pod = pod;
+      this.byObject.set(pod, info);
+    }
     const changes: ClusterChanges = { pods: [], namespaces: [] };
     for (const [name, after] of labels) {
       const before = this.namespaceLabels.get(name);
@@ -264,6 +271,7 @@ export class Cluster {
       if (c.before) {
         const pods = this.byNamespace.get(c.before.namespace);
         pods?.delete(c.before.pod.metadata.name);
+        this.byObject.delete(c.before.pod); // the object may come back: it is read again then
         if (pods?.size === 0) this.byNamespace.delete(c.before.namespace);
         this.podCount--;
       }
@@ -272,6 +280,7 @@ export class Cluster {
         let pods = this.byNamespace.get(c.after.namespace);
         if (!pods) this.byNamespace.set(c.after.namespace, (pods = new Map<string, PodInfo>()));
         pods.set(c.after.pod.metadata.name, c.after);
+        this.byObject.set(c.after.pod, c.after);
         this.podCount++;
       }
       for (const ns of [c.before?.namespace, c.after?.namespace]) {
