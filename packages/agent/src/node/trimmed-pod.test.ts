@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CachedPod } from './pod-trim.js';
-import { withPodIPs } from './trimmed-pod.js';
+import { hasPodAddress, withPodIPs } from './trimmed-pod.js';
 
 const served = {
   metadata: {
@@ -46,5 +46,21 @@ describe('a cached pod as one object', () => {
     const { status: _b, ...before } = JSON.parse(JSON.stringify(pod)) as typeof served;
     expect(rest).toEqual(before);
     expect(pod.status?.podIPs).toHaveLength(3); // the cached one is left as it was
+  });
+});
+
+describe('hasPodAddress', () => {
+  it('says whether status has an address, for cached and plain pods alike', () => {
+    const none = { ...served, status: { phase: 'Pending' } };
+    const legacy = { ...served, status: { podIP: '2001:db8:b::9' } };
+    for (const [pod, has] of [
+      [served, true],
+      [legacy, true],
+      [none, false],
+      [{ ...served, status: { podIPs: [] } }, false],
+    ] as const) {
+      expect(hasPodAddress(CachedPod.parse(pod))).toBe(has);
+      expect(hasPodAddress(pod as unknown as Parameters<typeof hasPodAddress>[0])).toBe(has);
+    }
   });
 });

@@ -162,6 +162,12 @@ export function trimmedPod(fields: TrimmedFields): Pod {
   return new TrimmedPod(fields) as unknown as Pod;
 }
 
+/** Has the pod an address in its status? Without building status.podIPs' array for it. */
+export function hasPodAddress(pod: Pod): boolean {
+  if (pod instanceof TrimmedPod) return pod.ip0 !== undefined || pod.podIP !== undefined;
+  return Boolean(pod.status?.podIPs?.length || pod.status?.podIP);
+}
+
 /**
  * The same pod with other addresses (a peer with some left out). A pod not made here (a test's
  * plain object) is copied with its status changed.

@@ -8,6 +8,7 @@ import type { AllocationEntry } from '../store/index.js';
 import { NAMESPACE_NAME_LABEL, type LocalPod, type NetworkPolicy, type State } from '@flock/netpol';
 import { hostVethName } from '../datapath/index.js';
 import { overLimit } from '../node/pod-trim.js';
+import { hasPodAddress } from '../node/trimmed-pod.js';
 import type { PolicyNamespace } from './caches.js';
 import type { PolicyNode } from './policy-nodes.js';
 import type { CheckedClusterPolicy } from './cluster-validate.js';
@@ -110,6 +111,12 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
   const vethOf = (l: LocalAttachment) => hostVethName(l.entry.containerID, l.entry.ifname);
   const locals = [...input.locals].sort((a, b) => (vethOf(a) < vethOf(b) ? -1 : 1));
   const primary = primaries(locals);
+  // Local pods' names by namespace: the walk over every pod of the cluster below builds no key.
+  const localNames = new Map<string, Set<string>>();
+  for (const l of locals) {
+    const names = localNames.get(l.entry.namespace) ?? new Set<string>();
+    localNames.set(l.entry.namespace, names.add(l.entry.pod));
+  }
   const pods: Pod[] = [];
   const local: LocalPod[] = [];
   const unknownPods: string[] = [];
@@ -157,9 +164,10 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
 
   for (const pod of input.pods) {
     const { namespace, name } = pod.metadata;
-    if (primary.has(podKey(namespace, name))) continue; // this node's: from the store
+    // This node's: from the store.
+    if (localNames.get(namespace)?.has(name) && primary.has(podKey(namespace, name))) continue;
     if (pod.spec?.hostNetwork) continue; // the node's addresses, not the pod's
-    if (!pod.status?.podIPs?.length && !pod.status?.podIP) continue; // nothing to match
+    if (!hasPodAddress(pod)) continue; // nothing to match
     if (overLimit(pod)) continue; // its labels were not kept: it matches no selector
     const peer = input.admitPeer ? input.admitPeer(pod) : pod;
     if (peer) pods.push(peer);
