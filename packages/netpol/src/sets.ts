@@ -79,12 +79,18 @@ function gain(
   };
 }
 
-/** A cached peer set with these addresses added (they are in it already: the same object). */
-export function extendPeers(entry: CachedSet, added: Record<Family, bigint[]>): CachedSet {
+type FamilyEdit = (
+  family: Family,
+  intervals: Interval[],
+  text: string[],
+) => { intervals: Interval[]; text: string[] };
+
+/** A cached peer set with `edit` applied to each family (nothing changed: the same object). */
+function editPeers(entry: CachedSet, edit: FamilyEdit): CachedSet {
   const { intervals } = entry;
-  if (!intervals) throw new Error('extendPeers: a set without its intervals');
-  const v4 = gain(4, intervals[4], entry.v4, added[4]);
-  const v6 = gain(6, intervals[6], entry.v6, added[6]);
+  if (!intervals) throw new Error('a peer set without its intervals');
+  const v4 = edit(4, intervals[4], entry.v4);
+  const v6 = edit(6, intervals[6], entry.v6);
   if (v4.text === entry.v4 && v6.text === entry.v6) return entry;
   return {
     v4: v4.text,
@@ -92,6 +98,13 @@ export function extendPeers(entry: CachedSet, added: Record<Family, bigint[]>): 
     source: entry.source,
     intervals: { 4: v4.intervals, 6: v6.intervals },
   };
+}
+
+/** A cached peer set with these addresses added (they are in it already: the same object). */
+export function extendPeers(entry: CachedSet, added: Record<Family, bigint[]>): CachedSet {
+  return editPeers(entry, (family, intervals, text) =>
+    gain(family, intervals, text, added[family]),
+  );
 }
 
 /** One family of a set losing single addresses: intervals holding one are cut around it; the
@@ -138,17 +151,9 @@ function lose(
 
 /** A cached peer set without these addresses (none of them in it: the same object). */
 export function shrinkPeers(entry: CachedSet, removed: Record<Family, Set<bigint>>): CachedSet {
-  const { intervals } = entry;
-  if (!intervals) throw new Error('shrinkPeers: a set without its intervals');
-  const v4 = lose(4, intervals[4], entry.v4, removed[4]);
-  const v6 = lose(6, intervals[6], entry.v6, removed[6]);
-  if (v4.text === entry.v4 && v6.text === entry.v6) return entry;
-  return {
-    v4: v4.text,
-    v6: v6.text,
-    source: entry.source,
-    intervals: { 4: v4.intervals, 6: v6.intervals },
-  };
+  return editPeers(entry, (family, intervals, text) =>
+    lose(family, intervals, text, removed[family]),
+  );
 }
 
 /**
