@@ -268,6 +268,44 @@ describe('HttpTransport', () => {
     await expect(short.request({ method: 'GET', path: '/x' })).rejects.toThrow(/timeout|abort/i);
   });
 
+  it('reads again once when the connection is reset under a GET (new or reused, before or in the answer); a write is not sent again', async () => {
+    let resets = 0;
+    const reset = (req: IncomingMessage, res: ServerResponse, midway: boolean) => {
+      resets++;
+      if (!midway) {
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"a":', () => void req.socket.resetAndDestroy());
+    };
+    for (const midway of [false, true]) {
+      seen.length = 0;
+      let first = true;
+      handler = (req, res) => {
+        if (first) reset(req, res, midway);
+        else json(res, 200, { ok: true });
+        first = false;
+      };
+      await expect(transport.request({ method: 'GET', path: '/x' })).resolves.toEqual({ ok: true });
+      expect(seen.map((s) => s.method)).toEqual(['GET', 'GET']);
+    }
+    // Reset again and again: one more try, then the error. The first went out on the kept
+    // connection, which the stale-connection retry (http-exchange.ts) sends again on a new one.
+    handler = (req, res) => reset(req, res, false);
+    seen.length = 0;
+    await expect(transport.request({ method: 'GET', path: '/x' })).rejects.toThrow(
+      /ECONNRESET|socket hang up/,
+    );
+    expect(seen).toHaveLength(3);
+    seen.length = 0;
+    await expect(transport.request({ method: 'POST', path: '/x', body: { a: 1 } })).rejects.toThrow(
+      /ECONNRESET|socket hang up/,
+    );
+    expect(seen).toHaveLength(1);
+    expect(resets).toBe(6);
+  });
+
   it('sends no Authorization header without a token', async () => {
     handler = (_req, res) => json(res, 200, {});
     const anonymous = new HttpTransport({

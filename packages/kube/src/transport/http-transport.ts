@@ -137,24 +137,25 @@ export class HttpTransport implements KubeTransport {
     if (req.signal) signals.push(req.signal);
     const what = `${req.method} ${req.path}`;
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const signal = AbortSignal.any(signals);
     let code: number;
     let text: string;
-    try {
-      const url = this.url(req.path, req.query);
-      const resp = await this.exchange(
-        req.method,
-        url,
-        AbortSignal.any(signals),
-        body,
-        req.contentType,
-        deadline,
-      );
-      code = resp.statusCode ?? 0;
-      text = await readText(resp);
-    } catch (error) {
-      // No answer in time: the shared connection may be dead; the next request opens another.
-      if (timeout.aborted) this.pool?.retire();
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const url = this.url(req.path, req.query);
+        const resp = await this.exchange(req.method, url, signal, body, req.contentType, deadline);
+        code = resp.statusCode ?? 0;
+        text = await readText(resp);
+        break;
+      } catch (error) {
+        // No answer in time: the shared connection may be dead; the next request opens another.
+        if (timeout.aborted) this.pool?.retire();
+        // A read whose connection was reset on the way (the server, a proxy or a load balancer
+        // dropped it) is sent once more, as client-go does; a write is not: it may have been done.
+        if (req.method === 'GET' && attempt === 1 && !signal.aborted && connectionReset(error))
+          continue;
+        throw error;
+      }
     }
     const parsed = parseJson(text);
     if (code < 200 || code > 299) throw KubeApiError.fromResponse(code, parsed ?? text, what);
@@ -240,4 +241,10 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** The connection under a request was reset or closed under it (not a refusal, not a timeout). */
+function connectionReset(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
 }
