@@ -111,11 +111,12 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
   const vethOf = (l: LocalAttachment) => hostVethName(l.entry.containerID, l.entry.ifname);
   const locals = [...input.locals].sort((a, b) => (vethOf(a) < vethOf(b) ? -1 : 1));
   const primary = primaries(locals);
-  // Local pods' names by namespace: the walk over every pod of the cluster below builds no key.
+  // The pods of this node whose Pod is known (primary's), by namespace then name: the walk over
+  // every pod of the cluster below builds no key.
   const localNames = new Map<string, Set<string>>();
-  for (const l of locals) {
-    const names = localNames.get(l.entry.namespace) ?? new Set<string>();
-    localNames.set(l.entry.namespace, names.add(l.entry.pod));
+  for (const { entry } of primary.values()) {
+    const names = localNames.get(entry.namespace) ?? new Set<string>();
+    localNames.set(entry.namespace, names.add(entry.pod));
   }
   const pods: Pod[] = [];
   const local: LocalPod[] = [];
@@ -165,7 +166,7 @@ export function buildPolicyState(input: PolicyInputs): BuiltState {
   for (const pod of input.pods) {
     const { namespace, name } = pod.metadata;
     // This node's: from the store.
-    if (localNames.get(namespace)?.has(name) && primary.has(podKey(namespace, name))) continue;
+    if (localNames.get(namespace)?.has(name)) continue;
     if (pod.spec?.hostNetwork) continue; // the node's addresses, not the pod's
     if (!hasPodAddress(pod)) continue; // nothing to match
     if (overLimit(pod)) continue; // its labels were not kept: it matches no selector
