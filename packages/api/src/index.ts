@@ -26,3 +26,4 @@ export * from './reserved-host-ports.js';
 export * from './pod-limits.js';
 export * from './peer-slice.js';
 export * from './node-peer.js';
+export * from './peer-relay.js';

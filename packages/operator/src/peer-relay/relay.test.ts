@@ -1,0 +1,117 @@
+import { API_VERSION, PEERSLICE_KIND, RELAY_PATH, RelayEvent } from '@flock/api';
+import { PEERSLICES } from '@flock/kube';
+import { createMemoryLogger, FakeApiServer } from '@flock/kube/testing';
+import { eventually } from '@flock/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PeerRelay } from './relay.js';
+
+const sliceObject = (name: string, ns: string, pods: { name: string; ip: string }[]) => ({
+  apiVersion: API_VERSION,
+  kind: PEERSLICE_KIND,
+  metadata: { name },
+  spec: {
+    namespace: ns,
+    pods: pods.map((p) => ({ name: p.name, uid: `u-${p.name}`, node: 'n2', ips: [p.ip] })),
+  },
+});
+
+let relay: PeerRelay | undefined;
+afterEach(async () => {
+  await relay?.stop();
+  relay = undefined;
+});
+
+async function start(server: FakeApiServer, verdict = async (t: string) => t === 'good') {
+  relay = new PeerRelay({
+    transport: server,
+    logger: createMemoryLogger(),
+    allowedUsers: [],
+    authenticate: async (t) => ((await verdict(t)) ? 'allowed' : t === 'slow' ? 'busy' : 'denied'),
+    tickMs: 50,
+  });
+  const port = await relay.start(0, '127.0.0.1');
+  return `http://127.0.0.1:${port}`;
+}
+
+/** A stream's events as they arrive. */
+async function open(url: string, token = 'good') {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  const events: RelayEvent[] = [];
+  const abort = () => void res.body?.cancel().catch(() => undefined);
+  if (res.status === 200 && res.body)
+    void (async () => {
+      let rest = '';
+      const decoder = new TextDecoder();
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          rest += decoder.decode(chunk);
+          let nl: number;
+          while ((nl = rest.indexOf('\n')) >= 0) {
+            events.push(RelayEvent.parse(JSON.parse(rest.slice(0, nl))));
+            rest = rest.slice(nl + 1);
+          }
+        }
+      } catch {
+        // cancelled
+      }
+    })();
+  return { status: res.status, events, abort };
+}
+
+describe('PeerRelay', () => {
+  it('refuses an unknown token and anyone before its slices are synced', async () => {
+    const server = new FakeApiServer();
+    const url = await start(server);
+    // No PeerSlice resource yet: the relay cannot sync.
+    expect((await open(`${url}${RELAY_PATH}`)).status).toBe(503);
+    expect((await fetch(`${url}/healthz`)).status).toBe(503);
+    expect((await open(`${url}${RELAY_PATH}`, 'bad')).status).toBe(401);
+    expect((await open(`${url}${RELAY_PATH}`, 'slow')).status).toBe(503);
+    expect((await fetch(`${url}${RELAY_PATH}`)).status).toBe(401);
+    expect((await fetch(`${url}/other`)).status).toBe(404);
+  });
+
+  it('sends a snapshot, then each record change, then resumes a reconnecting agent', async () => {
+    const server = new FakeApiServer();
+    server.register(PEERSLICES);
+    server.putObject(PEERSLICES, sliceObject('s1', 'a', [{ name: 'web', ip: '2001:db8::1' }]));
+    const url = await start(server);
+    await eventually('synced', async () => (await fetch(`${url}/healthz`)).status === 200);
+    const first = await open(`${url}${RELAY_PATH}`);
+    expect(first.status).toBe(200);
+    await eventually('snapshot', () => first.events.some((e) => e.t === 'synced'));
+    expect(first.events.slice(0, 3)).toMatchObject([
+      { t: 'begin', full: true, seq: 1 },
+      { t: 'put', ns: 'a', pod: { name: 'web' } },
+      { t: 'synced', seq: 1 },
+    ]);
+    const epoch = (first.events[0] as { epoch: string }).epoch;
+    server.putObject(
+      PEERSLICES,
+      sliceObject('s1', 'a', [
+        { name: 'web', ip: '2001:db8::1' },
+        { name: 'db', ip: '2001:db8::2' },
+      ]),
+    );
+    await eventually('the new record', () =>
+      first.events.some((e) => e.t === 'put' && e.seq === 2 && e.pod.name === 'db'),
+    );
+    await eventually('a tick', () => first.events.some((e) => e.t === 'tick' && e.seq === 2));
+    first.abort();
+    server.putObject(PEERSLICES, sliceObject('s1', 'a', [{ name: 'db', ip: '2001:db8::2' }]));
+    await eventually('logged', () => relay?.log.seq === 3);
+    const again = await open(`${url}${RELAY_PATH}?epoch=${epoch}&since=2`);
+    await eventually('resumed', () => again.events.length >= 2);
+    expect(again.events.slice(0, 2)).toEqual([
+      { t: 'begin', epoch, full: false, seq: 2 },
+      { t: 'del', seq: 3, ns: 'a', name: 'web' },
+    ]);
+    // A position of another relay: a snapshot.
+    const other = await open(`${url}${RELAY_PATH}?epoch=00000000-0000&since=2`);
+    await eventually('snapshot', () => other.events.some((e) => e.t === 'synced'));
+    expect(other.events[0]).toMatchObject({ t: 'begin', full: true, seq: 3 });
+    expect((await open(`${url}${RELAY_PATH}?since=x`)).status).toBe(400);
+    again.abort();
+    other.abort();
+  });
+});

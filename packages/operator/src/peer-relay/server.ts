@@ -1,0 +1,135 @@
+// The peer relay's HTTPS server: one GET of RELAY_PATH a connected agent, answered with the log's
+// lines (a snapshot or the changes after the agent's position) and then every change as it is
+// logged, each line encoded once for every agent. A snapshot is written as the socket drains (a
+// relay serving hundreds of agents at once must not hold a copy of 150,000 records for each); an
+// agent that does not read its live changes fast enough is cut off past `maxBufferedBytes`, and
+// resumes from its position when it comes back.
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { RELAY_PATH, RELAY_TICK_MS, RelayQuery } from '@flock/api';
+import type { Logger } from '@flock/kube';
+import type { PeerLog } from './peer-log.js';
+import type { Authenticate } from './token-review.js';
+
+export interface RelayServerOptions {
+  log: PeerLog;
+  /** Whether the log holds every slice (before the first sync an empty log would be a lie). */
+  ready: () => boolean;
+  authenticate: Authenticate;
+  logger: Logger;
+  /** Serving certificate and key (PEM). Without them plain HTTP: tests only. */
+  tls?: { cert: string; key: string };
+  tickMs?: number;
+  maxClients?: number;
+  maxBufferedBytes?: number;
+}
+
+interface Client {
+  write(chunk: string): void;
+}
+
+const SNAPSHOT_CHUNK = 64 * 1024;
+
+export class RelayServer {
+  private readonly server: Server;
+  private readonly clients = new Set<Client>();
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(private readonly o: RelayServerOptions) {
+    const handler = (req: IncomingMessage, res: ServerResponse) =>
+      void this.handle(req, res).catch((error: unknown) => {
+        o.logger.warn('relay request failed', { error: String(error) });
+        res.destroy();
+      });
+    this.server = o.tls ? createHttpsServer(o.tls, handler) : createHttpServer(handler);
+  }
+
+  get connected(): number {
+    return this.clients.size;
+  }
+
+  async listen(port: number, host?: string): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => resolve());
+    });
+    this.ticker = setInterval(() => {
+      const tick = this.o.log.tick();
+      for (const c of this.clients) c.write(tick);
+    }, this.o.tickMs ?? RELAY_TICK_MS);
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.ticker);
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://relay');
+    const answer = (code: number, text: string, headers: Record<string, string> = {}): void =>
+      void res.writeHead(code, { 'content-type': 'text/plain', ...headers }).end(`${text}\n`);
+    if (req.method !== 'GET') return answer(405, 'method not allowed');
+    if (url.pathname === '/healthz')
+      return this.o.ready() ? answer(200, 'ok') : answer(503, 'not synced');
+    if (url.pathname !== RELAY_PATH) return answer(404, 'not found');
+    const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
+    const verdict = auth ? await this.o.authenticate(auth[1] as string) : 'denied';
+    if (verdict === 'busy') return answer(503, 'try later', { 'retry-after': '1' });
+    if (verdict === 'denied') return answer(401, 'unauthorized');
+    if (!this.o.ready()) return answer(503, 'not synced', { 'retry-after': '1' });
+    if (this.clients.size >= (this.o.maxClients ?? 2_000))
+      return answer(503, 'too many agents', { 'retry-after': '5' });
+    const query = RelayQuery.safeParse(Object.fromEntries(url.searchParams));
+    if (!query.success) return answer(400, 'bad query');
+    this.stream(res, query.data);
+  }
+
+  /** The log's lines from the agent's position, then every change, until it goes away. */
+  private stream(res: ServerResponse, q: RelayQuery): void {
+    const maxBuffered = this.o.maxBufferedBytes ?? 16 * 1024 * 1024;
+    const pending: string[] = [];
+    let pendingBytes = 0;
+    let live = false;
+    const client: Client = {
+      write: (chunk) => {
+        if (!live) {
+          pending.push(chunk);
+          // Changes piling up behind a snapshot it does not read: cut off as a slow reader.
+          if ((pendingBytes += chunk.length) > maxBuffered) res.destroy();
+          return;
+        }
+        res.write(chunk);
+        if (res.writableLength > maxBuffered) res.destroy(); // it resumes when it comes back
+      },
+    };
+    // Taken in one turn with the subscription: no change falls between them.
+    const off = this.o.log.subscribe((lines) => client.write(lines));
+    const lines = this.o.log.since(q.epoch, q.since) ?? this.o.log.snapshot();
+    this.clients.add(client);
+    res.on('close', () => {
+      off();
+      this.clients.delete(client);
+    });
+    res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+    let i = 0;
+    const more = () => {
+      while (i < lines.length && !res.destroyed) {
+        let chunk = '';
+        while (i < lines.length && chunk.length < SNAPSHOT_CHUNK) chunk += lines[i++];
+        if (!res.write(chunk)) return void res.once('drain', more);
+      }
+      if (res.destroyed) return;
+      live = true;
+      for (const chunk of pending.splice(0)) client.write(chunk);
+    };
+    more();
+  }
+}

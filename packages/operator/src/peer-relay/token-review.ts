@@ -1,0 +1,81 @@
+// Who may read the peer relay: a bearer token that the API server says (TokenReview) belongs to
+// one of the allowed users, the agents' service account. Peer records are every pod's labels and
+// addresses: a tenant pod that reaches the relay's port must not read them. Answers are kept for
+// a while by the token's hash (an agent reconnecting costs no review), and reviews in flight are
+// bounded: a flood of made-up tokens costs the API server at most `maxInFlight` reviews at a time.
+import { createHash } from 'node:crypto';
+import type { KubeTransport } from '@flock/kube';
+import { z } from 'zod';
+
+export type Verdict = 'allowed' | 'denied' | 'busy';
+export type Authenticate = (token: string) => Promise<Verdict>;
+
+const TokenReviewStatus = z.looseObject({
+  status: z
+    .looseObject({
+      authenticated: z.boolean().optional(),
+      user: z.looseObject({ username: z.string().optional() }).optional(),
+    })
+    .optional(),
+});
+
+export interface TokenReviewOptions {
+  /** Usernames allowed, e.g. system:serviceaccount:flock-system:flock-agent. */
+  allowed: readonly string[];
+  /** How long an answer is kept (default 60 s; a denial 5 s). */
+  ttlMs?: number;
+  maxInFlight?: number;
+  maxEntries?: number;
+  now?: () => number;
+}
+
+/** The username the API server says a token is, or undefined when it is not authenticated. */
+export async function reviewToken(
+  transport: KubeTransport,
+  token: string,
+): Promise<string | undefined> {
+  const answer = await transport.request({
+    method: 'POST',
+    path: '/apis/authentication.k8s.io/v1/tokenreviews',
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+  });
+  const status = TokenReviewStatus.parse(answer).status;
+  return status?.authenticated === true ? status.user?.username : undefined;
+}
+
+export function tokenAuthenticator(
+  review: (token: string) => Promise<string | undefined>,
+  o: TokenReviewOptions,
+): Authenticate {
+  const allowed = new Set(o.allowed);
+  const ttl = o.ttlMs ?? 60_000;
+  const maxInFlight = o.maxInFlight ?? 16;
+  const maxEntries = o.maxEntries ?? 20_000;
+  const now = o.now ?? Date.now;
+  const known = new Map<string, { ok: boolean; until: number }>();
+  const inFlight = new Map<string, Promise<Verdict>>();
+  return async (token) => {
+    if (token.length === 0 || token.length > 16_384) return 'denied';
+    const key = createHash('sha256').update(token).digest('hex');
+    const hit = known.get(key);
+    if (hit && hit.until > now()) return hit.ok ? 'allowed' : 'denied';
+    const running = inFlight.get(key);
+    if (running) return running;
+    if (inFlight.size >= maxInFlight) return 'busy';
+    const verdict = (async (): Promise<Verdict> => {
+      try {
+        const user = await review(token);
+        const ok = user !== undefined && allowed.has(user);
+        if (known.size >= maxEntries) known.delete(known.keys().next().value as string);
+        known.set(key, { ok, until: now() + (ok ? ttl : Math.min(ttl, 5_000)) });
+        return ok ? 'allowed' : 'denied';
+      } catch {
+        return 'busy'; // the API server did not answer: ask the agent to come back
+      } finally {
+        inFlight.delete(key);
+      }
+    })();
+    inFlight.set(key, verdict);
+    return verdict;
+  };
+}
