@@ -121,6 +121,15 @@ function buildAgent(deps: AgentDeps) {
   // This node's pods, and NetworkPolicy's peers on every node (--policy-peers).
   const podSource = podSources({
     policyPeers: config.policyPeers,
+    ...(config.peerRelay
+      ? {
+          relay: {
+            ...config.peerRelay,
+            caFile: config.peerRelayCaFile,
+            tokenFile: config.peerRelayTokenFile,
+          },
+        }
+      : {}),
     transport,
     logger,
     nodeName,

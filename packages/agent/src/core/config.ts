@@ -143,6 +143,33 @@ const FLAGS = {
     schema: z.enum(['peer-slices', 'pods']),
     default: 'peer-slices',
   },
+  peerRelay: {
+    help: 'read the peer records of --policy-peers=peer-slices from the peer relay Service NAMESPACE/NAME (its ready endpoints; the PeerSlices directly while none answers); empty: off',
+    arg: 'NAMESPACE/NAME',
+    schema: z
+      .string()
+      .regex(
+        /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$/,
+        'NAMESPACE/NAME',
+      )
+      .transform((s) => {
+        const [namespace, service] = s.split('/');
+        return namespace && service ? { namespace, service } : undefined;
+      }),
+    default: '',
+  },
+  peerRelayCaFile: {
+    help: "the CA of the peer relay's serving certificate (PEM)",
+    arg: 'PATH',
+    schema: pathFlag(),
+    default: '/etc/flock/peer-relay/ca.crt',
+  },
+  peerRelayTokenFile: {
+    help: 'the token the agent shows the peer relay (its service account token)',
+    arg: 'PATH',
+    schema: pathFlag(),
+    default: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+  },
   healthPort: {
     help: '/healthz, /readyz and /metrics (0: off)',
     arg: 'PORT',

@@ -6,10 +6,12 @@ import type { Cache, KubeTransport, MetricsOptions } from '@flock/kube';
 import type { Component } from '../core/lifecycle.js';
 import { clusterPodCache, ownPodCache } from '../node/pods.js';
 import type { PolicyPods } from './caches.js';
-import { SlicePeers } from './slice-peers.js';
+import { SlicePeers, type SlicePeersOptions } from './slice-peers.js';
 
 export interface PodSourcesOptions {
   policyPeers: 'peer-slices' | 'pods';
+  /** Peer records from a peer relay (with 'peer-slices'). */
+  relay?: SlicePeersOptions['relay'];
   transport: KubeTransport;
   logger: Logger;
   nodeName: string;
@@ -40,6 +42,7 @@ export function podSources(o: PodSourcesOptions): PodSources {
     logger,
     ...(metrics ? { metrics } : {}),
     ...(watchdogMs ? { watchdogMs } : {}),
+    ...(o.relay ? { relay: o.relay } : {}),
   });
   return {
     pods,

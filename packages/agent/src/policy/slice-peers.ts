@@ -3,9 +3,10 @@
 // a pod, rewritten only when what policy reads of it changes). Read by the reconciler as it reads
 // a pod cache (PolicyPods). A record becomes a pod through the pod cache's own trim as its slice
 // enters the cache, and keeps its object while it means the same to policy: translation
-// memoizes by object. Where the PeerSlice
-// CRD is not installed (an upgrade that skipped the CRDs) the peers come from a watch of every
-// Pod instead, said at start, until the agent restarts: never no peers at all.
+// memoizes by object. With a peer relay (--peer-relay) the records come from the relay instead,
+// and the slices are watched only while no relay has given a complete state for `fallbackMs`.
+// Where the PeerSlice CRD is not installed (an upgrade that skipped the CRDs) the peers come
+// from a watch of every Pod instead, said at start, until the agent restarts: never no peers.
 import { PeerSlice, podOfPeer, type Logger, type Pod } from '@flock/api';
 import {
   Cache,
@@ -18,7 +19,9 @@ import {
 } from '@flock/kube';
 import { trimPod } from '../node/pod-trim.js';
 import { clusterPodCache } from '../node/pods.js';
-import { samePolicyPod, type PolicyPods } from './caches.js';
+import type { PolicyPods } from './caches.js';
+import { RelayPeers, type PeerRelayConfig, type RelayPeersOptions } from './relay-peers.js';
+import { RemotePeers } from './remote-peers.js';
 
 /**
  * A slice as the agent keeps it: its records already turned into trimmed pods (the pod cache's
@@ -50,54 +53,58 @@ export interface SlicePeersOptions {
   logger: Logger;
   metrics?: MetricsOptions;
   watchdogMs?: number;
+  /** Read the records from a peer relay (the slices only while it is away). */
+  relay?: PeerRelayConfig & Pick<RelayPeersOptions, 'open' | 'tickMs'>;
+  /** How long without a relay before the slices are watched directly (default 10 s). */
+  fallbackMs?: number;
 }
 
 export class SlicePeers implements PolicyPods {
-  /** Every PeerSlice. */
-  readonly slices: Cache<CachedPeerSlice>;
+  /** Every PeerSlice, while they are watched directly. */
+  slices: Cache<CachedPeerSlice> | undefined;
   readonly synced: Promise<void>;
-  /** Namespace → pod name → pod (keyed by the pod's own name string: no key a pod). */
-  private readonly peers = new Map<string, Map<string, Pod>>();
-  private readonly handlers = new Set<CacheHandler<Pod>>();
+  readonly remote: RemotePeers;
+  readonly relay: RelayPeers | undefined;
   /** Every pod, where the PeerSlice CRD is not installed. */
   private fallback: Cache<Pod> | undefined;
-  private resolveSource!: (source: Cache<CachedPeerSlice> | Cache<Pod>) => void;
-  private readonly source = new Promise<Cache<CachedPeerSlice> | Cache<Pod>>(
-    (r) => (this.resolveSource = r),
-  );
+  private resolveRemote!: () => void;
+  /** The relay's state is the peers' (the slices are not watched). */
+  private relayActive = false;
+  private fallbackTimer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(private readonly o: SlicePeersOptions) {
-    this.slices = new Cache<CachedPeerSlice>({
-      source: resourceListWatch(o.transport, PEERSLICES),
-      schema: CachedPeerSlice,
-      name: 'policy-peerslices',
-      // A slice holds up to 20 pods: pages of 50 are ≈ 1,000 records, as a pod list's 500
-      // pods are in bytes (a page of 500 full slices would be ≈ 5 MB of JSON at once).
-      pageSize: 50,
-      indexers: { [BY_NAMESPACE]: (x) => [x.spec.namespace] },
-      logger: o.logger,
-      ...(o.metrics ? { metrics: o.metrics } : {}),
-      ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
-    });
-    this.slices.addHandler({
-      onAdd: (s) => this.sliceChanged(undefined, s),
-      onUpdate: (a, b) => this.sliceChanged(a, b),
-      onDelete: (s) => this.sliceChanged(s, undefined),
-    });
-    this.synced = Promise.all([o.own.synced, this.source.then((c) => c.synced)]).then(
-      () => undefined,
-    );
+    this.remote = new RemotePeers(o.nodeName, o.logger);
+    const remoteSynced = new Promise<void>((r) => (this.resolveRemote = r));
+    this.synced = Promise.all([o.own.synced, remoteSynced]).then(() => undefined);
     this.synced.catch(() => undefined); // stopped before sync
+    this.relay = o.relay
+      ? new RelayPeers(
+          {
+            relay: o.relay,
+            transport: o.transport,
+            logger: o.logger,
+            nodeName: o.nodeName,
+            ...(o.relay.open ? { open: o.relay.open } : {}),
+            ...(o.relay.tickMs ? { tickMs: o.relay.tickMs } : {}),
+            ...(o.metrics ? { metrics: o.metrics } : {}),
+            ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
+          },
+          this.remote,
+          { synced: () => this.relaySynced(), lost: () => this.relayLost() },
+        )
+      : undefined;
   }
 
-  /** Start the slices' watch (or, without their CRD, a watch of every pod). */
+  /** Start the relay's stream or the slices' watch (or, without their CRD, every pod's). */
   async start(): Promise<void> {
     for (let attempt = 0; !this.stopped; attempt++) {
       try {
         if (await resourceServed(this.o.transport, PEERSLICES)) {
-          this.slices.start();
-          this.resolveSource(this.slices);
+          if (this.relay) {
+            this.relay.start();
+            this.armFallback();
+          } else this.watchSlices();
           return;
         }
         break;
@@ -115,52 +122,107 @@ export class SlicePeers implements PolicyPods {
     const all = clusterPodCache(this.o.transport, this.o.logger, this.o.watchdogMs);
     this.fallback = all;
     all.addHandler({
-      onAdd: (p) => this.emit((h) => h.onAdd?.(p)),
-      onUpdate: (a, b) => this.emit((h) => h.onUpdate?.(a, b)),
-      onDelete: (p) => this.emit((h) => h.onDelete?.(p)),
+      onAdd: (p) => this.remote.put(p),
+      onUpdate: (_, p) => this.remote.put(p),
+      onDelete: (p) => this.remote.delete(p.metadata.namespace ?? '', p.metadata.name),
     });
     all.start();
-    this.resolveSource(all);
+    void all.synced.then(
+      () => this.resolveRemote(),
+      () => undefined,
+    );
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([this.slices.stop(), this.fallback?.stop()]);
+    clearTimeout(this.fallbackTimer);
+    await Promise.all([this.slices?.stop(), this.fallback?.stop(), this.relay?.stop()]);
   }
 
   list(): Pod[] {
-    const out = this.o.own.list();
-    if (this.fallback) {
-      for (const p of this.fallback.list()) if (p.spec?.nodeName !== this.o.nodeName) out.push(p);
-      return out;
-    }
-    return this.remote(out);
+    return this.remote.list(this.o.own.list());
   }
 
   getObject(name: string, namespace?: string): Pod | undefined {
-    return (
-      this.o.own.getObject(name, namespace) ??
-      (this.fallback
-        ? this.fallback.getObject(name, namespace)
-        : this.peers.get(namespace ?? '')?.get(name))
-    );
+    return this.o.own.getObject(name, namespace) ?? this.remote.get(namespace ?? '', name);
   }
 
   addHandler(handler: CacheHandler<Pod>, options: { replay?: boolean } = {}): () => void {
     const off = this.o.own.addHandler(handler, options);
-    this.handlers.add(handler);
-    if (options.replay !== false)
-      for (const p of this.fallback ? this.fallback.list() : this.remote()) handler.onAdd?.(p);
+    const offRemote = this.remote.addHandler(handler);
+    if (options.replay !== false) for (const p of this.remote.list()) handler.onAdd?.(p);
     return () => {
       off();
-      this.handlers.delete(handler);
+      offRemote();
     };
   }
 
-  /** The pods of the slices, added to `out` (150,000 of them: no spread into push). */
-  private remote(out: Pod[] = []): Pod[] {
-    for (const names of this.peers.values()) for (const p of names.values()) out.push(p);
-    return out;
+  /** The relay gave a complete state: it is the peers' source; the slices need no watch. */
+  private relaySynced(): void {
+    clearTimeout(this.fallbackTimer);
+    this.fallbackTimer = undefined;
+    if (!this.relayActive) this.o.logger.info('NetworkPolicy peers come from the peer relay');
+    this.relayActive = true;
+    const slices = this.slices;
+    this.slices = undefined;
+    void slices?.stop();
+    this.resolveRemote();
+  }
+
+  /** The relay's stream ended: the peers stay; without a relay for a while, the slices. */
+  private relayLost(): void {
+    this.relayActive = false;
+    if (!this.slices) this.armFallback();
+  }
+
+  private armFallback(): void {
+    if (this.fallbackTimer || this.stopped) return;
+    this.fallbackTimer = setTimeout(() => {
+      this.fallbackTimer = undefined;
+      if (this.relayActive || this.stopped) return;
+      this.o.logger.warn('no peer relay: NetworkPolicy peers come from the PeerSlices meanwhile');
+      // Its next stream must replace what the slices changed: a snapshot, not a resume.
+      this.relay?.forget();
+      this.watchSlices();
+    }, this.o.fallbackMs ?? 10_000);
+  }
+
+  /** Watch every PeerSlice; once synced, the peers are exactly the slices'. */
+  private watchSlices(): void {
+    if (this.slices) return;
+    const o = this.o;
+    const slices = new Cache<CachedPeerSlice>({
+      source: resourceListWatch(o.transport, PEERSLICES),
+      schema: CachedPeerSlice,
+      name: 'policy-peerslices',
+      // A slice holds up to 20 pods: pages of 50 are ≈ 1,000 records, as a pod list's 500
+      // pods are in bytes (a page of 500 full slices would be ≈ 5 MB of JSON at once).
+      pageSize: 50,
+      indexers: { [BY_NAMESPACE]: (x) => [x.spec.namespace] },
+      logger: o.logger,
+      ...(o.metrics ? { metrics: o.metrics } : {}),
+      ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
+    });
+    const mine = () => this.slices === slices && !this.relayActive;
+    slices.addHandler({
+      onAdd: (s) => mine() && this.sliceChanged(slices, undefined, s),
+      onUpdate: (a, b) => mine() && this.sliceChanged(slices, a, b),
+      onDelete: (s) => mine() && this.sliceChanged(slices, s, undefined),
+    });
+    this.slices = slices;
+    slices.start();
+    void slices.synced.then(
+      () => {
+        if (!mine()) return;
+        // Whatever another source left that no slice holds is gone.
+        const held = new Set<string>();
+        for (const s of slices.list())
+          for (const p of s.spec.pods) held.add(`${s.spec.namespace}/${p.metadata.name}`);
+        this.remote.retain((ns, name) => held.has(`${ns}/${name}`));
+        this.resolveRemote();
+      },
+      () => undefined,
+    );
   }
 
   /**
@@ -168,56 +230,40 @@ export class SlicePeers implements PolicyPods {
    * keeps its object, in the slice too: translation memoizes by object, and the cache then
    * holds one object a pod.
    */
-  private sliceChanged(before: CachedPeerSlice | undefined, after: CachedPeerSlice | undefined) {
+  private sliceChanged(
+    slices: Cache<CachedPeerSlice>,
+    before: CachedPeerSlice | undefined,
+    after: CachedPeerSlice | undefined,
+  ) {
     const slice = (after ?? before)?.metadata.name as string;
     const seen = new Set<string>();
     if (after) {
-      const ns = after.spec.namespace;
-      let names = this.peers.get(ns);
-      if (!names) this.peers.set(ns, (names = new Map<string, Pod>()));
       const pods = after.spec.pods;
       for (let i = 0; i < pods.length; i++) {
-        const pod = pods[i] as Pod;
-        // This node's pods come from its own pod cache.
-        if (pod.spec?.nodeName === this.o.nodeName) continue;
-        const name = pod.metadata.name;
-        seen.add(name);
-        const had = names.get(name);
-        if (had && samePolicyPod(had, pod)) {
-          pods[i] = had;
-          continue;
-        }
-        names.set(name, pod);
-        this.emit((h) => (had ? h.onUpdate?.(had, pod) : h.onAdd?.(pod)));
+        const kept = this.remote.put(pods[i] as Pod);
+        if (!kept) continue; // this node's: from its own pod cache
+        seen.add(kept.metadata.name);
+        pods[i] = kept;
       }
     }
     if (!before) return;
     const ns = before.spec.namespace;
-    const names = this.peers.get(ns);
     for (const pod of before.spec.pods) {
       const name = pod.metadata.name;
-      const had = names?.get(name);
       // Gone from this slice, and in no other (a pod moving between slices is in two a moment).
-      if (seen.has(name) || !had || this.inAnotherSlice(ns, name, slice)) continue;
-      names?.delete(name);
-      this.emit((h) => h.onDelete?.(had));
-    }
-    if (names?.size === 0) this.peers.delete(ns);
-  }
-
-  private inAnotherSlice(namespace: string, name: string, slice: string): boolean {
-    return this.slices
-      .byIndex(BY_NAMESPACE, namespace)
-      .some((s) => s.metadata.name !== slice && s.spec.pods.some((p) => p.metadata.name === name));
-  }
-
-  private emit(call: (h: CacheHandler<Pod>) => void): void {
-    for (const h of [...this.handlers]) {
-      try {
-        call(h);
-      } catch (error) {
-        this.o.logger.error('peer handler failed', { error: String(error) });
-      }
+      if (seen.has(name) || inAnotherSlice(slices, ns, name, slice)) continue;
+      this.remote.delete(ns, name);
     }
   }
+}
+
+function inAnotherSlice(
+  slices: Cache<CachedPeerSlice>,
+  namespace: string,
+  name: string,
+  slice: string,
+): boolean {
+  return slices
+    .byIndex(BY_NAMESPACE, namespace)
+    .some((s) => s.metadata.name !== slice && s.spec.pods.some((p) => p.metadata.name === name));
 }
