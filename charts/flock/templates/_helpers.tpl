@@ -19,6 +19,9 @@
 {{- define "flock.operator.name" -}}{{ include "flock.fullname" . }}-operator{{- end -}}
 {{- define "flock.agent.name" -}}{{ include "flock.fullname" . }}-agent{{- end -}}
 {{- define "flock.bfd.name" -}}{{ include "flock.fullname" . }}-bfd{{- end -}}
+{{- define "flock.relay.name" -}}{{ include "flock.fullname" . }}-peer-relay{{- end -}}
+{{- define "flock.relay.tlsSecret" -}}{{ default (printf "%s-tls" (include "flock.relay.name" .)) .Values.peerRelay.tls.secretName }}{{- end -}}
+{{- define "flock.relay.enabled" -}}{{ if and .Values.peerRelay.enabled (eq .Values.agent.policyPeers "peer-slices") }}true{{ end }}{{- end -}}
 
 {{- define "flock.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
@@ -35,6 +38,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{- define "flock.agent.selector" -}}
 app.kubernetes.io/name: {{ include "flock.name" . }}-agent
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "flock.relay.selector" -}}
+app.kubernetes.io/name: {{ include "flock.name" . }}-peer-relay
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 

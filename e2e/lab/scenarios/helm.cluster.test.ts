@@ -29,6 +29,7 @@ import {
   type LabPod,
 } from '../core/workloads.js';
 import { startLab } from '../core/test-lab.js';
+import { peerRelayScenario } from '../probes/peer-relay.js';
 
 const { lab, dir } = startLab({
   tmpPrefix: 'flock-lab-helm-',
@@ -285,6 +286,11 @@ describe('helm install onto real nodes', () => {
     );
   });
 
+  it('the peer relay (helm upgrade): agents read peers from it, watch the PeerSlices while it is gone, and a NetworkPolicy follows a label change across nodes throughout', async () => {
+    const oldAgents = new Set((await agentPods()).map((p) => p.metadata.uid!));
+    await peerRelayScenario(lab, oldAgents);
+  });
+
   it('helm uninstall removes what docs/install.md says and leaves the rest, pods still served', async () => {
     const pods = await waitForPods(lab, 'default', 'app=web', 4);
     // Waiting for the release's pods to be gone.
@@ -295,6 +301,10 @@ describe('helm install onto real nodes', () => {
       ['daemonset', 'flock-agent'],
       ['daemonset', 'flock-bfd'],
       ['deployment', 'flock-operator'],
+      ['deployment', 'flock-peer-relay'],
+      ['serviceaccount', 'flock-peer-relay'],
+      ['clusterrole', 'flock-peer-relay'],
+      ['secret', 'flock-peer-relay-tls'],
       ['serviceaccount', 'flock-agent'],
       ['serviceaccount', 'flock-operator'],
       ['clusterrole', 'flock-agent'],
