@@ -39,6 +39,17 @@ describe('agent settings', () => {
       );
   });
 
+  it('--peer-relay is NAMESPACE/NAME of the relay Service (default off)', () => {
+    const relay = (...args: string[]) => loadAgentConfig(args, { NODE_NAME: 'n' }).peerRelay;
+    expect(relay()).toBeUndefined();
+    expect(relay('--peer-relay', 'flock-system/flock-peer-relay')).toEqual({
+      namespace: 'flock-system',
+      service: 'flock-peer-relay',
+    });
+    for (const bad of ['flock-peer-relay', 'a/b/c', 'Flock/x', '/x', 'x/'])
+      expect(() => relay('--peer-relay', bad), bad).toThrow(/--peer-relay/);
+  });
+
   it('--peer-pod-ranges is a comma-separated list of CIDRs (default none)', () => {
     const ranges = (...args: string[]) => loadAgentConfig(args, { NODE_NAME: 'n' }).peerPodRanges;
     expect(ranges()).toEqual([]);

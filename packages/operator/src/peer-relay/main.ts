@@ -4,63 +4,22 @@
 // SIGTERM/SIGINT close every stream (the agents resume on another replica) and exit 0.
 import { readFileSync } from 'node:fs';
 import {
-  FlagSet,
   createLogger,
-  durationFlag,
   errorMessage,
   HttpTransport,
-  intFlag,
-  kubeconfigFlag,
   loadKubeConfig,
-  logLevelFlag,
-  pathFlag,
   readCommandLine,
 } from '@flock/kube';
-import { RELAY_PORT } from '@flock/api';
-import { z } from 'zod';
 import { operatorVersion } from '../version.js';
+import { RELAY_FLAGS, parseRelayOptions } from './options.js';
 import { PeerRelay } from './relay.js';
-
-export const RELAY_FLAGS = new FlagSet('flock-peer-relay', {
-  kubeconfig: kubeconfigFlag,
-  port: { help: 'HTTPS port', arg: 'PORT', schema: intFlag(1, 65535), default: String(RELAY_PORT) },
-  host: {
-    help: 'address to listen on (default: all, IPv6 and IPv4)',
-    arg: 'ADDR',
-    schema: z.string(),
-    default: '',
-  },
-  tlsCertFile: { help: 'serving certificate (PEM)', arg: 'PATH', schema: pathFlag() },
-  tlsKeyFile: { help: "the certificate's key (PEM)", arg: 'PATH', schema: pathFlag() },
-  allowUsers: {
-    help: 'comma-separated users (TokenReview usernames) that may read, e.g. system:serviceaccount:flock-system:flock-agent',
-    arg: 'USERS',
-    schema: z
-      .string()
-      .transform((s) => s.split(',').filter(Boolean))
-      .pipe(z.array(z.string().min(1).max(256)).min(1, 'name at least one user')),
-  },
-  maxLogEvents: {
-    help: 'record changes kept for agents that reconnect',
-    arg: 'N',
-    schema: intFlag(1_000, 10_000_000),
-    default: '100000',
-  },
-  watchdog: {
-    help: 'restart a watch silent for this long',
-    arg: 'DURATION',
-    schema: durationFlag(1_000),
-    default: '5m',
-  },
-  logLevel: logLevelFlag,
-});
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const o = readCommandLine(RELAY_FLAGS, { argv, env: process.env, version: operatorVersion });
+  const o = readCommandLine(RELAY_FLAGS, { argv, env: process.env, version: operatorVersion }, () =>
+    parseRelayOptions(argv),
+  );
   if (!o) return;
-  if (!o.tlsCertFile || !o.tlsKeyFile || !o.allowUsers)
-    throw new Error('--tls-cert-file, --tls-key-file and --allow-users are required');
   const logger = createLogger('peer-relay', o.logLevel);
   const relay = new PeerRelay({
     transport: new HttpTransport(loadKubeConfig(o.kubeconfig)),
