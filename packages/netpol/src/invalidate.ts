@@ -4,23 +4,12 @@
 // the sets that select the pod before or after it changed, and a namespace change only the sets
 // whose namespaceSelector matches its labels before or after. Everything else is kept.
 import { matchesSelector, type Family } from '@flock/api';
-import { cidrInterval, contains, subtractIntervals, type Interval } from './addresses.js';
+import { contains } from './addresses.js';
 import type { Cluster, ClusterChanges, PodInfo } from './cluster.js';
 import { extendPeers, shrinkPeers, type SetCache, type SetSource } from './sets.js';
 import type { Peer } from './state.js';
+import { blockIntervals, visitSource } from './translator.js';
 import { POD_RANGES_KEY } from './unknown-peers.js';
-
-/** An ipBlock as intervals of one family (cidr minus except). */
-export function blockIntervals(peer: Peer): { family: Family; intervals: Interval[] } | undefined {
-  if (!peer.ipBlock) return undefined;
-  const base = cidrInterval(peer.ipBlock.cidr);
-  if (!base) return undefined; // parseState refuses such a block
-  const cuts = (peer.ipBlock.except ?? []).flatMap((c) => {
-    const cut = cidrInterval(c);
-    return cut && cut.family === base.family ? [cut.interval] : [];
-  });
-  return { family: base.family, intervals: subtractIntervals(base.interval, cuts) };
-}
 
 function inBlock(peer: Peer, pod: PodInfo): boolean {
   const block = blockIntervals(peer);
@@ -68,29 +57,28 @@ type Addresses = Record<Family, Set<bigint>>;
 
 /**
  * Of `candidates`, the addresses the set built from `source` no longer holds in `cluster`'s
- * current state: in none of its ipBlocks, not fixed, and held by no live pod its selector peers
- * select (a pod's address may be another's too: a hostNetwork pod, a reused address). Mirrors
- * what computing the set again would give; `candidates` is emptied of what stays.
+ * current state: what visitSource, which computing the set again reads too, does not tell (a
+ * pod's address may be another's too: a hostNetwork pod, a reused address). `candidates` is
+ * emptied of what stays; selected pods are walked only while some are left.
  */
 function released(
   cluster: Pick<Cluster, 'selectPeerPods'>,
   source: SetSource,
   candidates: Addresses,
 ): Addresses {
-  const left = () => candidates[4].size + candidates[6].size > 0;
-  for (const a of source.fixed ?? []) candidates[a.family].delete(a.n);
-  for (const peer of source.peers) {
-    const block = blockIntervals(peer);
-    if (!block) continue;
-    for (const n of candidates[block.family])
-      if (block.intervals.some((iv) => contains(iv, { lo: n, hi: n })))
-        candidates[block.family].delete(n);
-  }
-  for (const peer of source.peers) {
-    if (peer.ipBlock || !left()) continue;
-    const pods = cluster.selectPeerPods(source.namespace, peer.podSelector, peer.namespaceSelector);
-    for (const pod of pods) for (const a of pod.addresses) candidates[a.family].delete(a.n);
-  }
+  visitSource(cluster, source, {
+    fixed: (addresses) => {
+      for (const a of addresses) candidates[a.family].delete(a.n);
+    },
+    block: (family, intervals) => {
+      for (const n of candidates[family])
+        if (intervals.some((iv) => contains(iv, { lo: n, hi: n }))) candidates[family].delete(n);
+    },
+    pods: (pods) => {
+      for (const pod of pods) for (const a of pod.addresses) candidates[a.family].delete(a.n);
+    },
+    more: () => candidates[4].size + candidates[6].size > 0,
+  });
   return candidates;
 }
 

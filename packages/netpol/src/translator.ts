@@ -3,11 +3,10 @@
 // with the same meaning, and kept across states in a SetCache). NetworkPolicy and
 // ClusterNetworkPolicy rules both come here as a RuleView: peers in NetworkPolicy's terms
 // (podSelector / namespaceSelector / ipBlock), plus node selectors, and ports.
-import type { LabelSelector, Protocol } from '@flock/api';
-import { contains } from './addresses.js';
-import type { Cluster, PodInfo } from './cluster.js';
+import type { Family, LabelSelector, Protocol } from '@flock/api';
+import { cidrInterval, contains, subtractIntervals, type Interval } from './addresses.js';
+import type { Cluster, PodAddress, PodInfo } from './cluster.js';
 import type { NetpolIR, LocalPodIR, RuleAction, RuleIR } from './ir.js';
-import { blockIntervals } from './invalidate.js';
 import {
   NFT_PROTOCOL,
   numericRange,
@@ -68,19 +67,69 @@ export interface RulePlan {
   unknown: boolean;
 }
 
-/** The addresses a rule's selector peers and ipBlocks stand for. */
-function peerIntervals(cluster: Cluster, owner: RuleOwner, peers: Peer[]): FamilyIntervals {
-  const out: FamilyIntervals = { 4: [], 6: [] };
-  for (const peer of peers) {
+/** An ipBlock as intervals of one family (cidr minus except). */
+export function blockIntervals(peer: Peer): { family: Family; intervals: Interval[] } | undefined {
+  if (!peer.ipBlock) return undefined;
+  const base = cidrInterval(peer.ipBlock.cidr);
+  if (!base) return undefined; // parseState refuses such a block
+  const cuts = (peer.ipBlock.except ?? []).flatMap((c) => {
+    const cut = cidrInterval(c);
+    return cut && cut.family === base.family ? [cut.interval] : [];
+  });
+  return { family: base.family, intervals: subtractIntervals(base.interval, cuts) };
+}
+
+/**
+ * Told what a peer set holds, part by part (an address may be told more than once). Lists, not
+ * single addresses: the loops over a big set's pods are the caller's own.
+ */
+export interface SourceVisitor {
+  /** Its fixed addresses (a ClusterNetworkPolicy's `nodes` peers). */
+  fixed(addresses: readonly PodAddress[]): void;
+  /** An ipBlock's addresses. */
+  block(family: Family, intervals: readonly Interval[]): void;
+  /** The live pods one selector peer selects: their addresses. */
+  pods(pods: readonly PodInfo[]): void;
+  /** Go on to the next selector peer's pods? Absent: always. */
+  more?(): boolean;
+}
+
+/**
+ * What a peer set built from `source` holds in `cluster`'s current state: its fixed addresses,
+ * its ipBlocks, then the live pods each selector peer selects (read in the source's namespace).
+ * The one definition behind a set computed (sourceIntervals) and a cached one edited
+ * (invalidate.ts: what a change takes away is what this no longer tells).
+ */
+export function visitSource(
+  cluster: Pick<Cluster, 'selectPeerPods'>,
+  source: SetSource,
+  visit: SourceVisitor,
+): void {
+  if (source.fixed) visit.fixed(source.fixed);
+  for (const peer of source.peers) {
     const block = blockIntervals(peer);
-    if (block) {
-      out[block.family].push(...block.intervals);
-      continue;
-    }
-    for (const pod of peerPods(cluster, owner, peer)) {
-      for (const a of pod.addresses) out[a.family].push({ lo: a.n, hi: a.n });
-    }
+    if (block) visit.block(block.family, block.intervals);
   }
+  for (const peer of source.peers) {
+    if (peer.ipBlock) continue;
+    if (visit.more && !visit.more()) return;
+    visit.pods(cluster.selectPeerPods(source.namespace, peer.podSelector, peer.namespaceSelector));
+  }
+}
+
+/** The addresses of a peer set built from `source`, as intervals (the registry merges them). */
+function sourceIntervals(cluster: Cluster, source: SetSource): FamilyIntervals {
+  const out: FamilyIntervals = { 4: [], 6: [] };
+  visitSource(cluster, source, {
+    fixed: (addresses) => {
+      for (const a of addresses) out[a.family].push({ lo: a.n, hi: a.n });
+    },
+    block: (family, intervals) => out[family].push(...intervals),
+    pods: (pods) => {
+      for (const pod of pods)
+        for (const a of pod.addresses) out[a.family].push({ lo: a.n, hi: a.n });
+    },
+  });
   return out;
 }
 
@@ -200,16 +249,14 @@ export class Translator {
       if (range) numeric.push(range);
       else named.push({ name: p.port as string, protocol: p.protocol ?? 'TCP' });
     }
+    const source: SetSource = {
+      namespace: owner.namespace,
+      peers: selectorPeers,
+      ...(nodeAddresses.length ? { fixed: nodeAddresses } : {}),
+    };
     const peers =
       rule.peers !== undefined || nodes.length > 0
-        ? {
-            key: peersKey,
-            compute: () => {
-              const out = peerIntervals(cluster, owner, selectorPeers);
-              for (const a of nodeAddresses) out[a.family].push({ lo: a.n, hi: a.n });
-              return out;
-            },
-          }
+        ? { key: peersKey, compute: () => sourceIntervals(cluster, source) }
         : undefined;
     const tuples =
       direction === 'egress' && named.length > 0
@@ -223,11 +270,7 @@ export class Translator {
       comment,
       ...(action ? { action } : {}),
       ...(peers ? { peers } : {}),
-      source: {
-        namespace: owner.namespace,
-        peers: selectorPeers,
-        ...(nodeAddresses.length ? { fixed: nodeAddresses } : {}),
-      },
+      source,
       anyPort: rule.ports.length === 0,
       numeric,
       named,
@@ -285,11 +328,9 @@ export class Translator {
       podRangeIntervals(cluster.podRanges),
     );
     if (ranges === null) return [];
-    const known = this.sets.peers(
-      `\0${this.peersJson(ALL_PODS)}`,
-      'live pods',
-      { namespace: '', peers: ALL_PODS },
-      () => peerIntervals(cluster, { key: '', namespace: '' }, ALL_PODS),
+    const live: SetSource = { namespace: '', peers: ALL_PODS };
+    const known = this.sets.peers(`\0${this.peersJson(ALL_PODS)}`, 'live pods', live, () =>
+      sourceIntervals(cluster, live),
     );
     const rule: RuleIR = {
       kind: 'allow',
