@@ -50,7 +50,9 @@ describe('the peer relay in the chart', () => {
     expect(service.spec.ports[0]?.port).toBe(5474);
     const args = agentArgs(objects);
     expect(args).toContain(`--peer-relay=${NAMESPACE}/flock-peer-relay`);
-    expect(args.find((a) => a.startsWith('--reserved-host-ports='))).toContain('5474/tcp');
+    expect(args.find((a) => a.startsWith('--reserved-host-ports='))).toBe(
+      '--reserved-host-ports=9902/tcp,5474/tcp,9903/tcp',
+    );
     const volume = podSpec(objects, 'DaemonSet', 'flock-agent').volumes.find(
       (v) => v.name === 'peer-relay-ca',
     ) as unknown as { secret: { secretName: string; items: { key: string }[] } };

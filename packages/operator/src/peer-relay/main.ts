@@ -9,6 +9,7 @@ import {
   HttpTransport,
   loadKubeConfig,
   readCommandLine,
+  startHealthServer,
 } from '@flock/kube';
 import { operatorVersion } from '../version.js';
 import { RELAY_FLAGS, parseRelayOptions } from './options.js';
@@ -30,9 +31,19 @@ async function main(): Promise<void> {
     watchdogMs: o.watchdog,
   });
   const port = await relay.start(o.port, o.host || undefined);
+  const health =
+    o.healthPort > 0
+      ? await startHealthServer({
+          port: o.healthPort,
+          ...(o.host ? { host: o.host } : {}),
+          registry: relay.registry,
+          logger,
+          checks: { 'peerslices-synced': () => relay.ready },
+        })
+      : undefined;
   logger.info('serving peer records', { port, allowedUsers: o.allowUsers });
   const shutdown = () =>
-    void relay.stop().then(
+    void Promise.all([relay.stop(), health?.close()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

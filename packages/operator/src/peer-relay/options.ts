@@ -30,6 +30,12 @@ export const RELAY_FLAGS = new FlagSet('flock-peer-relay', {
       .transform((s) => s.split(',').filter(Boolean))
       .pipe(z.array(z.string().min(1).max(256)).min(1, 'name at least one user')),
   },
+  healthPort: {
+    help: '/healthz, /readyz and /metrics over HTTP (0: off)',
+    arg: 'PORT',
+    schema: intFlag(0, 65535),
+    default: '9903',
+  },
   maxLogEvents: {
     help: 'record changes kept for agents that reconnect',
     arg: 'N',

@@ -28,16 +28,34 @@ async function start(server: FakeApiServer, verdict = async (t: string) => t ===
     allowedUsers: [],
     authenticate: async (t) => ((await verdict(t)) ? 'allowed' : t === 'slow' ? 'busy' : 'denied'),
     tickMs: 50,
+    processMetrics: false,
   });
   const port = await relay.start(0, '127.0.0.1');
   return `http://127.0.0.1:${port}`;
 }
 
+/** A metric's values by their labels ("k=v,..."). */
+async function metric(name: string): Promise<Record<string, number>> {
+  const m = (await relay!.registry.getMetricsAsJSON()).find((x) => x.name === name);
+  return Object.fromEntries(
+    (m?.values ?? []).map((v) => [
+      Object.entries(v.labels)
+        .map(([k, x]) => `${k}=${x}`)
+        .join(','),
+      v.value,
+    ]),
+  );
+}
+
 /** A stream's events as they arrive. */
 async function open(url: string, token = 'good') {
-  const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  const controller = new AbortController();
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: controller.signal,
+  });
   const events: RelayEvent[] = [];
-  const abort = () => void res.body?.cancel().catch(() => undefined);
+  const abort = () => controller.abort();
   if (res.status === 200 && res.body)
     void (async () => {
       let rest = '';
@@ -69,6 +87,11 @@ describe('PeerRelay', () => {
     expect((await open(`${url}${RELAY_PATH}`, 'slow')).status).toBe(503);
     expect((await fetch(`${url}${RELAY_PATH}`)).status).toBe(401);
     expect((await fetch(`${url}/other`)).status).toBe(404);
+    expect(await metric('flock_peer_relay_requests_total')).toEqual({
+      'verdict=allowed': 1,
+      'verdict=denied': 2,
+      'verdict=busy': 1,
+    });
   });
 
   it('sends a snapshot, then each record change, then resumes a reconnecting agent', async () => {
@@ -111,6 +134,13 @@ describe('PeerRelay', () => {
     await eventually('snapshot', () => other.events.some((e) => e.t === 'synced'));
     expect(other.events[0]).toMatchObject({ t: 'begin', full: true, seq: 3 });
     expect((await open(`${url}${RELAY_PATH}?since=x`)).status).toBe(400);
+    expect(await metric('flock_peer_relay_streams_total')).toEqual({
+      'start=snapshot': 2,
+      'start=resume': 1,
+    });
+    // The first stream's agent went away: two left.
+    await eventually('two agents', async () => (await metric('flock_peer_relay_agents'))[''] === 2);
+    expect(await metric('flock_peer_relay_records')).toEqual({ '': 1 });
     again.abort();
     other.abort();
   });

@@ -11,6 +11,8 @@ import {
   type Logger,
   type MetricsOptions,
 } from '@flock/kube';
+import { Registry } from 'prom-client';
+import { RELAY_METRICS_PREFIX, RelayMetrics } from './metrics.js';
 import { PeerLog, type SliceRecords } from './peer-log.js';
 import { RelayServer } from './server.js';
 import { reviewToken, tokenAuthenticator, type Authenticate } from './token-review.js';
@@ -30,7 +32,10 @@ export interface PeerRelayOptions {
   tls?: { cert: string; key: string };
   maxLogEvents?: number;
   tickMs?: number;
-  metrics?: MetricsOptions;
+  /** Where its metrics go (default: a registry of its own, `registry`). */
+  registry?: Registry;
+  /** Process metrics (CPU, memory, event loop) in the registry (default true). */
+  processMetrics?: boolean;
   watchdogMs?: number;
 }
 
@@ -38,17 +43,20 @@ export class PeerRelay {
   readonly log: PeerLog;
   readonly slices: Cache<SliceRecords>;
   readonly server: RelayServer;
+  readonly registry: Registry;
   private synced = false;
 
   constructor(o: PeerRelayOptions) {
     this.log = new PeerLog(o.maxLogEvents);
+    this.registry = o.registry ?? new Registry();
+    const cacheMetrics: MetricsOptions = { registry: this.registry, prefix: RELAY_METRICS_PREFIX };
     this.slices = new Cache<SliceRecords>({
       source: resourceListWatch(o.transport, PEERSLICES),
       schema: SliceRecords,
       name: 'relay-peerslices',
       pageSize: 50,
       logger: o.logger,
-      ...(o.metrics ? { metrics: o.metrics } : {}),
+      metrics: cacheMetrics,
       ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
     });
     this.slices.addHandler({
@@ -60,8 +68,18 @@ export class PeerRelay {
       () => (this.synced = true),
       () => undefined,
     );
+    const metrics = new RelayMetrics(
+      this.registry,
+      {
+        agents: () => this.server.connected,
+        records: () => this.log.size,
+        changes: () => this.log.seq,
+      },
+      { processMetrics: o.processMetrics ?? true },
+    );
     this.server = new RelayServer({
       log: this.log,
+      metrics,
       ready: () => this.synced,
       authenticate:
         o.authenticate ??
@@ -70,6 +88,11 @@ export class PeerRelay {
       ...(o.tls ? { tls: o.tls } : {}),
       ...(o.tickMs ? { tickMs: o.tickMs } : {}),
     });
+  }
+
+  /** Whether it holds every PeerSlice (ready to serve). */
+  get ready(): boolean {
+    return this.synced;
   }
 
   /** Watch the slices and serve; the server answers 503 until their first sync. */

@@ -14,6 +14,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { RELAY_PATH, RELAY_TICK_MS, RelayQuery } from '@flock/api';
 import type { Logger } from '@flock/kube';
+import type { RelayMetrics } from './metrics.js';
 import type { PeerLog } from './peer-log.js';
 import type { Authenticate } from './token-review.js';
 
@@ -28,6 +29,7 @@ export interface RelayServerOptions {
   tickMs?: number;
   maxClients?: number;
   maxBufferedBytes?: number;
+  metrics?: RelayMetrics;
 }
 
 interface Client {
@@ -82,6 +84,7 @@ export class RelayServer {
     if (url.pathname !== RELAY_PATH) return answer(404, 'not found');
     const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
     const verdict = auth ? await this.o.authenticate(auth[1] as string) : 'denied';
+    this.o.metrics?.token(verdict);
     if (verdict === 'busy') return answer(503, 'try later', { 'retry-after': '1' });
     if (verdict === 'denied') return answer(401, 'unauthorized');
     if (!this.o.ready()) return answer(503, 'not synced', { 'retry-after': '1' });
@@ -95,6 +98,11 @@ export class RelayServer {
   /** The log's lines from the agent's position, then every change, until it goes away. */
   private stream(res: ServerResponse, q: RelayQuery): void {
     const maxBuffered = this.o.maxBufferedBytes ?? 16 * 1024 * 1024;
+    const cutOff = () => {
+      if (res.destroyed) return;
+      this.o.metrics?.cutOff.inc();
+      res.destroy();
+    };
     const pending: string[] = [];
     let pendingBytes = 0;
     let live = false;
@@ -103,16 +111,18 @@ export class RelayServer {
         if (!live) {
           pending.push(chunk);
           // Changes piling up behind a snapshot it does not read: cut off as a slow reader.
-          if ((pendingBytes += chunk.length) > maxBuffered) res.destroy();
+          if ((pendingBytes += chunk.length) > maxBuffered) cutOff();
           return;
         }
         res.write(chunk);
-        if (res.writableLength > maxBuffered) res.destroy(); // it resumes when it comes back
+        if (res.writableLength > maxBuffered) cutOff(); // it resumes when it comes back
       },
     };
     // Taken in one turn with the subscription: no change falls between them.
     const off = this.o.log.subscribe((lines) => client.write(lines));
-    const lines = this.o.log.since(q.epoch, q.since) ?? this.o.log.snapshot();
+    const resumed = this.o.log.since(q.epoch, q.since);
+    const lines = resumed ?? this.o.log.snapshot();
+    this.o.metrics?.streams.inc({ start: resumed ? 'resume' : 'snapshot' });
     this.clients.add(client);
     res.on('close', () => {
       off();
