@@ -5,7 +5,8 @@
 // stream, and the next one starts from a snapshot. The stream is held to the relay's ticks: three
 // missed and it is dropped as dead.
 import { request as httpsRequest } from 'node:https';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
+import { createInflate } from 'node:zlib';
 import { MAX_RELAY_LINE, RELAY_PATH, RELAY_TICK_MS, RelayEvent, type PeerPod } from '@flock/api';
 
 /** What a relay stream feeds: a snapshot (begin … synced) or changes, in order. */
@@ -42,11 +43,16 @@ export function httpsRelay(target: RelayTarget): RelayOpen {
           path,
           servername: target.serverName,
           ca: target.ca,
-          headers: { authorization: `Bearer ${token}` },
+          headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'deflate' },
           signal,
         },
         (res) => {
-          if (res.statusCode === 200) return resolve(res);
+          if (res.statusCode === 200)
+            return resolve(
+              res.headers['content-encoding'] === 'deflate'
+                ? pipeline(res, createInflate(), () => undefined)
+                : res,
+            );
           res.resume();
           reject(new Error(`peer relay answered ${res.statusCode ?? '?'}`));
         },

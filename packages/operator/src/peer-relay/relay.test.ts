@@ -1,3 +1,5 @@
+import { get, type IncomingMessage } from 'node:http';
+import { createInflate } from 'node:zlib';
 import { API_VERSION, PEERSLICE_KIND, RELAY_PATH, RelayEvent } from '@flock/api';
 import { PEERSLICES } from '@flock/kube';
 import { createMemoryLogger, FakeApiServer } from '@flock/kube/testing';
@@ -143,5 +145,41 @@ describe('PeerRelay', () => {
     expect(await metric('flock_peer_relay_records')).toEqual({ '': 1 });
     again.abort();
     other.abort();
+  });
+
+  it('deflates a stream the agent asks to have deflated, a change flushed at once', async () => {
+    const server = new FakeApiServer();
+    server.register(PEERSLICES);
+    const many = Array.from({ length: 20 }, (_, i) => ({
+      name: `web-${i}`,
+      ip: `2001:db8::${i + 1}`,
+    }));
+    for (let s = 0; s < 50; s++) server.putObject(PEERSLICES, sliceObject(`s${s}`, `ns${s}`, many));
+    const url = await start(server);
+    await eventually('synced', async () => (await fetch(`${url}/healthz`)).status === 200);
+    let wire = 0;
+    let text = '';
+    const res = await new Promise<IncomingMessage>((resolve, reject) =>
+      get(
+        `${url}${RELAY_PATH}`,
+        { headers: { authorization: 'Bearer good', 'accept-encoding': 'deflate' } },
+        resolve,
+      ).on('error', reject),
+    );
+    expect(res.headers['content-encoding']).toBe('deflate');
+    res.on('data', (b: Buffer) => (wire += b.length));
+    const inflate = res.pipe(createInflate());
+    inflate.on('data', (b: Buffer) => (text += String(b)));
+    await eventually('the snapshot, inflated', () => text.includes('"t":"synced"'));
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => RelayEvent.parse(JSON.parse(l)));
+    expect(lines.filter((e) => e.t === 'put')).toHaveLength(1_000);
+    expect(wire * 5).toBeLessThan(text.length);
+    // A change arrives whole, without waiting for more to fill the compressor.
+    server.putObject(PEERSLICES, sliceObject('s0', 'ns0', many.slice(1)));
+    await eventually('the change, inflated', () => text.includes('"t":"del"'));
+    res.destroy();
   });
 });
