@@ -38,6 +38,34 @@ describe('the peer relay in the chart', () => {
       { apiGroups: ['flock.fritzlab.net'], resources: ['peerslices'], verbs: ['list', 'watch'] },
       { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     ]);
+    // Replicas by node count: the operator's leader writes them, to this Deployment alone.
+    const deployment = find(objects, 'Deployment', 'flock-peer-relay') as unknown as {
+      spec: { replicas?: number };
+    };
+    expect(deployment.spec.replicas).toBeUndefined();
+    expect(
+      container(podSpec(objects, 'Deployment', 'flock-operator').containers, 'operator').args,
+    ).toEqual(
+      expect.arrayContaining([
+        '--peer-relay-deployment=flock-peer-relay',
+        '--peer-relay-nodes-per-replica=200',
+        '--peer-relay-min-replicas=2',
+      ]),
+    );
+    const scale = find(objects, 'Role', 'flock-peer-relay-scale') as unknown as {
+      rules: unknown[];
+    };
+    expect(scale.rules).toEqual([
+      {
+        apiGroups: ['apps'],
+        resources: ['deployments'],
+        resourceNames: ['flock-peer-relay'],
+        verbs: ['get', 'patch'],
+      },
+    ]);
+    expect(find(objects, 'RoleBinding', 'flock-peer-relay-scale')).toMatchObject({
+      subjects: [{ kind: 'ServiceAccount', name: 'flock-operator' }],
+    });
     const relay = podSpec(objects, 'Deployment', 'flock-peer-relay');
     expect(relay.serviceAccountName).toBe('flock-peer-relay');
     expect(container(relay.containers, 'relay').args).toContain(
@@ -60,9 +88,15 @@ describe('the peer relay in the chart', () => {
       secretName: 'flock-peer-relay-tls',
       items: [{ key: 'ca.crt', path: 'ca.crt' }],
     });
-    // A Secret named in the values is used, not made.
+    // A Secret named in the values is used, not made; without autoscale, the replicas given.
     const named = await render(['-f', join(TESTDATA, 'custom-values.yaml')]);
     expect(named.some((o) => o.kind === 'Secret')).toBe(false);
+    expect(find(named, 'Deployment', 'edge-flock-peer-relay')).toMatchObject({
+      spec: { replicas: 1 },
+    });
+    expect(
+      container(podSpec(named, 'Deployment', 'edge-flock-operator').containers, 'operator').args,
+    ).not.toContainEqual(expect.stringMatching(/^--peer-relay/));
     expect(agentArgs(named, 'edge-flock-agent')).toContain(
       `--peer-relay=${NAMESPACE}/edge-flock-peer-relay`,
     );

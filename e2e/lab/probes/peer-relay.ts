@@ -59,10 +59,11 @@ async function relayPods(lab: Lab, n: number): Promise<LabPod[]> {
   );
 }
 
-async function scaleRelays(lab: Lab, replicas: number): Promise<void> {
-  await labKubectl(lab, [
-    ...['scale', 'deployment/flock-peer-relay', '-n', FLOCK_NAMESPACE],
-    `--replicas=${replicas}`,
+/** `helm upgrade` of the installed release with `values` changed. */
+async function upgrade(lab: Lab, values: string[]): Promise<void> {
+  await helm(lab.cp!.kubeconfigPath, [
+    ...['upgrade', RELEASE, CHART, '--reuse-values'],
+    ...helmSet(values),
   ]);
 }
 
@@ -74,11 +75,10 @@ async function setLabel(lab: Lab, pod: LabPod, value: 'yes' | 'no'): Promise<voi
 }
 
 export async function peerRelayScenario(lab: Lab, oldAgents: Set<string>): Promise<void> {
-  await helm(lab.cp!.kubeconfigPath, [
-    ...['upgrade', RELEASE, CHART, '--reuse-values'],
-    ...helmSet(['peerRelay.enabled=true']),
-  ]);
-  // One relay a node (the chart's anti-affinity); the agents rolled onto --peer-relay.
+  await upgrade(lab, ['peerRelay.enabled=true']);
+  // Two relays, one a node: the chart makes the Deployment without replicas (1) and the
+  // operator's leader scales it by node count (2 nodes, at least 2); the agents rolled onto
+  // --peer-relay.
   const relays = await relayPods(lab, 2);
   if (new Set(relays.map((p) => p.spec.nodeName)).size !== 2)
     throw new Error('two peer relays on one node');
@@ -137,8 +137,10 @@ export async function peerRelayScenario(lab: Lab, oldAgents: Set<string>): Promi
   await setLabel(lab, client!, 'yes');
   await reaches(true, 'the labelled client let in, through the relay');
 
-  // No relay: each agent watches the PeerSlices itself (after 10 s) and still follows changes.
-  await scaleRelays(lab, 0);
+  // No relay (autoscale off, none asked for): each agent watches the PeerSlices itself (after
+  // 10 s) and still follows changes.
+  await upgrade(lab, ['peerRelay.autoscale.enabled=false', 'peerRelay.replicas=0']);
+  await relayPods(lab, 0);
   await eventually(
     'every agent on the PeerSlices',
     async () => {
@@ -152,8 +154,9 @@ export async function peerRelayScenario(lab: Lab, oldAgents: Set<string>): Promi
   await setLabel(lab, client!, 'yes');
   await reaches(true, 'the labelled client let in again, without a relay');
 
-  // Relays back: every agent reads from one again, and changes still come through.
-  await scaleRelays(lab, 2);
+  // Relays back (scaled by the operator again): every agent reads from one again, and changes
+  // still come through.
+  await upgrade(lab, ['peerRelay.autoscale.enabled=true']);
   await relayPods(lab, 2);
   await eventually(
     'every agent back on a relay',

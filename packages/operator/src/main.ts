@@ -50,6 +50,16 @@ async function main(): Promise<void> {
     serviceQuarantineMs: options.serviceAddressQuarantine,
     peerSlices: options.peerSlices,
     peerSliceBatchMs: options.peerSliceBatch,
+    ...(options.peerRelayDeployment
+      ? {
+          peerRelayScale: {
+            deployment: options.peerRelayDeployment,
+            nodesPerReplica: options.peerRelayNodesPerReplica,
+            minReplicas: options.peerRelayMinReplicas,
+            maxReplicas: options.peerRelayMaxReplicas,
+          },
+        }
+      : {}),
   });
   let stopping = false;
   const shutdown = (signal: string) => {

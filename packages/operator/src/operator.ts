@@ -41,6 +41,7 @@ import { ClaimView, DEFAULT_SERVICE_QUARANTINE_MS } from './service-claims.js';
 import { BY_NAMESPACE } from './service-handlers.js';
 import { NamespaceSchema } from './service-scope.js';
 import { startServiceSession, type ServiceSession } from './service-session.js';
+import { RelayScaler, type RelayScale } from './peer-relay/scaler.js';
 import { ClusterView } from './view.js';
 
 export interface OperatorOptions {
@@ -79,6 +80,8 @@ export interface OperatorOptions {
   peerSlices?: boolean;
   /** How long pod changes of a namespace are gathered before its slices are written. */
   peerSliceBatchMs?: number;
+  /** Scale the peer relay's Deployment (in `namespace`) by node count, while leading. */
+  peerRelayScale?: { deployment: string } & RelayScale;
   registry?: Registry;
   /** Process metrics (CPU, memory, event loop) in the registry (default true). */
   processMetrics?: boolean;
@@ -99,6 +102,7 @@ export interface Operator {
 interface Session {
   controller: Controller;
   claimGc: ClaimGc;
+  relayScaler: RelayScaler | undefined;
   services: ServiceSession;
   off: () => void;
 }
@@ -229,6 +233,17 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       ...(options.claimGraceMs !== undefined ? { graceMs: options.claimGraceMs } : {}),
     });
     claimGc.start();
+    const relayScaler = options.peerRelayScale
+      ? new RelayScaler({
+          transport,
+          nodes: view.nodes,
+          namespace: options.namespace ?? DEFAULT_NAMESPACE,
+          logger: log,
+          loopMetrics,
+          ...options.peerRelayScale,
+        })
+      : undefined;
+    relayScaler?.start();
     const serviceSession = startServiceSession({
       transport,
       services,
@@ -247,7 +262,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
       serveUnsetClass: options.serveUnsetLbClass ?? true,
       quarantineMs: serviceQuarantineMs,
     });
-    session = { controller, claimGc, services: serviceSession, off };
+    session = { controller, claimGc, relayScaler, services: serviceSession, off };
     void clusterPolicies.setLeading(true);
     peerSlices
       ?.setLeading(true)
@@ -268,6 +283,7 @@ export async function startOperator(options: OperatorOptions): Promise<Operator>
     await Promise.all([
       s.controller.stop(),
       s.claimGc.stop(),
+      s.relayScaler?.stop(),
       s.services.stop(),
       clusterPolicies.setLeading(false),
       peerSlices?.setLeading(false),

@@ -131,6 +131,30 @@ const FLAGS = {
     schema: durationFlag(0),
     default: formatDuration(DEFAULT_PEER_BATCH_MS),
   },
+  peerRelayDeployment: {
+    help: "scale this Deployment (the peer relay, in --namespace) by node count while leading; empty: don't",
+    arg: 'NAME',
+    schema: z.union([z.literal(''), DnsSubdomain]),
+    default: '',
+  },
+  peerRelayNodesPerReplica: {
+    help: 'one peer relay replica for this many nodes',
+    arg: 'N',
+    schema: intFlag(1, 100_000),
+    default: '200',
+  },
+  peerRelayMinReplicas: {
+    help: 'peer relay replicas at least (never more than there are nodes)',
+    arg: 'N',
+    schema: intFlag(1, 1_000),
+    default: '2',
+  },
+  peerRelayMaxReplicas: {
+    help: 'peer relay replicas at most',
+    arg: 'N',
+    schema: intFlag(1, 1_000),
+    default: '20',
+  },
 } as const;
 
 export const OPERATOR_FLAGS = new FlagSet('flock-operator', FLAGS);
@@ -151,6 +175,8 @@ export function parseOptions(
     namespace: saNamespace || DEFAULT_NAMESPACE,
     identity: hostname(),
   });
+  if (o.peerRelayMinReplicas > o.peerRelayMaxReplicas)
+    throw new UsageError('need --peer-relay-min-replicas ≤ --peer-relay-max-replicas');
   if (!(o.leaseDuration > o.renewDeadline && o.renewDeadline > o.retryPeriod * 1.2)) {
     throw new UsageError('need --lease-duration > --renew-deadline > 1.2 × --retry-period');
   }
