@@ -197,5 +197,11 @@ describe('SlicePeers with a peer relay', () => {
     server.putObject(PEERSLICES, sliceObject('s1', [record('web', { app: 'v4' })]));
     await new Promise((r) => setTimeout(r, 100));
     expect(names()).toEqual(['web:v3']);
+
+    // Gone again: the slices once more (a new watch), which say v4.
+    relay.last().body.destroy(new Error('connection reset'));
+    server.putObject(ENDPOINT_SLICES, endpoints());
+    await eventually('from the slices again', () => names().join() === 'web:v4');
+    expect(logger.find('warn', 'no peer relay')).toHaveLength(2);
   });
 });
