@@ -19,6 +19,8 @@ export interface WatchCounts {
   modified: number;
   deleted: number;
   bookmarks: number;
+  /** Bytes of the stream's body as received (the relay's stream only: counting-relay.ts). */
+  bytes?: number;
 }
 
 export const nowMs = () => performance.timeOrigin + performance.now();
@@ -54,7 +56,8 @@ export class CountingTransport implements KubeTransport {
     return out;
   }
 
-  private of(name: string): WatchCounts {
+  /** The counts of a watch by name (created at its first use): also the relay's stream's. */
+  of(name: string): WatchCounts {
     let c = this.counts.get(name);
     if (!c) {
       c = { watches: 0, listed: 0, added: 0, modified: 0, deleted: 0, bookmarks: 0 };
@@ -104,13 +107,17 @@ export class CountingTransport implements KubeTransport {
     // A PeerSlice: the marks in its pods' labels (label writes only; ms precision).
     const pods = (object['spec'] as { pods?: { labels?: Record<string, string> }[] } | undefined)
       ?.pods;
-    for (const p of pods ?? []) {
-      const flip = parseFlip(p.labels?.[FLIP_LABEL]);
-      if (flip) this.saw(flip[0], flip[1]);
-    }
+    for (const p of pods ?? []) this.sawLabels(p.labels);
   }
 
-  private saw(write: number, at: number): void {
+  /** A peer record's labels (a slice's or a relay's): the churn's mark of a label write. */
+  sawLabels(labels: Record<string, string> | undefined): void {
+    const flip = parseFlip(labels?.[FLIP_LABEL]);
+    if (flip) this.saw(flip[0], flip[1]);
+  }
+
+  /** Write `write`, sent at epoch ms `at`, is seen now (its lag is kept the first time only). */
+  saw(write: number, at: number): void {
     if (this.seen.has(write)) return;
     this.seen.add(write);
     this.lags.set(write, nowMs() - at);

@@ -1,16 +1,36 @@
 // The arms of the fan-out benchmark: what one agent watches, built in a watcher process. Each
 // arm is run at every size in one run and printed side by side (run.ts): `pods` (every agent
 // watches every Pod and Node: --policy-peers=pods), `peer-slices` (own-node pods, the operator's
-// PeerSlices and NodePeers, whose publisher run.ts starts beside the cluster) and
-// `peer-slices-nodes` (PeerSlices, but every Node watched whole, as before NodePeers).
+// PeerSlices and NodePeers, whose publisher run.ts starts beside the cluster),
+// `peer-slices-nodes` (PeerSlices, but every Node watched whole, as before NodePeers) and
+// `peer-relay` (the agent with --peer-relay: the PeerSlices' records from a peer relay, which
+// run.ts starts beside the publisher).
 import type { Logger } from '@flock/api';
-import type { KubeTransport } from '@flock/kube';
 import { claimCache } from '../../src/claims/cache.js';
 import type { AgentConfig } from '../../src/core/config.js';
 import { NetworkConditionKeeper } from '../../src/node-status/node-condition.js';
 import { NodeConfigTracker } from '../../src/node/node-config.js';
 import { PeerRanges, podSources, policyCaches } from '../../src/policy/index.js';
+import type { PodSourcesOptions } from '../../src/policy/peer-source.js';
+import { httpsRelay } from '../../src/policy/relay-client.js';
 import { endpointSliceCache, serviceCache } from '../../src/routing/service-addresses.js';
+import type { CountingTransport } from './counting-transport.js';
+import { countingRelay } from './counting-relay.js';
+
+/** The peer relay as the bench deploys it: its Service (an EndpointSlice) and who may read. */
+export const RELAY = {
+  namespace: 'flock-system',
+  service: 'flock-peer-relay',
+  serviceAccount: 'flock-agent',
+} as const;
+
+/** What a watcher needs to reach the relay (files run.ts writes). */
+export interface RelayFiles {
+  /** The CA that signed the relay's serving certificate (PEM). */
+  caFile: string;
+  /** The agents' service account token. */
+  tokenFile: string;
+}
 
 /** One agent's watches, started. */
 export interface Watches {
@@ -23,13 +43,20 @@ export interface Design {
   name: string;
   /** The operator's PeerSlice publisher runs beside the cluster (run.ts starts it). */
   publisher?: boolean;
+  /** A peer relay runs beside the publisher (run.ts starts it and gives the watchers `relay`). */
+  relay?: boolean;
   /**
    * Which churn writes reach an agent: all, or only the label changes (a status write changes
    * nothing policy reads of a pod: a PeerSlice watcher never sees it, by design).
    */
   sees: 'all' | 'labels';
   /** Start the watches of the agent of `config.nodeName` (in its own process). */
-  start(transport: KubeTransport, config: AgentConfig, logger: Logger): Watches;
+  start(
+    transport: CountingTransport,
+    config: AgentConfig,
+    logger: Logger,
+    relay: RelayFiles | undefined,
+  ): Watches;
 }
 
 /**
@@ -66,16 +93,47 @@ const peerSlicesNodes: Design = {
     agentWatches(transport, config, logger, 'peer-slices', false),
 };
 
+/**
+ * The agent with a peer relay (--peer-relay flock-system/flock-peer-relay): as `peer-slices`,
+ * but the records come from the relay's stream, whose lines are counted as the watch
+ * "peer-relay" (counting-relay.ts); the PeerSlices are watched only if no relay gives a complete
+ * state within 10 s (slice-peers.ts: a `peerslices` watch in its figures says it happened).
+ */
+const peerRelay: Design = {
+  name: 'peer-relay',
+  publisher: true,
+  relay: true,
+  sees: 'labels',
+  start: (transport, config, logger, relay) => {
+    if (!relay) throw new Error('the peer-relay design needs the relay files (--relay-ca, ...)');
+    return agentWatches(transport, config, logger, 'peer-slices', true, {
+      namespace: RELAY.namespace,
+      service: RELAY.service,
+      caFile: relay.caFile,
+      tokenFile: relay.tokenFile,
+      open: (target) => countingRelay(httpsRelay(target), transport),
+    });
+  },
+};
+
 /** The agent's watches (agent.ts buildAgent) with its peers from `policyPeers`. */
 function agentWatches(
-  transport: KubeTransport,
+  transport: CountingTransport,
   config: AgentConfig,
   logger: Logger,
   policyPeers: AgentConfig['policyPeers'],
   nodePeers = policyPeers === 'peer-slices',
+  relay?: PodSourcesOptions['relay'],
 ): Watches {
   const { nodeName, watchdogMs } = config;
-  const source = podSources({ policyPeers, transport, logger, nodeName, watchdogMs });
+  const source = podSources({
+    policyPeers,
+    transport,
+    logger,
+    nodeName,
+    watchdogMs,
+    ...(relay ? { relay } : {}),
+  });
   const { pods } = source;
   const policy = policyCaches(transport, source.peers, logger, {
     watchdogMs,
@@ -132,7 +190,7 @@ function agentWatches(
 }
 
 export const DESIGNS: ReadonlyMap<string, Design> = new Map(
-  [podsDesign, peerSlices, peerSlicesNodes].map((d) => [d.name, d]),
+  [podsDesign, peerSlices, peerSlicesNodes, peerRelay].map((d) => [d.name, d]),
 );
 
 export function designNamed(name: string): Design {

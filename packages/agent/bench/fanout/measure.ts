@@ -1,15 +1,17 @@
 // One round of the fan-out benchmark: K watchers of a design started together on the cluster
 // (the initial sync), then the churn; what it cost the API server, what each watcher received,
 // and how long each write took to reach the last watcher. Also the churn with no watcher: what
-// the writes alone cost the API server (the baseline the per-event cost is taken over).
+// the writes alone cost the API server (the baseline the per-event cost is taken over). With a
+// peer relay (the `peer-relay` arm) its process's CPU is measured beside the API server's.
 import { summarize, type Summary } from '@flock/testkit';
 import type { KubeTransport } from '@flock/kube';
 import { churn, type ChurnPlan, type ChurnResult } from './churn.js';
 import type { WatchCounts } from './counting-transport.js';
+import { RELAY_WATCH } from './counting-relay.js';
 import type { PodRef } from './populate.js';
 import { cpuSeconds, rssBytes } from './proc.js';
 import type { Report } from './protocol.js';
-import { designNamed, type Design } from './designs.js';
+import { designNamed, type Design, type RelayFiles } from './designs.js';
 import { Watchers } from './watchers.js';
 
 export interface Setting {
@@ -18,12 +20,16 @@ export interface Setting {
   kubeconfig: string;
   pods: readonly PodRef[];
   churn: Omit<ChurnPlan, 'firstWrite'>;
+  /** The peer relay of a design that has one: its process and what watchers need to reach it. */
+  relay?: { pid: number; files: RelayFiles };
 }
 
 export interface Sync {
   seconds: number;
   apiCpu: number;
   apiRss: number;
+  /** The relay process's CPU (a design with a relay). */
+  relayCpu?: number;
   /** Averages over the watchers. */
   bytesPerAgent: number;
   agentCpuSeconds: number;
@@ -35,6 +41,7 @@ export interface Churn {
   writesPerSecond: number;
   apiCpuPerSecond: number;
   apiRss: number;
+  relayCpuPerSecond?: number;
   /** Events (added, modified, deleted) over every watch, all watchers. */
   events: number;
   eventsPerAgentPerSecond: number;
@@ -42,6 +49,8 @@ export interface Churn {
   bytesPerEvent: number;
   /** Per watcher and second, by watch. */
   eventsByWatch: Record<string, number>;
+  /** The relay stream's body bytes per put/del line (before TLS; a design with a relay). */
+  relayLineBytes?: number;
   agentCpuPerSecond: number;
   /** Watches opened again during the churn, all watchers (a watcher too slow for its server). */
   rewatches: number;
@@ -83,11 +92,18 @@ function byWatch(reports: Report[], pick: (c: WatchCounts) => number, before?: R
   return out;
 }
 
-async function runChurn(s: Setting): Promise<ChurnResult & { apiCpu: number }> {
-  const cpu0 = await cpuSeconds(s.apiserverPid);
+/** The relay's CPU seconds so far (none without a relay). */
+const relayCpu = (s: Setting) => (s.relay ? cpuSeconds(s.relay.pid) : Promise.resolve(NaN));
+
+async function runChurn(s: Setting): Promise<ChurnResult & { apiCpu: number; relayCpu: number }> {
+  const [cpu0, relay0] = [await cpuSeconds(s.apiserverPid), await relayCpu(s)];
   const result = await churn(s.api, s.pods, { ...s.churn, firstWrite: nextWrite });
   nextWrite = result.to;
-  return { ...result, apiCpu: (await cpuSeconds(s.apiserverPid)) - cpu0 };
+  return {
+    ...result,
+    apiCpu: (await cpuSeconds(s.apiserverPid)) - cpu0,
+    relayCpu: (await relayCpu(s)) - relay0,
+  };
 }
 
 /** After the cluster was written: the API server is still busy with it for a few seconds. */
@@ -152,17 +168,38 @@ async function lastSeen(
   return { lastSeen: summarize(all), missed: expected - all.length };
 }
 
-/** The API server's CPU, and what each watcher has read and received, now. */
+/**
+ * Said when agents of a relay design listed or watched the PeerSlices: no relay gave them a
+ * complete state within slice-peers.ts's 10 s, so the API server served them slices too (until
+ * the relay's snapshot was complete: a list cut short counts its pages, with no watch).
+ */
+function fellBack(reports: Report[], k: number, when: string): void {
+  const slices = reports.map((r) => r.counts['peerslices']).filter((c) => c !== undefined);
+  const fell = slices.filter((c) => c.listed + c.watches > 0);
+  if (fell.length > 0)
+    console.log(
+      `  ${when}, ${fell.length} of ${k} agents had listed or watched the PeerSlices (no ` +
+        `complete relay state within 10 s): ${sum(fell.map((c) => c.listed))} slices listed`,
+    );
+}
+
+/** The API server's (and relay's) CPU, and what each watcher has read and received, now. */
 async function snapshot(s: Setting, w: Watchers) {
   return {
     cpu: await cpuSeconds(s.apiserverPid),
+    relayCpu: await relayCpu(s),
     bytes: await w.bytesRead(),
     reports: await w.reports(),
   };
 }
 
 export async function round(s: Setting, design: string, k: number): Promise<Round> {
-  const w = await Watchers.spawn(k, design, s.kubeconfig);
+  const arm = designNamed(design);
+  if (arm.relay && !s.relay) throw new Error(`${design} needs a peer relay (run.ts starts it)`);
+  const args = s.relay
+    ? ['--relay-ca', s.relay.files.caFile, '--relay-token', s.relay.files.tokenFile]
+    : [];
+  const w = await Watchers.spawn(k, design, s.kubeconfig, args);
   try {
     const loaded = await snapshot(s, w);
     const syncMs = await w.start();
@@ -171,16 +208,20 @@ export async function round(s: Setting, design: string, k: number): Promise<Roun
       seconds: syncMs / 1000,
       apiCpu: synced.cpu - loaded.cpu,
       apiRss: await rssBytes(s.apiserverPid),
+      ...(s.relay ? { relayCpu: synced.relayCpu - loaded.relayCpu } : {}),
       bytesPerAgent: avg(synced.bytes.map((b, i) => b - (loaded.bytes[i] ?? 0))),
       agentCpuSeconds: avg(cpuDeltas(loaded.reports, synced.reports)) / 1000,
       listedPerAgent: byWatch(synced.reports, (c) => c.listed + events(c)),
     };
+    if (arm.relay) fellBack(synced.reports, k, 'by the sync');
     await sleep(QUIET_MS);
     const start = await snapshot(s, w);
     const r = await runChurn(s);
     const end = await snapshot(s, w);
+    if (arm.relay) fellBack(end.reports, k, "by the churn's end");
     const received = sum(end.bytes.map((b, i) => b - (start.bytes[i] ?? 0)));
     const perWatch = byWatch(end.reports, events, start.reports);
+    const relayBytes = byWatch(end.reports, (c) => c.bytes ?? 0, start.reports)[RELAY_WATCH];
     const total = sum(Object.values(perWatch)) * k;
     const writes = r.to - r.from - r.failed.size;
     return {
@@ -192,6 +233,7 @@ export async function round(s: Setting, design: string, k: number): Promise<Roun
         writesPerSecond: writes / r.seconds,
         apiCpuPerSecond: r.apiCpu / r.seconds,
         apiRss: await rssBytes(s.apiserverPid),
+        ...(s.relay ? { relayCpuPerSecond: r.relayCpu / r.seconds } : {}),
         events: total,
         eventsPerAgentPerSecond: total / k / r.seconds,
         bytesPerAgentPerSecond: received / k / r.seconds,
@@ -199,9 +241,12 @@ export async function round(s: Setting, design: string, k: number): Promise<Roun
         eventsByWatch: Object.fromEntries(
           Object.entries(perWatch).map(([watch, n]) => [watch, n / r.seconds]),
         ),
+        ...(arm.relay && relayBytes !== undefined
+          ? { relayLineBytes: relayBytes / (perWatch[RELAY_WATCH] ?? NaN) }
+          : {}),
         rewatches: sum(Object.values(byWatch(end.reports, (c) => c.watches, start.reports))) * k,
         agentCpuPerSecond: avg(cpuDeltas(start.reports, end.reports)) / 1000 / r.seconds,
-        ...(await lastSeen(w, end.reports, r, k, designNamed(design).sees)),
+        ...(await lastSeen(w, end.reports, r, k, arm.sees)),
       },
     };
   } finally {

@@ -1,6 +1,6 @@
-// The operator's PeerSlice and NodePeer publishers, loaded from the operator's build by path
-// (the agent does not depend on the operator package): for the fan-out bench's publisher
-// process and the memory bench.
+// The operator's PeerSlice and NodePeer publishers and its peer relay, loaded from the
+// operator's build by path (the agent does not depend on the operator package): for the fan-out
+// bench's publisher and relay processes and the memory bench.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -61,4 +61,25 @@ export async function loadNodePeerPublisher(): Promise<{
   );
   const { NodeSchema } = await load<{ NodeSchema: z.ZodType<KubeObject> }>('nodes.js');
   return { NodePeerPublisher, NodeSchema };
+}
+
+/** What the fan-out bench uses of the operator's peer relay (peer-relay/relay.ts). */
+export interface PeerRelay {
+  readonly slices: { synced: Promise<void> };
+  readonly log: { size: number; seq: number };
+  readonly server: { connected: number };
+  /** Watch the slices and serve; resolves with the port. */
+  start(port: number, host?: string): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export type PeerRelayClass = new (o: {
+  transport: KubeTransport;
+  logger: Logger;
+  allowedUsers: readonly string[];
+  tls?: { cert: string; key: string };
+}) => PeerRelay;
+
+export async function loadPeerRelay(): Promise<PeerRelayClass> {
+  return (await load<{ PeerRelay: PeerRelayClass }>('peer-relay/relay.js')).PeerRelay;
 }

@@ -8,7 +8,9 @@
 // until all synced, the API server's CPU for it — then --churn-seconds of pod status and label
 // writes at --rate — the API server's CPU per second and RSS (/proc), events and bytes (rchar)
 // received per agent per second, the lag from each write to the last agent seeing it. A churn
-// with no watcher first: what the writes alone cost. Figures, not assertions.
+// with no watcher first: what the writes alone cost. Figures, not assertions. A design with a
+// peer relay (`peer-relay`) has the relay beside the publisher (relay-setup.ts: its certificate,
+// the agents' ServiceAccount and token, its EndpointSlice), its CPU measured as the API server's.
 //   ./dev npx tsc -b packages/agent/tsconfig.testing.json &&
 //   ./dev node packages/agent/dist/bench/fanout/run.js [--nodes 1000 --pods-per-node 30
 //     --agents 10,50,100 --churn-seconds 60 --cnp on]            (--help: options.ts)
@@ -19,8 +21,10 @@ import { parseOptions } from './options.js';
 import { populate } from './populate.js';
 import { byWatch, churnTable, model, syncTable } from './report.js';
 import { designNamed } from './designs.js';
+import { relayAccess, startRelay, type RunningRelay } from './relay-setup.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PEERSLICES, resourcePath, type KubeTransport } from '@flock/kube';
 import { eventually } from '@flock/testkit';
@@ -81,19 +85,28 @@ try {
   console.log('churn with no watcher...');
   rounds.push(await baseline(setting));
   for (const design of o.designs) {
+    const arm = designNamed(design);
     // The operator's publisher beside the cluster while the design's rounds run.
-    const publisher = designNamed(design).publisher
+    const publisher = arm.publisher
       ? startPublisher(cluster.cp.kubeconfigPath, o.publisherWorkers)
       : undefined;
-    if (publisher) await published(cluster.api, pods.length);
+    let relay: RunningRelay | undefined;
+    const access = arm.relay ? await relayAccess(cluster.cp, cluster.api) : undefined;
     try {
+      if (publisher) await published(cluster.api, pods.length);
+      // The relay once the slices are there: the agents' sync is not its own.
+      if (access) relay = await startRelay(cluster.cp.kubeconfigPath, cluster.api, access);
+      const here: Setting =
+        relay && access ? { ...setting, relay: { pid: relay.pid, files: access } } : setting;
       for (const k of o.agents) {
         console.log(`${design}: ${k} agents (load ${load()})...`);
-        rounds.push(await round(setting, design, k));
+        rounds.push(await round(here, design, k));
         // The figures so far: a later round that fails (a sync past its limit) keeps them.
         console.log(`${syncTable(rounds)}\n${churnTable(rounds)}`);
       }
     } finally {
+      await relay?.stop();
+      if (access) await rm(access.dir, { recursive: true, force: true });
       publisher?.kill('SIGTERM');
       if (publisher) await once(publisher, 'exit');
     }

@@ -1,6 +1,7 @@
 // One benchmark watcher: a process that runs one agent's watches (a design's, designs.ts) as
 // node NODE against the API server and answers the benchmark over IPC (protocol.ts).
 //   node watcher.js --kubeconfig PATH --node NAME --design NAME    (spawned by watchers.ts)
+//     [--relay-ca PATH --relay-token PATH]      (a design with a peer relay: its CA, the token)
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { HttpTransport, createLogger, loadKubeConfig } from '@flock/kube';
@@ -15,9 +16,14 @@ const { values } = parseArgs({
     kubeconfig: { type: 'string' },
     node: { type: 'string' },
     design: { type: 'string' },
+    'relay-ca': { type: 'string' },
+    'relay-token': { type: 'string' },
   },
 });
 const { kubeconfig, node, design } = values;
+const caFile = values['relay-ca'];
+const tokenFile = values['relay-token'];
+const relay = caFile && tokenFile ? { caFile, tokenFile } : undefined;
 if (!kubeconfig || !node || !design || !process.send)
   throw new Error(
     'watcher.js is started by the fan-out benchmark (--kubeconfig, --node, --design, IPC)',
@@ -34,7 +40,7 @@ let watches: Watches | undefined;
 process.on('message', (command: Command) => {
   if (command.type === 'start' && !watches) {
     const t0 = performance.now();
-    watches = arm.start(transport, config, logger);
+    watches = arm.start(transport, config, logger, relay);
     watches.synced.then(
       () => send({ type: 'synced', ms: performance.now() - t0 }),
       (error: unknown) => send({ type: 'failed', error: String(error) }),

@@ -59,8 +59,16 @@ export class Watchers {
     return this.children.map((c) => c.pid as number);
   }
 
-  /** Spawn k watchers of `design` (nodes 0..k-1) and wait until each has loaded. */
-  static async spawn(k: number, design: string, kubeconfig: string): Promise<Watchers> {
+  /**
+   * Spawn k watchers of `design` (nodes 0..k-1) and wait until each has loaded; `args` are
+   * passed on to each (watcher.ts: the relay's files).
+   */
+  static async spawn(
+    k: number,
+    design: string,
+    kubeconfig: string,
+    args: readonly string[] = [],
+  ): Promise<Watchers> {
     const children = Array.from({ length: k }, (_, i) =>
       spawn(
         process.execPath,
@@ -73,6 +81,7 @@ export class Watchers {
           nodeName(i),
           '--design',
           design,
+          ...args,
         ],
         {
           stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
