@@ -146,13 +146,13 @@ const FLAGS = {
   peerRelayMinReplicas: {
     help: 'peer relay replicas at least (never more than there are nodes)',
     arg: 'N',
-    schema: intFlag(1, 1_000),
+    schema: intFlag(0, 1_000),
     default: '2',
   },
   peerRelayMaxReplicas: {
-    help: 'peer relay replicas at most',
+    help: 'peer relay replicas at most (a fixed count: the same as --peer-relay-min-replicas)',
     arg: 'N',
-    schema: intFlag(1, 1_000),
+    schema: intFlag(0, 1_000),
     default: '20',
   },
 } as const;

@@ -13,7 +13,10 @@ describe('relayReplicas', () => {
     expect(relayReplicas(400, scale)).toBe(2);
     expect(relayReplicas(401, scale)).toBe(3);
     expect(relayReplicas(5_000, scale)).toBe(20);
-    expect(relayReplicas(0, scale)).toBe(1);
+    expect(relayReplicas(0, scale)).toBe(0);
+    // A fixed count: min = max (0: none).
+    expect(relayReplicas(50, { nodesPerReplica: 1, minReplicas: 3, maxReplicas: 3 })).toBe(3);
+    expect(relayReplicas(50, { nodesPerReplica: 1, minReplicas: 0, maxReplicas: 0 })).toBe(0);
   });
 });
 

@@ -1,9 +1,9 @@
 // The peer relay's replicas by node count (as Typha's): one replica for every `nodesPerReplica`
 // nodes, at least `minReplicas` and at most `maxReplicas`, never more than there are nodes (the
-// replicas take one node each). The leader writes the relay Deployment's spec.replicas (a merge
-// patch) when it differs: on a tick and when nodes come or go. The chart leaves spec.replicas
-// out of the Deployment then, so an upgrade does not put it back. A missing Deployment (the
-// relay turned off) is nothing to do.
+// replicas take one node each); a fixed count is min = max. The leader writes the relay
+// Deployment's spec.replicas (a merge patch, field manager flock-operator) when it differs: on a
+// tick and when nodes come or go. The chart never sets spec.replicas, so helm's server-side
+// apply never conflicts with it. A missing Deployment (the relay turned off) is nothing to do.
 import {
   Loop,
   PatchStrategy,
@@ -35,7 +35,7 @@ export interface RelayScale {
 /** The replicas `nodes` nodes want. */
 export function relayReplicas(nodes: number, s: RelayScale): number {
   const wanted = Math.max(s.minReplicas, Math.ceil(nodes / s.nodesPerReplica));
-  return Math.max(1, Math.min(wanted, s.maxReplicas, nodes));
+  return Math.min(wanted, s.maxReplicas, nodes);
 }
 
 const DeploymentReplicas = z.looseObject({
@@ -107,6 +107,7 @@ export class RelayScaler {
     await transport.request({
       method: 'PATCH',
       path,
+      query: { fieldManager: 'flock-operator' },
       contentType: PatchStrategy.MergePatch,
       body: { spec: { replicas } },
     });
