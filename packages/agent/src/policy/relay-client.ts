@@ -80,6 +80,8 @@ export class RelayStream {
   /** Within a full snapshot (between begin and synced), and the epoch it is of. */
   private inSnapshot = false;
   private snapshotEpoch = '';
+  /** When the current stream last delivered something (0: no stream open). */
+  private heardAt = 0;
 
   constructor(
     private readonly sink: RelaySink,
@@ -95,6 +97,7 @@ export class RelayStream {
     signal.addEventListener('abort', onAbort, { once: true });
     let dead: NodeJS.Timeout | undefined;
     const alive = () => {
+      this.heardAt = Date.now();
       clearTimeout(dead);
       dead = setTimeout(() => body.destroy(new Error('peer relay silent')), this.tickMs * 3);
     };
@@ -120,6 +123,7 @@ export class RelayStream {
       this.inSnapshot = false;
       throw error;
     } finally {
+      this.heardAt = 0;
       clearTimeout(dead);
       signal.removeEventListener('abort', onAbort);
     }
@@ -178,6 +182,11 @@ export class RelayStream {
     if (!p || seq !== p.seq + 1)
       throw new RelayProtocolError(`change ${seq ?? '?'} after ${p?.seq ?? 'none'}`);
     p.seq = seq;
+  }
+
+  /** A stream is open and delivered something within `ms` (a snapshot still coming in). */
+  flowing(ms: number): boolean {
+    return this.heardAt > 0 && Date.now() - this.heardAt < ms;
   }
 
   /** Forget the position: the next stream starts from a snapshot (another relay). */

@@ -93,8 +93,9 @@ function setup(server: FakeApiServer, relay: ReturnType<typeof fakeRelay>) {
   return { peers, logger, names, events };
 }
 
+/** Lists and watches of the PeerSlices. */
 const sliceWatches = (server: FakeApiServer) =>
-  server.requests.filter((r) => r.path.endsWith('/peerslices') && r.query['watch']).length;
+  server.requests.filter((r) => r.path.endsWith('/peerslices')).length;
 
 describe('SlicePeers with a peer relay', () => {
   it('takes the records from the relay and watches no PeerSlice while it answers', async () => {
@@ -151,6 +152,26 @@ describe('SlicePeers with a peer relay', () => {
     await eventually('a third GET', () => relay.gets.length === 3);
     expect(relay.last().path).toBe('/v1/peers');
     expect(names()).not.toContain('x:x');
+  });
+
+  it('waits for a snapshot that keeps coming, and leaves a relay that went silent', async () => {
+    const server = new FakeApiServer();
+    server.register(PEERSLICES);
+    server.putObject(ENDPOINT_SLICES, endpoints('10.0.0.7'));
+    server.putObject(PEERSLICES, sliceObject('s1', [record('web')]));
+    const relay = fakeRelay();
+    const { peers, names } = setup(server, relay);
+    await peers.start();
+    await eventually('a GET', () => relay.gets.length === 1);
+    relay.last().body.write(line({ t: 'begin', epoch: EPOCH, full: true, seq: 1 }));
+    // 1.2 s of a slow snapshot, three times fallbackMs: no PeerSlice watch meanwhile.
+    for (let i = 0; i < 12; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      relay.last().body.write(line({ t: 'put', ns: 'team-a', pod: record(`p${i}`) }));
+    }
+    expect(sliceWatches(server)).toBe(0);
+    // Silent now (the stream open, nothing coming): the slices.
+    await eventually('from the slices', () => names().join() === 'web:web', { timeoutMs: 5_000 });
   });
 
   it('watches the PeerSlices while no relay answers, and stops once one has given it all', async () => {

@@ -130,6 +130,11 @@ export class RelayPeers {
     await Promise.all([this.running, this.endpoints.stop()]);
   }
 
+  /** A stream delivered within `ms` (a snapshot of a busy relay still coming in). */
+  flowing(ms: number): boolean {
+    return this.stream.flowing(ms);
+  }
+
   /** The next stream starts from a snapshot (the peers were changed by another source). */
   forget(): void {
     this.stream.reset();

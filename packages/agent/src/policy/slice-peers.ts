@@ -72,9 +72,11 @@ export class SlicePeers implements PolicyPods {
   private relayActive = false;
   private fallbackTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly fallbackMs: number;
 
   constructor(private readonly o: SlicePeersOptions) {
     this.remote = new RemotePeers(o.nodeName, o.logger);
+    this.fallbackMs = o.fallbackMs ?? 10_000;
     const remoteSynced = new Promise<void>((r) => (this.resolveRemote = r));
     this.synced = Promise.all([o.own.synced, remoteSynced]).then(() => undefined);
     this.synced.catch(() => undefined); // stopped before sync
@@ -180,11 +182,14 @@ export class SlicePeers implements PolicyPods {
     this.fallbackTimer = setTimeout(() => {
       this.fallbackTimer = undefined;
       if (this.relayActive || this.stopped) return;
+      // A busy relay still sending its snapshot: waiting costs less than every agent it serves
+      // turning to the API server at once.
+      if (this.relay?.flowing(this.fallbackMs)) return this.armFallback();
       this.o.logger.warn('no peer relay: NetworkPolicy peers come from the PeerSlices meanwhile');
       // Its next stream must replace what the slices changed: a snapshot, not a resume.
       this.relay?.forget();
       this.watchSlices();
-    }, this.o.fallbackMs ?? 10_000);
+    }, this.fallbackMs);
   }
 
   /** Watch every PeerSlice; once synced, the peers are exactly the slices'. */
