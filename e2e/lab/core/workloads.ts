@@ -1,7 +1,7 @@
 // Workloads in the lab: the Deployment resource and waiting for pods to run with addresses.
 import { setTimeout as delay } from 'node:timers/promises';
 import { run, type RunOptions } from '@flock/exec';
-import { NAMESPACES, NETWORK_POLICIES, SERVICES, type ResourceRef } from '@flock/kube';
+import { DEPLOYMENTS, NAMESPACES, NETWORK_POLICIES, SERVICES } from '@flock/kube';
 import type { Lab } from './lab.js';
 import {
   sampleAnycast,
@@ -44,13 +44,7 @@ export async function serviceIp(lab: Lab, name: string, namespace = 'default'): 
   return ip;
 }
 
-export const DEPLOYMENTS: ResourceRef = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'deployments',
-  kind: 'Deployment',
-  namespaced: true,
-};
+export { DEPLOYMENTS };
 
 export async function listPods(lab: Lab, namespace: string, selector: string): Promise<LabPod[]> {
   const raw = await lab.api!.request({

@@ -126,6 +126,13 @@ export const ENDPOINT_SLICES: ResourceRef = {
   kind: 'EndpointSlice',
   namespaced: true,
 };
+export const DEPLOYMENTS: ResourceRef = {
+  group: 'apps',
+  version: 'v1',
+  plural: 'deployments',
+  kind: 'Deployment',
+  namespaced: true,
+};
 export const CONFIGMAPS: ResourceRef = {
   group: '',
   version: 'v1',

@@ -1,8 +1,15 @@
-import { Cache, NODES, objectPath, resourceListWatch, type KubeObject } from '@flock/kube';
+import {
+  Cache,
+  DEPLOYMENTS,
+  NODES,
+  objectPath,
+  resourceListWatch,
+  type KubeObject,
+} from '@flock/kube';
 import { createMemoryLogger, FakeApiServer } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEPLOYMENTS, RelayScaler, relayReplicas } from './scaler.js';
+import { RelayScaler, relayReplicas } from './scaler.js';
 
 const scale = { nodesPerReplica: 200, minReplicas: 2, maxReplicas: 20 };
 

@@ -5,6 +5,7 @@
 // tick and when nodes come or go. The chart never sets spec.replicas, so helm's server-side
 // apply never conflicts with it. A missing Deployment (the relay turned off) is nothing to do.
 import {
+  DEPLOYMENTS,
   Loop,
   PatchStrategy,
   isNotFound,
@@ -14,17 +15,8 @@ import {
   type KubeTransport,
   type Logger,
   type LoopMetrics,
-  type ResourceRef,
 } from '@flock/kube';
 import { z } from 'zod';
-
-export const DEPLOYMENTS: ResourceRef = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'deployments',
-  kind: 'Deployment',
-  namespaced: true,
-};
 
 export interface RelayScale {
   nodesPerReplica: number;
