@@ -1,10 +1,11 @@
 // A benchmark watcher's peer relay stream (the `peer-relay` design): the agent's own HTTPS
-// connection (relay-client.ts httpsRelay), its bytes passed on untouched to the agent's
-// RelayStream, its lines counted on the way as a watch's are (CountingTransport, watch
-// "peer-relay"): a stream opened is a watch, a snapshot's records are listed, a change is an
-// event (`put` modified, `del` deleted), a tick a bookmark; and the body's bytes (before TLS). A live `put` whose labels carry the
-// churn's mark is a lag, seen when its bytes arrive, as a watch event is seen just before its
-// cache applies it. The bytes are already in the watcher's rchar (proc.ts): a socket is read too.
+// connection (relay-client.ts httpsRelay: inflated when the relay deflates it), its bytes passed
+// on untouched to the agent's RelayStream, its lines counted on the way as a watch's are
+// (CountingTransport, watch "peer-relay"): a stream opened is a watch, a snapshot's records are
+// listed, a change is an event (`put` modified, `del` deleted), a tick a bookmark; and the
+// lines' bytes, uncompressed. A live `put` whose labels carry the churn's mark is a lag, seen
+// when its bytes arrive, as a watch event is seen just before its cache applies it. What the
+// wire carries (deflated, in TLS) is in the watcher's rchar (proc.ts): a socket is read too.
 import { Transform, pipeline } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { RelayOpen } from '../../src/policy/relay-client.js';
@@ -39,7 +40,7 @@ export function countingRelay(open: RelayOpen, counter: CountingTransport): Rela
     };
     const tap = new Transform({
       transform(chunk: Buffer, _encoding, done) {
-        counts.bytes = (counts.bytes ?? 0) + chunk.length;
+        counts.bytes = (counts.bytes ?? 0) + chunk.length; // inflated: the lines themselves
         const text = rest + decoder.write(chunk);
         let from = 0;
         for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {

@@ -19,7 +19,7 @@ export interface WatchCounts {
   modified: number;
   deleted: number;
   bookmarks: number;
-  /** Bytes of the stream's body as received (the relay's stream only: counting-relay.ts). */
+  /** Bytes of the stream's lines, uncompressed (the relay's stream only: counting-relay.ts). */
   bytes?: number;
 }
 

@@ -96,8 +96,8 @@ const peerSlicesNodes: Design = {
 /**
  * The agent with a peer relay (--peer-relay flock-system/flock-peer-relay): as `peer-slices`,
  * but the records come from the relay's stream, whose lines are counted as the watch
- * "peer-relay" (counting-relay.ts); the PeerSlices are watched only if no relay gives a complete
- * state within 10 s (slice-peers.ts: a `peerslices` watch in its figures says it happened).
+ * "peer-relay" (counting-relay.ts); the PeerSlices are listed and watched only when the agent
+ * falls back (slice-peers.ts: `peerslices` in its figures says it did).
  */
 const peerRelay: Design = {
   name: 'peer-relay',

@@ -49,7 +49,7 @@ export interface Churn {
   bytesPerEvent: number;
   /** Per watcher and second, by watch. */
   eventsByWatch: Record<string, number>;
-  /** The relay stream's body bytes per put/del line (before TLS; a design with a relay). */
+  /** The relay stream's bytes per put/del line, uncompressed (a design with a relay). */
   relayLineBytes?: number;
   agentCpuPerSecond: number;
   /** Watches opened again during the churn, all watchers (a watcher too slow for its server). */
@@ -169,17 +169,17 @@ async function lastSeen(
 }
 
 /**
- * Said when agents of a relay design listed or watched the PeerSlices: no relay gave them a
- * complete state within slice-peers.ts's 10 s, so the API server served them slices too (until
- * the relay's snapshot was complete: a list cut short counts its pages, with no watch).
+ * Said when agents of a relay design listed or watched the PeerSlices: they fell back to them
+ * (slice-peers.ts: no relay state in time), so the API server served them slices too (until the
+ * relay's snapshot was complete: a list cut short counts its pages, with no watch).
  */
 function fellBack(reports: Report[], k: number, when: string): void {
   const slices = reports.map((r) => r.counts['peerslices']).filter((c) => c !== undefined);
   const fell = slices.filter((c) => c.listed + c.watches > 0);
   if (fell.length > 0)
     console.log(
-      `  ${when}, ${fell.length} of ${k} agents had listed or watched the PeerSlices (no ` +
-        `complete relay state within 10 s): ${sum(fell.map((c) => c.listed))} slices listed`,
+      `  ${when}, ${fell.length} of ${k} agents had fallen back to the PeerSlices: ` +
+        `${sum(fell.map((c) => c.listed))} slices listed`,
     );
 }
 

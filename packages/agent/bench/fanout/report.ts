@@ -115,7 +115,7 @@ export function byWatch(rounds: readonly Round[]): string {
         `    churn, events/s (the others none): ${watches(r.churn.eventsByWatch, 2, false)}` +
         (r.churn.relayLineBytes === undefined
           ? ''
-          : `; relay stream ${f(r.churn.relayLineBytes, 0)} B a put/del (body, before TLS; ticks included)`),
+          : `; relay stream ${f(r.churn.relayLineBytes, 0)} B a put/del (its lines uncompressed, ticks included; the wire's bytes are rchar's)`),
     )
     .join('\n');
 }
