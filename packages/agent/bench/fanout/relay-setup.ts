@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '@flock/exec';
 import {
@@ -40,17 +40,15 @@ export interface RelayTls extends RelayFiles {
   host: string;
 }
 
-/** This machine's first IPv4 address an EndpointSlice may hold (not loopback, not link-local). */
-function relayHost(): string {
-  const all = Object.values(networkInterfaces()).flatMap((a) => a ?? []);
-  const ip = all.find(
-    (a) => a.family === 'IPv4' && !a.internal && !a.address.startsWith('169.254.'),
-  );
-  if (!ip) throw new Error('the peer-relay arm needs a non-loopback IPv4 address on this machine');
-  return ip.address;
-}
+/**
+ * What the relay's EndpointSlice says its address is: a documentation address (the API server
+ * refuses loopback in an EndpointSlice). The relay listens on 127.0.0.1 and the watchers' `open`
+ * connects there for it (designs.ts): no traffic leaves loopback.
+ */
+export const RELAY_ENDPOINT = '198.51.100.7';
+const LOOPBACK = '127.0.0.1';
 
-/** A CA and the relay's serving certificate (SAN: its Service name, `host` and 127.0.0.1). */
+/** A CA and the relay's serving certificate (SAN: its Service name and 127.0.0.1). */
 async function makeTls(dir: string, host: string): Promise<Omit<RelayTls, 'tokenFile'>> {
   const openssl = (...args: string[]) => run('openssl', args, { cwd: dir });
   const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
@@ -77,7 +75,7 @@ async function makeTls(dir: string, host: string): Promise<Omit<RelayTls, 'token
     '-subj',
     `/CN=${RELAY_SERVER_NAME}`,
     '-addext',
-    `subjectAltName=DNS:${RELAY_SERVER_NAME},IP:${host},IP:127.0.0.1`,
+    `subjectAltName=DNS:${RELAY_SERVER_NAME},IP:${LOOPBACK}`,
   );
   await openssl(
     'x509',
@@ -113,7 +111,7 @@ async function makeTls(dir: string, host: string): Promise<Omit<RelayTls, 'token
 export async function relayAccess(cp: ControlPlane, api: KubeTransport): Promise<RelayTls> {
   const dir = await mkdtemp(join(tmpdir(), 'flock-bench-relay-'));
   try {
-    const tls = await makeTls(dir, relayHost());
+    const tls = await makeTls(dir, LOOPBACK);
     await applyObject(
       api,
       NAMESPACES,
@@ -208,11 +206,11 @@ export async function startRelay(
       if (status !== 200) throw new Error(`/healthz ${status}`);
       return true;
     });
-    await applyObject(api, ENDPOINT_SLICES, endpointSlice(tls.host, word.port), {
+    await applyObject(api, ENDPOINT_SLICES, endpointSlice(RELAY_ENDPOINT, word.port), {
       fieldManager: FIELD_MANAGER,
     });
     console.log(
-      `relay: ${word.records} records, serving on ${tls.host}:${word.port} after ` +
+      `relay: ${word.records} records, serving on ${tls.host}:${word.port} (endpoint ${RELAY_ENDPOINT}) after ` +
         `${((Date.now() - t0) / 1000).toFixed(1)} s`,
     );
     return {
