@@ -41,27 +41,35 @@ const deployment = (replicas?: number) => ({
   spec: { ...(replicas === undefined ? {} : { replicas }), template: {} },
 });
 
+/** A scaler of flock-system/flock-peer-relay over `server`'s nodes, started. */
+function startScaler(server: FakeApiServer, s: typeof scale) {
+  const logger = createMemoryLogger();
+  const nodes = new Cache<KubeObject>({ source: resourceListWatch(server, NODES), logger });
+  const scaler = new RelayScaler({
+    transport: server,
+    nodes,
+    namespace: 'flock-system',
+    deployment: 'flock-peer-relay',
+    logger,
+    ...s,
+  });
+  stop = () => Promise.all([scaler.stop(), nodes.stop()]);
+  nodes.start();
+  scaler.start();
+  return { scaler, logger };
+}
+
 describe('RelayScaler', () => {
   it("writes the relay Deployment's replicas as nodes come and go, and only when they differ", async () => {
     const server = new FakeApiServer();
     for (let i = 0; i < 3; i++) server.putObject(NODES, node(`n${i}`));
     server.register(DEPLOYMENTS);
     server.putObject(DEPLOYMENTS, deployment());
-    const logger = createMemoryLogger();
-    const nodes = new Cache<KubeObject>({ source: resourceListWatch(server, NODES), logger });
-    const scaler = new RelayScaler({
-      transport: server,
-      nodes,
-      namespace: 'flock-system',
-      deployment: 'flock-peer-relay',
-      logger,
+    const { scaler, logger } = startScaler(server, {
       nodesPerReplica: 2,
       minReplicas: 1,
       maxReplicas: 3,
     });
-    stop = () => Promise.all([scaler.stop(), nodes.stop()]);
-    nodes.start();
-    scaler.start();
     const replicas = () =>
       (
         server.getObject(DEPLOYMENTS, 'flock-peer-relay', 'flock-system') as {
@@ -86,19 +94,7 @@ describe('RelayScaler', () => {
     const server = new FakeApiServer();
     server.register(DEPLOYMENTS);
     server.putObject(NODES, node('n0'));
-    const logger = createMemoryLogger();
-    const nodes = new Cache<KubeObject>({ source: resourceListWatch(server, NODES), logger });
-    const scaler = new RelayScaler({
-      transport: server,
-      nodes,
-      namespace: 'flock-system',
-      deployment: 'flock-peer-relay',
-      logger,
-      ...scale,
-    });
-    stop = () => Promise.all([scaler.stop(), nodes.stop()]);
-    nodes.start();
-    scaler.start();
+    const { scaler, logger } = startScaler(server, scale);
     await scaler.runOnce();
     expect(server.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
     expect(logger.find('warn', 'cannot scale')).toEqual([]);
