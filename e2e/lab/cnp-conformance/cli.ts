@@ -10,6 +10,8 @@
 //   --test NAME       only this conformance test (ShortName); repeatable
 //   --report-dir DIR  default .cache/conformance-report
 //   --no-docs         do not rewrite docs/conformance.md
+//   --install helm    flock by its chart from its images (default: as processes); implies --no-docs
+//   --set KEY=VALUE   a chart value with --install helm (repeatable), e.g. peerRelay.enabled=true
 import { option } from '../conformance/options.js';
 import { conformanceMain, type SuiteContext } from '../conformance/runner.js';
 import { conformanceVersions } from './versions.js';

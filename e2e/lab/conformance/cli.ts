@@ -13,6 +13,8 @@
 //   --nodes N         lab nodes (default 3)
 //   --report-dir DIR  default .cache/conformance-report
 //   --no-docs         do not rewrite docs/conformance.md
+//   --install helm    flock by its chart from its images (default: as processes); implies --no-docs
+//   --set KEY=VALUE   a chart value with --install helm (repeatable), e.g. peerRelay.enabled=true
 //   --focus REGEX     only the selected suites' specs matching REGEX (repeatable, ORed; their
 //                     skips still apply): to run again a spec that failed. Implies --no-docs
 import { join } from 'node:path';

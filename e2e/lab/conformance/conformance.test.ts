@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { E2E_ALL_BINARY } from './ginkgo.js';
 import { parseJUnit, tally, unescapeXml } from './junit.js';
 import { BEGIN, END, keptSuites, ran, renderResults, type RunReport } from './report.js';
+import { installOptions } from './runner.js';
 import {
   CNI_SUBSET,
   CONFORMANCE,
@@ -262,5 +263,21 @@ describe('the LoadBalancer suites', () => {
     ]);
     expect(LOADBALANCER_IPV4).toMatchObject({ focus: LOADBALANCER.focus, primaryFamily: 'IPv4' });
     expect(LOADBALANCER_IPV4.section).not.toBe(LOADBALANCER.section);
+  });
+});
+
+describe("the runners' install options", () => {
+  it('flock as processes by default; --install helm with --set values; bad ones refused', () => {
+    expect(installOptions([])).toEqual({});
+    expect(installOptions(['--install', 'processes'])).toEqual({});
+    expect(
+      installOptions(['--install', 'helm', '--set', 'peerRelay.enabled=true', '--set', 'a.b[0]=x']),
+    ).toEqual({ install: 'helm', helmValues: ['peerRelay.enabled=true', 'a.b[0]=x'] });
+    expect(() => installOptions(['--install', 'docker'])).toThrow('processes or helm');
+    expect(() => installOptions(['--set', 'peerRelay.enabled=true'])).toThrow(
+      'need --install helm',
+    );
+    expect(() => installOptions(['--install', 'helm', '--set', 'x'])).toThrow('KEY=VALUE');
+    expect(() => installOptions(['--install', 'helm', '--set', '--no-docs'])).toThrow('KEY=VALUE');
   });
 });

@@ -24,6 +24,9 @@ export interface ConformanceLabOptions {
   primaryFamily?: PrimaryFamily;
   /** The e2e binaries whose images the default preload loads (default: E2E_BINARY). */
   imageBinaries?: readonly string[];
+  /** flock as processes (default) or by its chart from its images, with these chart values. */
+  install?: 'processes' | 'helm';
+  helmValues?: string[];
 }
 
 /** What a conformance lab needs beyond the lab's own tools. */
@@ -56,6 +59,8 @@ export async function conformanceLab(o: ConformanceLabOptions): Promise<Lab> {
     ...CONFORMANCE_LAB,
     ...(o.progress ? { progress: o.progress } : {}),
     ...(o.primaryFamily ? { primaryFamily: o.primaryFamily } : {}),
+    ...(o.install ? { install: o.install } : {}),
+    ...(o.helmValues?.length ? { helmValues: o.helmValues } : {}),
   });
   await lab.up();
   try {

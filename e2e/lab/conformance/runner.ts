@@ -37,10 +37,31 @@ export interface ConformanceRunner {
   leaves: string;
 }
 
-/** Common options: --nodes N (default 3), --report-dir DIR, --no-docs. */
+/**
+ * How the lab installs flock: `--install processes` (the default: flock as processes on the
+ * nodes) or `--install helm` (its chart from its images), `--set KEY=VALUE` chart values
+ * (repeatable; implies helm). docs/conformance.md's results sections are the default lab's, so a
+ * run installed otherwise does not rewrite them.
+ */
+export function installOptions(
+  args: string[],
+): Pick<ConformanceLabOptions, 'install' | 'helmValues'> {
+  const install = option(args, '--install')[0] ?? 'processes';
+  const helmValues = option(args, '--set');
+  if (install !== 'processes' && install !== 'helm')
+    throw new Error(`--install ${install}: processes or helm`);
+  for (const v of helmValues)
+    if (!/^[A-Za-z0-9_.[\]-]+=/.test(v)) throw new Error(`--set ${v}: KEY=VALUE`);
+  if (helmValues.length && install !== 'helm')
+    throw new Error('--set: chart values need --install helm');
+  return install === 'helm' ? { install, helmValues } : {};
+}
+
+/** Common options: --nodes N (default 3), --report-dir DIR, --no-docs, --install, --set. */
 async function run(r: ConformanceRunner, args: string[]): Promise<number> {
   const say = (line: string) => console.log(`${r.name}: ${line}`);
   r.check?.(args);
+  const install = installOptions(args);
   const nodes = Number(option(args, '--nodes')[0] ?? 3);
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_NODES)
     throw new Error(`--nodes: 1..${MAX_NODES}`);
@@ -55,15 +76,16 @@ async function run(r: ConformanceRunner, args: string[]): Promise<number> {
     nodes,
     log: createLogger('lab', 'warn'),
     progress: (l) => say(`lab: ${l}`),
+    ...install,
   });
   const stop = () => void lab.down().finally(() => process.exit(130));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   let failures: number;
   try {
-    // A run narrowed by --focus is not a suite's result.
+    // A run narrowed by --focus, or of another install, is not the default suite's result.
     const docs =
-      args.includes('--no-docs') || args.includes('--focus')
+      args.includes('--no-docs') || args.includes('--focus') || install.install
         ? undefined
         : join(REPO_ROOT, 'docs', 'conformance.md');
     failures = await r.suite({ args, lab, nodes, reportDir, sctp, started, docs, say });
