@@ -29,6 +29,7 @@ async function main(): Promise<void> {
     tls: { cert: readFileSync(o.tlsCertFile, 'utf8'), key: readFileSync(o.tlsKeyFile, 'utf8') },
     maxLogEvents: o.maxLogEvents,
     watchdogMs: o.watchdog,
+    coalesceMs: o.coalesce,
   });
   const port = await relay.start(o.port, o.host || undefined);
   const health =

@@ -7,6 +7,8 @@ export const RELAY_METRICS_PREFIX = 'flock_peer_relay_';
 export class RelayMetrics {
   /** Streams begun, by how: a full snapshot or a resume from the agent's position. */
   readonly streams: Counter<'start'>;
+  /** Writes of live changes to agents (changes gathered over the coalescing window each). */
+  readonly writes: Counter;
   /** Streams cut off because their agent did not read fast enough. */
   readonly cutOff: Counter;
   /** Requests by what the token check said (allowed, denied, busy). */
@@ -48,6 +50,11 @@ export class RelayMetrics {
       name: `${p}streams_total`,
       help: 'Streams begun, by start: snapshot (every record) or resume (the changes after the agent’s position).',
       labelNames: ['start'],
+      registers,
+    });
+    this.writes = new Counter({
+      name: `${p}writes_total`,
+      help: 'Writes of live changes and ticks to agents, each what gathered over the coalescing window.',
       registers,
     });
     this.cutOff = new Counter({

@@ -15,7 +15,11 @@ describe('flock-peer-relay settings', () => {
       tlsCertFile: '/etc/r/tls.crt',
       allowUsers: ['system:serviceaccount:flock-system:flock-agent', 'system:serviceaccount:x:y'],
       maxLogEvents: 100_000,
+      coalesce: 20,
     });
+    expect(parseRelayOptions([...required, '--coalesce=0'], {}).coalesce).toBe(0);
+    expect(parseRelayOptions([...required, '--coalesce=250ms'], {}).coalesce).toBe(250);
+    expect(() => parseRelayOptions([...required, '--coalesce=2s'], {})).toThrow(/at most 1s/);
   });
 
   it('refuses to serve without TLS or without readers', () => {

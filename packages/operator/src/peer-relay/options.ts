@@ -10,6 +10,7 @@ import {
   pathFlag,
 } from '@flock/kube';
 import { z } from 'zod';
+import { RELAY_COALESCE_MS } from './server.js';
 
 export const RELAY_FLAGS = new FlagSet('flock-peer-relay', {
   kubeconfig: kubeconfigFlag,
@@ -41,6 +42,12 @@ export const RELAY_FLAGS = new FlagSet('flock-peer-relay', {
     arg: 'N',
     schema: intFlag(1_000, 10_000_000),
     default: '100000',
+  },
+  coalesce: {
+    help: "gather an agent's live changes this long into one write (0: each at once)",
+    arg: 'DURATION',
+    schema: durationFlag(0).pipe(z.number().max(1_000, 'at most 1s')),
+    default: `${RELAY_COALESCE_MS}ms`,
   },
   watchdog: {
     help: 'restart a watch silent for this long',

@@ -5,7 +5,7 @@ import { PEERSLICES } from '@flock/kube';
 import { createMemoryLogger, FakeApiServer } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PeerRelay } from './relay.js';
+import { PeerRelay, type PeerRelayOptions } from './relay.js';
 
 const sliceObject = (name: string, ns: string, pods: { name: string; ip: string }[]) => ({
   apiVersion: API_VERSION,
@@ -23,7 +23,11 @@ afterEach(async () => {
   relay = undefined;
 });
 
-async function start(server: FakeApiServer, verdict = async (t: string) => t === 'good') {
+async function start(
+  server: FakeApiServer,
+  verdict = async (t: string) => t === 'good',
+  more: Partial<PeerRelayOptions> = {},
+) {
   relay = new PeerRelay({
     transport: server,
     logger: createMemoryLogger(),
@@ -31,6 +35,7 @@ async function start(server: FakeApiServer, verdict = async (t: string) => t ===
     authenticate: async (t) => ((await verdict(t)) ? 'allowed' : t === 'slow' ? 'busy' : 'denied'),
     tickMs: 50,
     processMetrics: false,
+    ...more,
   });
   const port = await relay.start(0, '127.0.0.1');
   return `http://127.0.0.1:${port}`;
@@ -182,4 +187,33 @@ describe('PeerRelay', () => {
     await eventually('the change, inflated', () => text.includes('"t":"del"'));
     res.destroy();
   });
+
+  it.each([
+    { coalesceMs: 300, writes: 1 },
+    { coalesceMs: 0, writes: 3 },
+  ])(
+    "gathers an agent's live changes for $coalesceMs ms into $writes write(s), in order",
+    async ({ coalesceMs, writes }) => {
+      const server = new FakeApiServer();
+      server.register(PEERSLICES);
+      server.putObject(PEERSLICES, sliceObject('s1', 'a', []));
+      const url = await start(server, undefined, { coalesceMs, tickMs: 60_000 });
+      await eventually('synced', async () => (await fetch(`${url}/healthz`)).status === 200);
+      const stream = await open(`${url}${RELAY_PATH}`);
+      await eventually('snapshot', () => stream.events.some((e) => e.t === 'synced'));
+      const pods: { name: string; ip: string }[] = [];
+      for (const name of ['a1', 'a2', 'a3']) {
+        pods.push({ name, ip: `2001:db8::${pods.length + 1}` });
+        server.putObject(PEERSLICES, sliceObject('s1', 'a', [...pods]));
+      }
+      await eventually('logged', () => relay?.log.seq === 3);
+      await eventually(
+        'three changes',
+        () => stream.events.filter((e) => e.t === 'put').length === 3,
+      );
+      expect(stream.events.filter((e) => e.t === 'put').map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect(await metric('flock_peer_relay_writes_total')).toEqual({ '': writes });
+      stream.abort();
+    },
+  );
 });

@@ -32,6 +32,8 @@ export interface PeerRelayOptions {
   tls?: { cert: string; key: string };
   maxLogEvents?: number;
   tickMs?: number;
+  /** How long an agent's live changes are gathered before one write (RelayServer). */
+  coalesceMs?: number;
   /** Where its metrics go (default: a registry of its own, `registry`). */
   registry?: Registry;
   /** Process metrics (CPU, memory, event loop) in the registry (default true). */
@@ -87,6 +89,7 @@ export class PeerRelay {
       logger: o.logger,
       ...(o.tls ? { tls: o.tls } : {}),
       ...(o.tickMs ? { tickMs: o.tickMs } : {}),
+      ...(o.coalesceMs !== undefined ? { coalesceMs: o.coalesceMs } : {}),
     });
   }
 

@@ -3,7 +3,8 @@
 // logged, each line encoded once for every agent. A snapshot is written as the socket drains (a
 // relay serving hundreds of agents at once must not hold a copy of 150,000 records for each); an
 // agent that does not read its live changes fast enough is cut off past `maxBufferedBytes`, and
-// resumes from its position when it comes back.
+// resumes from its position when it comes back. Live changes are gathered for `coalesceMs` an
+// agent and written together: one deflate flush, one TLS record and one write for all of them.
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -29,6 +30,8 @@ export interface RelayServerOptions {
   /** Serving certificate and key (PEM). Without them plain HTTP: tests only. */
   tls?: { cert: string; key: string };
   tickMs?: number;
+  /** How long an agent's live changes are gathered before one write (0: each at once). */
+  coalesceMs?: number;
   maxClients?: number;
   maxBufferedBytes?: number;
   metrics?: RelayMetrics;
@@ -39,11 +42,16 @@ interface Client {
 }
 
 const SNAPSHOT_CHUNK = 64 * 1024;
+/** Live changes gathered this long an agent by default: a few writes per window, not one each. */
+export const RELAY_COALESCE_MS = 20;
 
 export class RelayServer {
   private readonly server: Server;
   private readonly clients = new Set<Client>();
   private ticker: NodeJS.Timeout | undefined;
+  /** Agents with gathered changes, written when the one coalescing timer fires. */
+  private readonly due = new Set<() => void>();
+  private dueTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: RelayServerOptions) {
     const handler = (req: IncomingMessage, res: ServerResponse) =>
@@ -72,6 +80,8 @@ export class RelayServer {
 
   async close(): Promise<void> {
     clearInterval(this.ticker);
+    clearTimeout(this.dueTimer);
+    this.due.clear();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -96,6 +106,17 @@ export class RelayServer {
     if (!query.success) return answer(400, 'bad query');
     const encodings = String(req.headers['accept-encoding'] ?? '').split(/\s*,\s*/);
     this.stream(res, query.data, encodings.includes('deflate'));
+  }
+
+  /** `write` runs once the coalescing window that is open now (or one begun now) ends. */
+  private later(write: () => void): void {
+    this.due.add(write);
+    this.dueTimer ??= setTimeout(() => {
+      this.dueTimer = undefined;
+      const writes = [...this.due];
+      this.due.clear();
+      for (const w of writes) w();
+    }, this.o.coalesceMs ?? RELAY_COALESCE_MS);
   }
 
   /**
@@ -123,6 +144,15 @@ export class RelayServer {
     const pending: string[] = [];
     let pendingBytes = 0;
     let live = false;
+    const gathered: string[] = [];
+    const writeGathered = () => {
+      if (res.destroyed) return;
+      send(gathered.length === 1 ? gathered[0]! : gathered.join(''), true);
+      gathered.length = 0;
+      this.o.metrics?.writes.inc();
+      if (queued() > maxBuffered) cutOff(); // it resumes when it comes back
+    };
+    const coalesce = (this.o.coalesceMs ?? RELAY_COALESCE_MS) > 0;
     const client: Client = {
       write: (chunk) => {
         if (!live) {
@@ -131,8 +161,10 @@ export class RelayServer {
           if ((pendingBytes += chunk.length) > maxBuffered) cutOff();
           return;
         }
-        send(chunk, true);
-        if (queued() > maxBuffered) cutOff(); // it resumes when it comes back
+        // Lines stay in order: ticks and changes go through the same gathering.
+        gathered.push(chunk);
+        if (!coalesce) writeGathered();
+        else if (gathered.length === 1) this.later(writeGathered);
       },
     };
     // Taken in one turn with the subscription: no change falls between them.
@@ -144,6 +176,7 @@ export class RelayServer {
     res.on('close', () => {
       off();
       this.clients.delete(client);
+      this.due.delete(writeGathered);
       z?.destroy();
     });
     res.writeHead(200, {
