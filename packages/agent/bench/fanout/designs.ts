@@ -4,7 +4,8 @@
 // PeerSlices and NodePeers, whose publisher run.ts starts beside the cluster),
 // `peer-slices-nodes` (PeerSlices, but every Node watched whole, as before NodePeers) and
 // `peer-relay` (the agent with --peer-relay: the PeerSlices' records from a peer relay, which
-// run.ts starts beside the publisher).
+// run.ts starts beside the publisher) and `peer-relay-eager` (the same, the relay writing each
+// change to each agent at once, --coalesce=0: the side-by-side arm for the coalescing).
 import type { Logger } from '@flock/api';
 import { claimCache } from '../../src/claims/cache.js';
 import type { AgentConfig } from '../../src/core/config.js';
@@ -45,6 +46,8 @@ export interface Design {
   publisher?: boolean;
   /** A peer relay runs beside the publisher (run.ts starts it and gives the watchers `relay`). */
   relay?: boolean;
+  /** The relay's --coalesce in ms (default: the relay's own). */
+  relayCoalesceMs?: number;
   /**
    * Which churn writes reach an agent: all, or only the label changes (a status write changes
    * nothing policy reads of a pod: a PeerSlice watcher never sees it, by design).
@@ -116,6 +119,9 @@ const peerRelay: Design = {
     });
   },
 };
+
+/** The relay as before its changes were gathered: each written to each agent at once. */
+const peerRelayEager: Design = { ...peerRelay, name: 'peer-relay-eager', relayCoalesceMs: 0 };
 
 /** The agent's watches (agent.ts buildAgent) with its peers from `policyPeers`. */
 function agentWatches(
@@ -191,7 +197,7 @@ function agentWatches(
 }
 
 export const DESIGNS: ReadonlyMap<string, Design> = new Map(
-  [podsDesign, peerSlices, peerSlicesNodes, peerRelay].map((d) => [d.name, d]),
+  [podsDesign, peerSlices, peerSlicesNodes, peerRelay, peerRelayEager].map((d) => [d.name, d]),
 );
 
 export function designNamed(name: string): Design {

@@ -78,6 +78,7 @@ export type PeerRelayClass = new (o: {
   logger: Logger;
   allowedUsers: readonly string[];
   tls?: { cert: string; key: string };
+  coalesceMs?: number;
 }) => PeerRelay;
 
 export async function loadPeerRelay(): Promise<PeerRelayClass> {

@@ -168,6 +168,7 @@ export async function startRelay(
   kubeconfig: string,
   api: KubeTransport,
   tls: RelayTls,
+  coalesceMs?: number,
 ): Promise<RunningRelay> {
   const t0 = Date.now();
   const child: ChildProcess = spawn(
@@ -184,6 +185,7 @@ export async function startRelay(
       RELAY_USER,
       '--host',
       tls.host,
+      ...(coalesceMs !== undefined ? ['--coalesce-ms', String(coalesceMs)] : []),
     ],
     { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
   );

@@ -6,7 +6,7 @@
 // and says the port over IPC once its slices are synced (relay-setup.ts); run.ts measures its
 // CPU as the API server's.
 //   node relay.js --kubeconfig PATH --tls-cert-file PATH --tls-key-file PATH --allow-user USER
-//     --host ADDR
+//     --host ADDR [--coalesce-ms MS]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { HttpTransport, createLogger, loadKubeConfig } from '@flock/kube';
@@ -27,10 +27,11 @@ const { values } = parseArgs({
     'tls-key-file': { type: 'string' },
     'allow-user': { type: 'string' },
     host: { type: 'string' },
+    'coalesce-ms': { type: 'string' },
   },
 });
 const { kubeconfig, 'tls-cert-file': certFile, 'tls-key-file': keyFile } = values;
-const { 'allow-user': user, host } = values;
+const { 'allow-user': user, host, 'coalesce-ms': coalesce } = values;
 if (!kubeconfig || !certFile || !keyFile || !user || !host || !process.send)
   throw new Error('relay.js is started by the fan-out benchmark (--kubeconfig, --tls-*, IPC)');
 
@@ -42,6 +43,7 @@ const relay = new PeerRelay({
   logger,
   allowedUsers: [user],
   tls: { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') },
+  ...(coalesce !== undefined ? { coalesceMs: Number(coalesce) } : {}),
 });
 const port = await relay.start(0, host);
 await relay.slices.synced;

@@ -95,7 +95,13 @@ try {
     try {
       if (publisher) await published(cluster.api, pods.length);
       // The relay once the slices are there: the agents' sync is not its own.
-      if (access) relay = await startRelay(cluster.cp.kubeconfigPath, cluster.api, access);
+      if (access)
+        relay = await startRelay(
+          cluster.cp.kubeconfigPath,
+          cluster.api,
+          access,
+          arm.relayCoalesceMs,
+        );
       const here: Setting =
         relay && access ? { ...setting, relay: { pid: relay.pid, files: access } } : setting;
       for (const k of o.agents) {
