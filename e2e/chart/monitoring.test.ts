@@ -137,6 +137,8 @@ describe('Prometheus Operator objects', () => {
   it('PodMonitors, ServiceMonitors with their Services, and the PrometheusRule when enabled', async () => {
     const objects = await render([
       '--set',
+      'peerRelay.enabled=true',
+      '--set',
       'monitoring.podMonitor.enabled=true',
       '--set',
       'monitoring.podMonitor.labels.release=prom',
@@ -168,6 +170,7 @@ describe('Prometheus Operator objects', () => {
     for (const [kind, workload] of [
       ['agent', 'DaemonSet'],
       ['operator', 'Deployment'],
+      ['peer-relay', 'Deployment'],
     ] as const) {
       const pods = template(workload, `flock-${kind}`);
       const pm = Monitor.parse(find(objects, 'PodMonitor', `flock-${kind}`));
@@ -193,6 +196,12 @@ describe('Prometheus Operator objects', () => {
         expect.objectContaining({ port: 'health', path: '/metrics' }),
       ]);
     }
+    // No relay, nothing to scrape for it.
+    const noRelay = await render(['--set', 'monitoring.podMonitor.enabled=true']);
+    expect(noRelay.filter((o) => o.kind === 'PodMonitor').map((o) => o.metadata.name)).toEqual([
+      'flock-agent',
+      'flock-operator',
+    ]);
     const rule = z
       .looseObject({ spec: z.unknown() })
       .parse(find(objects, 'PrometheusRule', 'flock-alerts'));
