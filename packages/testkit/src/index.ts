@@ -9,3 +9,4 @@ export * from './stats.js';
 export * from './crds.js';
 export * from './repo.js';
 export * from './tcp-rate.js';
+export * from './certificates.js';

@@ -13,7 +13,6 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from '@flock/exec';
 import {
   ENDPOINT_SLICES,
   NAMESPACES,
@@ -22,7 +21,12 @@ import {
   type KubeObject,
   type KubeTransport,
 } from '@flock/kube';
-import { eventually, type ControlPlane } from '@flock/testkit';
+import {
+  eventually,
+  issueCertificate,
+  selfSignedCertificate,
+  type ControlPlane,
+} from '@flock/testkit';
 import { RELAY, type RelayFiles } from './designs.js';
 import type { RelayListening } from './relay.js';
 
@@ -50,57 +54,14 @@ const LOOPBACK = '127.0.0.1';
 
 /** A CA and the relay's serving certificate (SAN: its Service name and 127.0.0.1). */
 async function makeTls(dir: string, host: string): Promise<Omit<RelayTls, 'tokenFile'>> {
-  const openssl = (...args: string[]) => run('openssl', args, { cwd: dir });
-  const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await openssl(
-    'req',
-    '-x509',
-    ...key,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=flock-bench-relay-ca',
-  );
-  await openssl(
-    'req',
-    ...key,
-    '-keyout',
-    'relay.key',
-    '-out',
-    'relay.csr',
-    '-subj',
-    `/CN=${RELAY_SERVER_NAME}`,
-    '-addext',
-    `subjectAltName=DNS:${RELAY_SERVER_NAME},IP:${LOOPBACK}`,
-  );
-  await openssl(
-    'x509',
-    '-req',
-    '-in',
-    'relay.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-copy_extensions',
-    'copy',
-    '-out',
-    'relay.crt',
-  );
-  return {
-    dir,
-    host,
-    caFile: join(dir, 'ca.crt'),
-    certFile: join(dir, 'relay.crt'),
-    keyFile: join(dir, 'relay.key'),
-  };
+  const days = 2;
+  const ca = await selfSignedCertificate(dir, 'ca', { subject: '/CN=flock-bench-relay-ca', days });
+  const relay = await issueCertificate(dir, 'relay', ca, {
+    subject: `/CN=${RELAY_SERVER_NAME}`,
+    san: `DNS:${RELAY_SERVER_NAME},IP:${LOOPBACK}`,
+    days,
+  });
+  return { dir, host, caFile: ca.cert, certFile: relay.cert, keyFile: relay.key };
 }
 
 /**

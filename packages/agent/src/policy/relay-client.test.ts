@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { run } from '@flock/exec';
+import { selfSignedCertificate } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpsRelay, RelayStream, type RelaySink } from './relay-client.js';
 
@@ -17,17 +17,6 @@ let server: Server;
 let port: number;
 const seen: { auth?: string; encoding?: string }[] = [];
 
-async function selfSigned(name: string, san: string): Promise<void> {
-  await run(
-    'openssl',
-    [
-      ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
-      ...['-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '1', '-subj', `/CN=${name}`],
-      ...['-addext', `subjectAltName=${san}`],
-    ],
-    { cwd: dir },
-  );
-}
 const read = (f: string) => readFileSync(join(dir, f), 'utf8');
 
 const STREAM =
@@ -37,8 +26,8 @@ const STREAM =
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flock-relay-tls-'));
-  await selfSigned('relay', `DNS:${NAME}`);
-  await selfSigned('other', 'DNS:other.example');
+  await selfSignedCertificate(dir, 'relay', { subject: '/CN=relay', san: `DNS:${NAME}` });
+  await selfSignedCertificate(dir, 'other', { subject: '/CN=other', san: 'DNS:other.example' });
   server = createServer({ key: read('relay.key'), cert: read('relay.crt') }, (req, res) => {
     seen.push({
       ...(req.headers.authorization ? { auth: req.headers.authorization } : {}),

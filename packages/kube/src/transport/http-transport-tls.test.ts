@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from '@flock/exec';
+import { issueCertificate, selfSignedCertificate } from '@flock/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeCredentials } from './credentials.js';
 import { HttpTransport } from './http-transport.js';
@@ -19,63 +19,13 @@ let url: string;
 const f = (name: string) => join(dir, name);
 const read = (name: string) => readFileSync(f(name), 'utf8');
 
-async function openssl(...args: string[]): Promise<void> {
-  await run('openssl', args, { cwd: dir });
-}
-
-/** An EC key and a certificate signed by the test CA. */
-async function issue(name: string, subject: string, ext: string[] = []): Promise<void> {
-  const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await openssl(
-    'req',
-    ...key,
-    '-keyout',
-    `${name}.key`,
-    '-out',
-    `${name}.csr`,
-    '-subj',
-    subject,
-    ...ext,
-  );
-  await openssl(
-    'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '1',
-    '-copy_extensions',
-    'copy',
-    '-out',
-    `${name}.crt`,
-  );
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flock-tls-'));
-  const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await openssl(
-    'req',
-    '-x509',
-    ...key,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=flock-test-ca',
-  );
+  const ca = await selfSignedCertificate(dir, 'ca', { subject: '/CN=flock-test-ca' });
   // The server's certificate names only api.internal, not 127.0.0.1: tls-server-name matters.
-  await issue('server', '/CN=apiserver', ['-addext', 'subjectAltName=DNS:api.internal']);
-  await issue('alice', '/O=developers/CN=alice');
-  await issue('bob', '/CN=bob');
+  await issueCertificate(dir, 'server', ca, { subject: '/CN=apiserver', san: 'DNS:api.internal' });
+  await issueCertificate(dir, 'alice', ca, { subject: '/O=developers/CN=alice' });
+  await issueCertificate(dir, 'bob', ca, { subject: '/CN=bob' });
   server = createServer(
     {
       key: read('server.key'),
