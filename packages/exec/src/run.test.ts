@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CommandError, run } from './run.js';
+import { CommandError, programsRun, run } from './run.js';
 
 describe('run', () => {
   it('passes arguments verbatim, without a shell', async () => {
@@ -24,6 +24,16 @@ describe('run', () => {
 
   it('says when the program is missing', async () => {
     await expect(run('no-such-program-flock', [])).rejects.toThrow(/not found on PATH/);
+  });
+
+  it('counts the programs it ran by name, failed ones too', async () => {
+    const before = (name: string) => programsRun().get(name) ?? 0;
+    const [t, f] = [before('true'), before('false')];
+    await run('/bin/true', []);
+    await run('true', []);
+    await run('false', []).catch(() => undefined);
+    expect(programsRun().get('true')).toBe(t + 2);
+    expect(programsRun().get('false')).toBe(f + 1);
   });
 
   it('kills a program that runs too long', async () => {

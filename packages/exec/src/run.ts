@@ -1,6 +1,7 @@
 // Run a program with an argument array: never a shell, bounded in time and output, and an
 // error that says which command failed and what it printed on stderr.
 import { spawn } from 'node:child_process';
+import { basename } from 'node:path';
 
 export interface RunOptions {
   /** Written to the program's stdin, then stdin is closed. */
@@ -40,6 +41,15 @@ export class CommandError extends Error {
 type Runner = (file: string, args: readonly string[], options?: RunOptions) => Promise<RunResult>;
 
 let delegate: Runner | undefined;
+const programs = new Map<string, number>();
+
+/**
+ * How many times this process has run each program through `run()`, by its file's name (`ip`,
+ * `nft`, ...): a process started each, what a caller's CPU per operation is made of.
+ */
+export function programsRun(): ReadonlyMap<string, number> {
+  return programs;
+}
 
 /**
  * Route every `run()` of this process through `runner` (e.g. a SpawnServer), or back to
@@ -55,6 +65,8 @@ export function run(
   args: readonly string[],
   options: RunOptions = {},
 ): Promise<RunResult> {
+  const name = basename(file);
+  programs.set(name, (programs.get(name) ?? 0) + 1);
   return delegate ? delegate(file, args, options) : runDirect(file, args, options);
 }
 

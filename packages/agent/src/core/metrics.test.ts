@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentRequest } from '@flock/api';
 import { pod } from '@flock/api/testing';
+import { run } from '@flock/exec';
 import { PODS } from '@flock/kube';
 import { createMemoryLogger, type FakeApiServer } from '@flock/kube/testing';
 import { NftApplier } from '@flock/netpol';
@@ -230,6 +231,13 @@ describe('agent metrics', () => {
     nft.failWith = undefined;
     await agent!.policy!.resync();
     expect(await value('flock_agent_policy_applied')).toBe(1);
+  });
+
+  it('programs the agent ran, by program, as @flock/exec counts them', async () => {
+    const before = (await value('flock_agent_commands_total', { program: 'true' })) ?? 0;
+    await run('true', []);
+    await run('true', []);
+    expect(await value('flock_agent_commands_total', { program: 'true' })).toBe(before + 2);
   });
 
   it('packets NetworkPolicy dropped, per pod and direction, from the kernel counters', async () => {

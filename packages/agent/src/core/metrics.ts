@@ -2,6 +2,7 @@
 // serves. Events are counted where they happen (CNI requests, BIRD reloads, policy passes,
 // orphan removals, loop runs); states (BGP sessions, routes exported, addresses, policy) are
 // read from the running agent at each scrape through an AgentView, so they are never stale.
+import { programsRun } from '@flock/exec';
 import { LoopMetrics, type MetricsOptions } from '@flock/kube';
 import {
   collectDefaultMetrics,
@@ -120,6 +121,16 @@ export class AgentMetrics {
       labelNames: ['result'],
       buckets: SHORT_BUCKETS,
       registers,
+    });
+    new Counter({
+      name: `${p}commands_total`,
+      help: 'Programs the agent ran (ip, nft, birdc, ...), by program: a process started each.',
+      labelNames: ['program'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [program, n] of programsRun()) this.inc({ program }, n);
+      },
     });
     this.policyApplyErrors = new Counter({
       name: `${p}policy_apply_errors_total`,
