@@ -16,6 +16,10 @@ const COUNTED: Record<string, (name: string, labels: string) => boolean> = {
   'announcement passes': (n, l) =>
     n === 'flock_agent_loop_runs_total' && l.includes('loop="announcements"'),
   'BIRD reloads': (n, l) => n === 'flock_agent_bird_reloads_total' && !l.includes('unreachable'),
+  // What the agent's children are made of: a process started each.
+  'ip runs': (n, l) => n === 'flock_agent_commands_total' && l.includes('program="ip"'),
+  'nft runs': (n, l) => n === 'flock_agent_commands_total' && l.includes('program="nft"'),
+  'other commands': (n, l) => n === 'flock_agent_commands_total' && !/program="(ip|nft)"/.test(l),
 };
 
 export type AgentCounters = Map<string, number>;

@@ -4,10 +4,13 @@
 // workloads). Read from cpuacct (exited processes included), so a short-lived CNI plugin counts.
 // Apart, inside those: the CNI plugin processes (what containerd reaped: the plugins, with what
 // they started, and the shims' start-up commands, alike for every CNI), the agent container
-// (the agent with its spawn server and every ip / nft / birdc it ran) and its BIRD container.
+// (the agent with its spawn server and every ip / nft / birdc it ran) and its BIRD container;
+// inside the agent container, its spawn server's own time and what the server reaped (the
+// commands) from /proc, the rest being the agent's main process.
 import { FLOCK_NAMESPACE } from '../core/helm.js';
 import type { Lab } from '../core/lab.js';
 import { PodList } from '../core/pod-list.js';
+import { readFile } from 'node:fs/promises';
 import { procCpu } from './proc-cpu.js';
 
 interface NodeReading {
@@ -18,6 +21,8 @@ interface NodeReading {
   bird: number;
   /** containerd's reaped children, ns. */
   plugins: number;
+  /** The agent's spawn server (pid; its own and its reaped children's ns), if found. */
+  spawner?: { pid: number; own: number; reaped: number };
 }
 
 export type CpuReading = NodeReading[];
@@ -32,6 +37,22 @@ export interface CpuUse {
   /** Inside flock: the agent containers (with everything they ran) and their BIRDs. */
   agent: number;
   bird: number;
+  /** Inside agent: its spawn server's own time, and the commands it ran (NaN when it restarted). */
+  spawnServer: number;
+  commands: number;
+}
+
+const SPAWN_SERVER = 'spawn-server-child';
+
+/** The spawn server among a container's processes (its command line names its script). */
+async function spawner(pids: readonly number[]): Promise<NodeReading['spawner']> {
+  for (const pid of pids) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (!cmdline.includes(SPAWN_SERVER)) continue;
+    const cpu = await procCpu(pid);
+    if (cpu) return { pid, own: cpu.own * 1e6, reaped: cpu.reaped * 1e6 };
+  }
+  return undefined;
 }
 
 const AGENT_POD = 'flock-agent';
@@ -69,6 +90,8 @@ export async function readCpu(lab: Lab): Promise<CpuReading> {
           // A container that restarted since the pod listing has no cgroup: not counted.
           const ns = await node.cgroup.cpuNs(`${path}/${id}`);
           if (ns !== undefined) reading[c.name] += ns;
+          if (c.name === 'agent')
+            reading.spawner = await spawner(await node.cgroup.pids(`${path}/${id}`));
         }
       }
       const containerd = node.containerd?.child.pid;
@@ -90,7 +113,17 @@ export function cpuUsed(before: CpuReading, after: CpuReading): CpuUse {
     plugins: sum((b, a) => a.plugins - b.plugins),
     agent: sum((b, a) => a.agent - b.agent),
     bird: sum((b, a) => a.bird - b.bird),
+    ...spawnerUse(before, after),
   };
+}
+
+/** The spawn servers' share, when every node's is the same process in both readings. */
+function spawnerUse(before: CpuReading, after: CpuReading) {
+  const same = before.every((b, i) => b.spawner && b.spawner.pid === after[i]!.spawner?.pid);
+  if (!same) return { spawnServer: NaN, commands: NaN };
+  const sum = (f: (s: NonNullable<NodeReading['spawner']>) => number) =>
+    before.reduce((t, b, i) => t + f(after[i]!.spawner!) - f(b.spawner!), 0) / 1e9;
+  return { spawnServer: sum((s) => s.own), commands: sum((s) => s.reaped) };
 }
 
 /**
@@ -121,8 +154,9 @@ export function cpuReport(turns: ReadonlyMap<string, readonly CpuUse[]>, pods: n
   for (const [name, uses] of turns) {
     const ms = (mean(uses, cni) / pods) * 1000;
     const ratio = ref ? ` ×${(mean(uses, cni) / mean(ref, cni)).toFixed(2)}` : '';
+    const perPod = (f: (u: CpuUse) => number) => ((mean(uses, f) / pods) * 1000).toFixed(1);
     lines.push(
-      `${name.padEnd(16)} ${ms.toFixed(1)} ms${ratio} (plugins ${((mean(uses, (u) => u.plugins) / pods) * 1000).toFixed(1)}, agent ${((mean(uses, (u) => u.agent) / pods) * 1000).toFixed(1)}, BIRD ${((mean(uses, (u) => u.bird) / pods) * 1000).toFixed(1)}, the rest of flock's pods ${((mean(uses, (u) => u.flock - u.agent - u.bird) / pods) * 1000).toFixed(1)})`,
+      `${name.padEnd(16)} ${ms.toFixed(1)} ms${ratio} (plugins ${perPod((u) => u.plugins)}, agent ${perPod((u) => u.agent)}: main ${perPod((u) => u.agent - u.spawnServer - u.commands)}, spawn server ${perPod((u) => u.spawnServer)}, commands ${perPod((u) => u.commands)}; BIRD ${perPod((u) => u.bird)}, the rest of flock's pods ${perPod((u) => u.flock - u.agent - u.bird)})`,
     );
   }
   return lines.join('\n');
