@@ -1,5 +1,6 @@
 // The fan-out benchmark's command line (run.ts says what each figure means).
 import { parseArgs } from 'node:util';
+import { DESIGNS } from './designs.js';
 
 export interface FanoutOptions {
   nodes: number;
@@ -34,6 +35,10 @@ const count = (name: string, text: string, min: number): number => {
 };
 
 export function parseOptions(argv: string[]): FanoutOptions {
+  if (argv.includes('--help')) {
+    console.log(`${USAGE}\n  designs: ${[...DESIGNS.keys()].join(', ')}`);
+    process.exit(0);
+  }
   const { values } = parseArgs({
     args: argv,
     strict: true,
