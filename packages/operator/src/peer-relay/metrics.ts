@@ -11,7 +11,7 @@ export class RelayMetrics {
   readonly writes: Counter;
   /** Streams cut off because their agent did not read fast enough. */
   readonly cutOff: Counter;
-  /** Requests by what the token check said (allowed, denied, busy). */
+  /** Requests by what the token check said (allowed, denied, busy; limited: not asked). */
   readonly tokens: Counter<'verdict'>;
 
   constructor(
@@ -64,13 +64,13 @@ export class RelayMetrics {
     });
     this.tokens = new Counter({
       name: `${p}requests_total`,
-      help: 'Stream requests by what the token check said: allowed, denied, busy.',
+      help: 'Stream requests by what the token check said: allowed, denied, busy; limited: refused unasked, its address having shown too many denied tokens.',
       labelNames: ['verdict'],
       registers,
     });
   }
 
-  token(verdict: Verdict): void {
+  token(verdict: Verdict | 'limited'): void {
     this.tokens.inc({ verdict });
   }
 }

@@ -101,6 +101,29 @@ describe('PeerRelay', () => {
     });
   });
 
+  it('refuses an address that showed too many denied tokens, without asking the API server', async () => {
+    const server = new FakeApiServer();
+    server.register(PEERSLICES);
+    let asked = 0;
+    const url = await start(server, async (t) => {
+      asked++;
+      return t === 'good';
+    });
+    await eventually('synced', async () => (await fetch(`${url}/healthz`)).status === 200);
+    for (let i = 0; i < 10; i++)
+      expect((await open(`${url}${RELAY_PATH}`, `bad-${i}`)).status).toBe(401);
+    // No token at all costs no review and is not counted.
+    expect((await fetch(`${url}${RELAY_PATH}`)).status).toBe(401);
+    expect((await open(`${url}${RELAY_PATH}`, 'bad-x')).status).toBe(429);
+    // From that address even a good token waits out the window (agents are never denied).
+    expect((await open(`${url}${RELAY_PATH}`, 'good')).status).toBe(429);
+    expect(asked).toBe(10);
+    expect(await metric('flock_peer_relay_requests_total')).toEqual({
+      'verdict=denied': 11,
+      'verdict=limited': 2,
+    });
+  });
+
   it('sends a snapshot, then each record change, then resumes a reconnecting agent', async () => {
     const server = new FakeApiServer();
     server.register(PEERSLICES);

@@ -17,6 +17,7 @@ import type { Writable } from 'node:stream';
 import { constants, createDeflate } from 'node:zlib';
 import { RELAY_PATH, RELAY_TICK_MS, RelayQuery } from '@flock/api';
 import type { Logger } from '@flock/kube';
+import { DenialLimit } from './denial-limit.js';
 import type { RelayMetrics } from './metrics.js';
 import type { PeerLog } from './peer-log.js';
 import type { Authenticate } from './token-review.js';
@@ -35,6 +36,8 @@ export interface RelayServerOptions {
   maxClients?: number;
   maxBufferedBytes?: number;
   metrics?: RelayMetrics;
+  /** Addresses that showed too many denied tokens, refused without a review (denial-limit.ts). */
+  denials?: DenialLimit;
 }
 
 interface Client {
@@ -52,8 +55,10 @@ export class RelayServer {
   /** Agents with gathered changes, written when the one coalescing timer fires. */
   private readonly due = new Set<() => void>();
   private dueTimer: NodeJS.Timeout | undefined;
+  private readonly denials: DenialLimit;
 
   constructor(private readonly o: RelayServerOptions) {
+    this.denials = o.denials ?? new DenialLimit();
     const handler = (req: IncomingMessage, res: ServerResponse) =>
       void this.handle(req, res).catch((error: unknown) => {
         o.logger.warn('relay request failed', { error: String(error) });
@@ -95,8 +100,14 @@ export class RelayServer {
       return this.o.ready() ? answer(200, 'ok') : answer(503, 'not synced');
     if (url.pathname !== RELAY_PATH) return answer(404, 'not found');
     const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
+    const source = req.socket.remoteAddress ?? '';
+    if (auth && this.denials.limited(source)) {
+      this.o.metrics?.token('limited');
+      return answer(429, 'too many denied tokens', { 'retry-after': '10' });
+    }
     const verdict = auth ? await this.o.authenticate(auth[1] as string) : 'denied';
     this.o.metrics?.token(verdict);
+    if (auth && verdict === 'denied') this.denials.denied(source);
     if (verdict === 'busy') return answer(503, 'try later', { 'retry-after': '1' });
     if (verdict === 'denied') return answer(401, 'unauthorized');
     if (!this.o.ready()) return answer(503, 'not synced', { 'retry-after': '1' });
