@@ -7,10 +7,10 @@
 // (the agent with its spawn server and every ip / nft / birdc it ran) and its BIRD container;
 // inside the agent container, its spawn server's own time and what the server reaped (the
 // commands) from /proc, the rest being the agent's main process.
+import { readFile } from 'node:fs/promises';
 import { FLOCK_NAMESPACE } from '../core/helm.js';
 import type { Lab } from '../core/lab.js';
 import { PodList } from '../core/pod-list.js';
-import { readFile } from 'node:fs/promises';
 import { procCpu } from './proc-cpu.js';
 
 interface NodeReading {
