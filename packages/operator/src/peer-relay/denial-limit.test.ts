@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DenialLimit } from './denial-limit.js';
+import { DenialLimit, denialSource } from './denial-limit.js';
 
 describe('DenialLimit', () => {
   it('refuses an address once it caused maxDenials denials, until its window ends', () => {
@@ -27,5 +27,17 @@ describe('DenialLimit', () => {
     expect(limit.limited('a')).toBe(false);
     expect(limit.limited('b')).toBe(true);
     expect(limit.limited('c')).toBe(true);
+  });
+});
+
+describe('denialSource', () => {
+  it('counts IPv6 by its /64, IPv4 (mapped or not) by its address', () => {
+    expect(denialSource('2001:db8:0:7::66')).toBe('2001:db8:0:7::/64');
+    expect(denialSource('2001:db8:0:7:ffff::1')).toBe(denialSource('2001:db8:0:7::66'));
+    expect(denialSource('2001:db8:0:8::66')).not.toBe(denialSource('2001:db8:0:7::66'));
+    expect(denialSource('192.0.2.7')).toBe('192.0.2.7');
+    expect(denialSource('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(denialSource('::ffff:c000:207')).toBe('192.0.2.7');
+    expect(denialSource('')).toBe('');
   });
 });

@@ -1,8 +1,12 @@
-// Made-up tokens from one address: the relay listens on the nodes' addresses, which pods reach,
+// Made-up tokens from one source: the relay listens on the nodes' addresses, which pods reach,
 // and every token it has not seen costs the API server a TokenReview. After `maxDenials` denied
-// tokens within `windowMs`, an address is refused (429) without a review until its window ends.
-// Agents are never denied (their token is the allowed account's), so they never meet the limit;
-// the addresses kept are bounded (the oldest forgotten first).
+// tokens within `windowMs`, a source may not have a token reviewed until its window ends (429);
+// tokens already reviewed are still answered, so a connected agent is not held back. A source is
+// an IPv4 address or an IPv6 /64: one host may hold a whole /64 and could otherwise show each
+// guess from a fresh address (and flush the bounded map with them). The sources kept are bounded
+// (the oldest forgotten first).
+import { ipFamily, ipToBigInt } from '@flock/api';
+
 export interface DenialLimitOptions {
   /** Denials an address may cause within a window (default 10). */
   maxDenials?: number;
@@ -58,4 +62,13 @@ export class DenialLimit {
     }
     return entry;
   }
+}
+
+/** The source a remote address counts against: an IPv4 address (mapped ones unwrapped) or a /64. */
+export function denialSource(address: string): string {
+  if (ipFamily(address) !== 6) return address;
+  const bits = ipToBigInt(address);
+  if (bits >> 32n === 0xffffn) return [24n, 16n, 8n, 0n].map((s) => (bits >> s) & 255n).join('.');
+  const groups = [112n, 96n, 80n, 64n].map((s) => ((bits >> s) & 0xffffn).toString(16));
+  return `${groups.join(':')}::/64`;
 }

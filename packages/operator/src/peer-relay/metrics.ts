@@ -64,13 +64,13 @@ export class RelayMetrics {
     });
     this.tokens = new Counter({
       name: `${p}requests_total`,
-      help: 'Stream requests by what the token check said: allowed, denied, busy; limited: refused unasked, its address having shown too many denied tokens.',
+      help: 'Stream requests by what the token check said: allowed, denied, busy; limited: a new token refused unasked, its source (IPv4 address, IPv6 /64) having shown too many denied tokens.',
       labelNames: ['verdict'],
       registers,
     });
   }
 
-  token(verdict: Verdict | 'limited'): void {
+  token(verdict: Verdict): void {
     this.tokens.inc({ verdict });
   }
 }

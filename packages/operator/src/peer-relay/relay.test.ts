@@ -6,6 +6,7 @@ import { createMemoryLogger, FakeApiServer } from '@flock/kube/testing';
 import { eventually } from '@flock/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PeerRelay, type PeerRelayOptions } from './relay.js';
+import { tokenAuthenticator } from './token-review.js';
 
 const sliceObject = (name: string, ns: string, pods: { name: string; ip: string }[]) => ({
   apiVersion: API_VERSION,
@@ -105,20 +106,32 @@ describe('PeerRelay', () => {
     const server = new FakeApiServer();
     server.register(PEERSLICES);
     let asked = 0;
-    const url = await start(server, async (t) => {
-      asked++;
-      return t === 'good';
-    });
+    const authenticate = tokenAuthenticator(
+      async (t) => {
+        asked++;
+        return t.startsWith('good') ? 'system:serviceaccount:flock-system:flock-agent' : undefined;
+      },
+      { allowed: ['system:serviceaccount:flock-system:flock-agent'] },
+    );
+    const url = await start(server, undefined, { authenticate });
     await eventually('synced', async () => (await fetch(`${url}/healthz`)).status === 200);
+    const agent = await open(`${url}${RELAY_PATH}`, 'good');
+    expect(agent.status).toBe(200);
+    agent.abort();
     for (let i = 0; i < 10; i++)
       expect((await open(`${url}${RELAY_PATH}`, `bad-${i}`)).status).toBe(401);
     // No token at all costs no review and is not counted.
     expect((await fetch(`${url}${RELAY_PATH}`)).status).toBe(401);
     expect((await open(`${url}${RELAY_PATH}`, 'bad-x')).status).toBe(429);
-    // From that address even a good token waits out the window (agents are never denied).
-    expect((await open(`${url}${RELAY_PATH}`, 'good')).status).toBe(429);
-    expect(asked).toBe(10);
+    // From that address a token not reviewed yet waits out the window, even a good one...
+    expect((await open(`${url}${RELAY_PATH}`, 'good-too')).status).toBe(429);
+    expect(asked).toBe(11);
+    // ...but an agent whose token was reviewed before still reconnects.
+    const back = await open(`${url}${RELAY_PATH}`, 'good');
+    expect(back.status).toBe(200);
+    back.abort();
     expect(await metric('flock_peer_relay_requests_total')).toEqual({
+      'verdict=allowed': 2,
       'verdict=denied': 11,
       'verdict=limited': 2,
     });

@@ -17,7 +17,7 @@ import type { Writable } from 'node:stream';
 import { constants, createDeflate } from 'node:zlib';
 import { RELAY_PATH, RELAY_TICK_MS, RelayQuery } from '@flock/api';
 import type { Logger } from '@flock/kube';
-import { DenialLimit } from './denial-limit.js';
+import { DenialLimit, denialSource } from './denial-limit.js';
 import type { RelayMetrics } from './metrics.js';
 import type { PeerLog } from './peer-log.js';
 import type { Authenticate } from './token-review.js';
@@ -36,7 +36,7 @@ export interface RelayServerOptions {
   maxClients?: number;
   maxBufferedBytes?: number;
   metrics?: RelayMetrics;
-  /** Addresses that showed too many denied tokens, refused without a review (denial-limit.ts). */
+  /** Sources that showed too many denied tokens: no review for them (denial-limit.ts). */
   denials?: DenialLimit;
 }
 
@@ -100,13 +100,13 @@ export class RelayServer {
       return this.o.ready() ? answer(200, 'ok') : answer(503, 'not synced');
     if (url.pathname !== RELAY_PATH) return answer(404, 'not found');
     const auth = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '');
-    const source = req.socket.remoteAddress ?? '';
-    if (auth && this.denials.limited(source)) {
-      this.o.metrics?.token('limited');
-      return answer(429, 'too many denied tokens', { 'retry-after': '10' });
-    }
-    const verdict = auth ? await this.o.authenticate(auth[1] as string) : 'denied';
+    const source = denialSource(req.socket.remoteAddress ?? '');
+    const verdict = auth
+      ? await this.o.authenticate(auth[1] as string, () => !this.denials.limited(source))
+      : 'denied';
     this.o.metrics?.token(verdict);
+    if (verdict === 'limited')
+      return answer(429, 'too many denied tokens', { 'retry-after': '10' });
     if (auth && verdict === 'denied') this.denials.denied(source);
     if (verdict === 'busy') return answer(503, 'try later', { 'retry-after': '1' });
     if (verdict === 'denied') return answer(401, 'unauthorized');
@@ -158,7 +158,7 @@ export class RelayServer {
     const gathered: string[] = [];
     const writeGathered = () => {
       if (res.destroyed) return;
-      send(gathered.length === 1 ? gathered[0]! : gathered.join(''), true);
+      send(gathered.join(''), true);
       gathered.length = 0;
       this.o.metrics?.writes.inc();
       if (queued() > maxBuffered) cutOff(); // it resumes when it comes back

@@ -64,4 +64,41 @@ describe('tokenAuthenticator', () => {
     fail = false;
     expect(await auth('good')).toBe('allowed');
   });
+
+  it('answers known tokens but reviews no new one when the caller forbids it', async () => {
+    const asked: string[] = [];
+    const auth = tokenAuthenticator(
+      async (t) => {
+        asked.push(t);
+        return t === 'good' ? AGENT : undefined;
+      },
+      { allowed: [AGENT] },
+    );
+    expect(await auth('good')).toBe('allowed');
+    expect(await auth('bad')).toBe('denied');
+    const forbid = () => false;
+    expect(await auth('good', forbid)).toBe('allowed');
+    expect(await auth('bad', forbid)).toBe('denied');
+    expect(await auth('new', forbid)).toBe('limited');
+    expect(await auth('new', () => true)).toBe('denied');
+    expect(asked).toEqual(['good', 'bad', 'new']);
+  });
+
+  it('keeps allowed answers apart: a flood of denials does not push them out', async () => {
+    const asked: string[] = [];
+    const auth = tokenAuthenticator(
+      async (t) => {
+        asked.push(t);
+        return t === 'good' ? AGENT : undefined;
+      },
+      { allowed: [AGENT], maxEntries: 3 },
+    );
+    expect(await auth('good')).toBe('allowed');
+    for (let i = 0; i < 10; i++) expect(await auth(`made-up-${i}`)).toBe('denied');
+    expect(await auth('good')).toBe('allowed');
+    expect(asked.filter((t) => t === 'good')).toHaveLength(1);
+    // The denials kept are bounded: the oldest was forgotten and is reviewed again.
+    expect(await auth('made-up-0')).toBe('denied');
+    expect(asked.filter((t) => t === 'made-up-0')).toHaveLength(2);
+  });
 });

@@ -3,12 +3,15 @@
 // addresses: a tenant pod that reaches the relay's port must not read them. Answers are kept for
 // a while by the token's hash (an agent reconnecting costs no review), and reviews in flight are
 // bounded: a flood of made-up tokens costs the API server at most `maxInFlight` reviews at a time.
+// Allowed and denied answers are kept apart, so a flood of denials cannot push the agents' tokens
+// out; a caller may forbid a review (`mayReview`): a known token is still answered, an unknown
+// one is 'limited'.
 import { createHash } from 'node:crypto';
 import type { KubeTransport } from '@flock/kube';
 import { z } from 'zod';
 
-export type Verdict = 'allowed' | 'denied' | 'busy';
-export type Authenticate = (token: string) => Promise<Verdict>;
+export type Verdict = 'allowed' | 'denied' | 'busy' | 'limited';
+export type Authenticate = (token: string, mayReview?: () => boolean) => Promise<Verdict>;
 
 const TokenReviewStatus = z.looseObject({
   status: z
@@ -25,6 +28,7 @@ export interface TokenReviewOptions {
   /** How long an answer is kept (default 60 s; a denial 5 s). */
   ttlMs?: number;
   maxInFlight?: number;
+  /** Answers kept at most, of each kind (default 20,000 allowed and 20,000 denied). */
   maxEntries?: number;
   now?: () => number;
 }
@@ -52,22 +56,30 @@ export function tokenAuthenticator(
   const maxInFlight = o.maxInFlight ?? 16;
   const maxEntries = o.maxEntries ?? 20_000;
   const now = o.now ?? Date.now;
-  const known = new Map<string, { ok: boolean; until: number }>();
+  // token hash -> until when the answer holds
+  const known = { allowed: new Map<string, number>(), denied: new Map<string, number>() };
+  const keep = (ok: boolean, key: string, until: number) => {
+    known.allowed.delete(key);
+    known.denied.delete(key);
+    const answer = ok ? known.allowed : known.denied;
+    if (answer.size >= maxEntries) answer.delete(answer.keys().next().value as string);
+    answer.set(key, until);
+  };
   const inFlight = new Map<string, Promise<Verdict>>();
-  return async (token) => {
+  return async (token, mayReview) => {
     if (token.length === 0 || token.length > 16_384) return 'denied';
     const key = createHash('sha256').update(token).digest('hex');
-    const hit = known.get(key);
-    if (hit && hit.until > now()) return hit.ok ? 'allowed' : 'denied';
+    for (const answer of ['allowed', 'denied'] as const)
+      if ((known[answer].get(key) ?? 0) > now()) return answer;
     const running = inFlight.get(key);
     if (running) return running;
+    if (mayReview && !mayReview()) return 'limited';
     if (inFlight.size >= maxInFlight) return 'busy';
     const verdict = (async (): Promise<Verdict> => {
       try {
         const user = await review(token);
         const ok = user !== undefined && allowed.has(user);
-        if (known.size >= maxEntries) known.delete(known.keys().next().value as string);
-        known.set(key, { ok, until: now() + (ok ? ttl : Math.min(ttl, 5_000)) });
+        keep(ok, key, now() + (ok ? ttl : Math.min(ttl, 5_000)));
         return ok ? 'allowed' : 'denied';
       } catch {
         return 'busy'; // the API server did not answer: ask the agent to come back
