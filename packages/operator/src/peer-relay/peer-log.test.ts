@@ -1,6 +1,6 @@
 import { RelayEvent, type PeerPod } from '@flock/api';
 import { describe, expect, it } from 'vitest';
-import { PeerLog, type SliceRecords } from './peer-log.js';
+import { LogOverrun, PeerLog, sliceRecords, type SliceRecords } from './peer-log.js';
 
 const rec = (name: string, ip = '2001:db8::1', labels: Record<string, string> = {}): PeerPod => ({
   name,
@@ -9,10 +9,8 @@ const rec = (name: string, ip = '2001:db8::1', labels: Record<string, string> = 
   ips: [ip],
   labels,
 });
-const slice = (name: string, ns: string, pods: PeerPod[]): SliceRecords => ({
-  metadata: { name },
-  spec: { namespace: ns, pods },
-});
+const slice = (name: string, ns: string, pods: PeerPod[]): SliceRecords =>
+  sliceRecords(name, ns, pods);
 const parse = (lines: string) =>
   lines
     .split('\n')
@@ -20,8 +18,8 @@ const parse = (lines: string) =>
     .map((l) => RelayEvent.parse(JSON.parse(l)));
 
 /** The records a stream of lines leaves an agent with, starting from `state`. */
-function replay(lines: string[], state = new Map<string, PeerPod>()) {
-  for (const e of parse(lines.join(''))) {
+function replay(lines: Iterable<string>, state = new Map<string, PeerPod>()) {
+  for (const e of parse([...lines].join(''))) {
     if (e.t === 'put') state.set(`${e.ns}/${e.pod.name}`, e.pod);
     if (e.t === 'del') state.delete(`${e.ns}/${e.name}`);
   }
@@ -90,31 +88,69 @@ describe('PeerLog', () => {
     const at = log.seq;
     log.applySlice(s('1'), s('2'));
     log.applySlice(s('2'), s('3'));
-    const resumed = log.since(log.epoch, at);
-    expect(resumed && parse(resumed[0] as string)[0]).toEqual({
+    const resumed = [...(log.since(log.epoch, at) ?? [])];
+    expect(parse(resumed[0] as string)[0]).toEqual({
       t: 'begin',
       epoch: log.epoch,
       full: false,
       seq: at,
     });
-    expect(replay(resumed ?? [], agent).get('a/web')?.labels).toEqual({ v: '3' });
+    expect(replay(resumed, agent).get('a/web')?.labels).toEqual({ v: '3' });
     expect(log.since('00000000-other', at)).toBeUndefined();
     expect(log.since(log.epoch, log.seq + 1)).toBeUndefined();
     log.applySlice(s('3'), s('4'));
     log.applySlice(s('4'), s('5'));
     // Three changes kept: position 1 needs changes 2..5, and 2 is gone.
     expect(log.since(log.epoch, at)).toBeUndefined();
-    expect(log.since(log.epoch, log.seq - 3)).toHaveLength(4);
+    expect([...(log.since(log.epoch, log.seq - 3) ?? [])]).toHaveLength(4);
   });
 
   it('writes a snapshot every agent can read back exactly', () => {
     const log = new PeerLog();
     log.applySlice(undefined, slice('s1', 'a', [rec('web'), rec('db', '10.0.0.1')]));
     log.applySlice(undefined, slice('s2', 'b', [rec('web', '2001:db8::7', { 'x/y': 'z"q' })]));
-    const lines = log.snapshot();
+    const lines = [...log.snapshot()];
     const events = parse(lines.join(''));
     expect(events[0]).toMatchObject({ t: 'begin', full: true, seq: 3 });
     expect(events.at(-1)).toEqual({ t: 'synced', seq: 3 });
     expect(replay(lines).get('b/web')?.labels).toEqual({ 'x/y': 'z"q' });
+  });
+
+  it('makes a snapshot as it is read: changes meanwhile, sent after it, leave the agent exact', () => {
+    const log = new PeerLog();
+    const pods = (v: string) => ['p0', 'p1', 'p2', 'p3'].map((n) => rec(n, '2001:db8::1', { v }));
+    const first = slice('s1', 'a', pods('1'));
+    log.applySlice(undefined, first);
+    const later: string[] = [];
+    log.subscribe((l) => later.push(l));
+    const reading = log.snapshot();
+    const begun = [reading.next().value as string, reading.next().value as string];
+    expect(parse(begun[0] as string)[0]).toMatchObject({ t: 'begin', seq: 4 });
+    // While it is read: p1 deleted, p2 changed, p0 (read already) changed, p4 added.
+    const second = slice('s1', 'a', [
+      rec('p0', '2001:db8::1', { v: '2' }),
+      rec('p2', '2001:db8::1', { v: '2' }),
+      rec('p3', '2001:db8::1', { v: '1' }),
+      rec('p4'),
+    ]);
+    log.applySlice(first, second);
+    const rest = [...reading];
+    expect(parse(rest.at(-1) as string)[0]).toEqual({ t: 'synced', seq: 4 });
+    // The agent applies the snapshot, then the changes after its position (4).
+    const agent = replay([...begun, ...rest, ...later]);
+    expect(agent).toEqual(replay(log.snapshot()));
+    expect([...agent.keys()].sort()).toEqual(['a/p0', 'a/p2', 'a/p3', 'a/p4']);
+  });
+
+  it('a resuming reader the log moved past fails instead of skipping changes', () => {
+    const log = new PeerLog(2);
+    const s = (v: string) => slice('s1', 'a', [rec('web', '2001:db8::1', { v })]);
+    log.applySlice(undefined, s('1'));
+    log.applySlice(s('1'), s('2'));
+    const reading = log.since(log.epoch, 0);
+    expect(reading?.next().value).toContain('"begin"');
+    log.applySlice(s('2'), s('3'));
+    log.applySlice(s('3'), s('4'));
+    expect(() => reading?.next()).toThrow(LogOverrun);
   });
 });

@@ -13,14 +13,13 @@ import {
 } from '@flock/kube';
 import { Registry } from 'prom-client';
 import { RELAY_METRICS_PREFIX, RelayMetrics } from './metrics.js';
-import { PeerLog, type SliceRecords } from './peer-log.js';
+import { PeerLog, sliceRecords, type SliceRecords } from './peer-log.js';
 import { RelayServer } from './server.js';
 import { reviewToken, tokenAuthenticator, type Authenticate } from './token-review.js';
 
-const SliceRecords = PeerSlice.transform((s): SliceRecords => ({
-  metadata: { name: s.metadata.name },
-  spec: s.spec,
-}));
+const SliceRecords = PeerSlice.transform((s): SliceRecords =>
+  sliceRecords(s.metadata.name, s.spec.namespace, s.spec.pods),
+);
 
 export interface PeerRelayOptions {
   transport: KubeTransport;

@@ -1,9 +1,10 @@
 // The peer relay's HTTPS server: one GET of RELAY_PATH a connected agent, answered with the log's
 // lines (a snapshot or the changes after the agent's position) and then every change as it is
-// logged, each line encoded once for every agent. A snapshot is written as the socket drains (a
-// relay serving hundreds of agents at once must not hold a copy of 150,000 records for each); an
-// agent that does not read its live changes fast enough is cut off past `maxBufferedBytes`, and
-// resumes from its position when it comes back. Live changes are gathered for `coalesceMs` an
+// logged, each line encoded once for every agent. A snapshot is read from the log as the socket
+// drains (peer-log.ts: a relay serving hundreds of agents at once must not hold a copy of 150,000
+// records for each); an agent that does not read its live changes fast enough is cut off past
+// `maxBufferedBytes` (or once the log moved past what it has yet to read), and resumes from its
+// position when it comes back. Live changes are gathered for `coalesceMs` an
 // agent and written together: one deflate flush, one TLS record and one write for all of them.
 import {
   createServer as createHttpServer,
@@ -19,7 +20,7 @@ import { RELAY_PATH, RELAY_TICK_MS, RelayQuery } from '@flock/api';
 import type { Logger } from '@flock/kube';
 import { DenialLimit, denialSource } from './denial-limit.js';
 import type { RelayMetrics } from './metrics.js';
-import type { PeerLog } from './peer-log.js';
+import { LogOverrun, type PeerLog } from './peer-log.js';
 import type { Authenticate } from './token-review.js';
 
 export interface RelayServerOptions {
@@ -196,12 +197,19 @@ export class RelayServer {
       ...(z ? { 'content-encoding': 'deflate' } : {}),
     });
     z?.pipe(res);
-    let i = 0;
+    let next: IteratorResult<string>;
     const more = () => {
-      while (i < lines.length && !res.destroyed) {
-        let chunk = '';
-        while (i < lines.length && chunk.length < SNAPSHOT_CHUNK) chunk += lines[i++];
-        if (!send(chunk, i === lines.length)) return void out.once('drain', more);
+      try {
+        next ??= lines.next();
+        while (!next.done && !res.destroyed) {
+          let chunk = '';
+          for (; !next.done && chunk.length < SNAPSHOT_CHUNK; next = lines.next())
+            chunk += next.value;
+          if (!send(chunk, next.done === true)) return void out.once('drain', more);
+        }
+      } catch (error) {
+        if (!(error instanceof LogOverrun)) throw error;
+        return cutOff(); // it read slower than the log moved on: it resumes or starts over
       }
       if (res.destroyed) return;
       live = true;
