@@ -97,6 +97,13 @@ const benches = [
       ],
     ],
   ],
+  // The peer relay at 150,000 pods, a full log and 50 / 200 agents taking a snapshot at once.
+  [
+    'operator: peer relay memory at 150,000 pods',
+    ['npm', ['run', 'build']],
+    buildAgent,
+    ['node', ['packages/agent/dist/bench/fanout/relay-memory.js']],
+  ],
   // One Service change at 100 / 1,000 LoadBalancer Services: plan, render, reload of a real BIRD (root).
   ['agent: one Service change, BIRD reload (root)', npmBench('@flock/agent', 'bench:services')],
   [

@@ -1,6 +1,6 @@
 // The operator's PeerSlice and NodePeer publishers and its peer relay, loaded from the
 // operator's build by path (the agent does not depend on the operator package): for the fan-out
-// bench's publisher and relay processes and the memory bench.
+// bench's publisher and relay processes and the memory benches.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -37,13 +37,18 @@ export type NodePeerPublisherClass = new (o: {
   nodes: Cache<KubeObject>;
 }) => NodePeerPublisher;
 
-async function load<T>(path: string): Promise<T> {
+/** Where a module of the operator's build is (`path` under its dist/src). */
+export async function operatorModule(path: string): Promise<string> {
   // Imported here, not at the top: the memory bench's agent side imports this module, and
   // @flock/testkit would add ≈ 20 MiB of heap to the process it measures.
   const { repoRoot } = await import('@flock/testkit');
   const file = join(repoRoot(import.meta.dirname), 'packages/operator/dist/src', path);
   if (!existsSync(file)) throw new Error(`${file} is missing: ./dev npm run build`);
-  return (await import(pathToFileURL(file).href)) as T;
+  return file;
+}
+
+async function load<T>(path: string): Promise<T> {
+  return (await import(pathToFileURL(await operatorModule(path)).href)) as T;
 }
 
 export async function loadPublisher(): Promise<PublisherClass> {
@@ -77,10 +82,15 @@ export type PeerRelayClass = new (o: {
   transport: KubeTransport;
   logger: Logger;
   allowedUsers: readonly string[];
+  /** Instead of TokenReview (the memory bench). */
+  authenticate?: (token: string) => Promise<'allowed' | 'denied'>;
   tls?: { cert: string; key: string };
+  maxLogEvents?: number;
   coalesceMs?: number;
 }) => PeerRelay;
 
+export const PEER_RELAY_MODULE = 'peer-relay/relay.js';
+
 export async function loadPeerRelay(): Promise<PeerRelayClass> {
-  return (await load<{ PeerRelay: PeerRelayClass }>('peer-relay/relay.js')).PeerRelay;
+  return (await load<{ PeerRelay: PeerRelayClass }>(PEER_RELAY_MODULE)).PeerRelay;
 }

@@ -15,15 +15,7 @@ import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import {
-  API_VERSION,
-  MAX_SLICE_PEERS,
-  PEERSLICE_KIND,
-  Pod,
-  peerOfPod,
-  silentLogger,
-  type PeerPod,
-} from '@flock/api';
+import { silentLogger } from '@flock/api';
 import {
   HttpTransport,
   NAMESPACES,
@@ -41,16 +33,16 @@ import { PolicyReconciler } from '../../src/policy/reconciler.js';
 import { SlicePeers } from '../../src/policy/slice-peers.js';
 import type { AllocationEntry } from '../../src/store/index.js';
 import { loadPublisher } from '../fanout/publisher-module.js';
-import { SHAPE, namespace, networkPolicy, nodeConfig, nodeName, pod } from './cluster-objects.js';
-
-interface Sample {
-  step: string;
-  rssMiB: number;
-  heapMiB: number;
-  peakRssMiB: number;
-  seconds: number;
-  objects?: number;
-}
+import {
+  SHAPE,
+  namespace,
+  networkPolicy,
+  nodeConfig,
+  nodeName,
+  peerSlices,
+  pod,
+} from './cluster-objects.js';
+import { reporter, sampleLine, type Sample } from './memory-report.js';
 
 const MiB = 1024 * 1024;
 
@@ -88,24 +80,8 @@ async function serverSide(): Promise<void> {
   // The operator's slices of those pods (what its publisher writes: up to 20 a namespace each).
   api.register(PEERSLICES);
   const publishing = peersFrom === 'publisher'; // the publisher writes them
-  const byNamespace = new Map<string, PeerPod[]>();
-  for (let i = 0; i < pods; i++) {
-    const p = pod(i);
-    const record = peerOfPod(Pod.parse(p));
-    if (!record) continue;
-    const list = byNamespace.get(p.metadata.namespace) ?? [];
-    list.push(record);
-    byNamespace.set(p.metadata.namespace, list);
-  }
-  let slices = 0;
-  for (const [ns, records] of publishing ? [] : byNamespace)
-    for (let at = 0; at < records.length; at += MAX_SLICE_PEERS)
-      api.putObject(PEERSLICES, {
-        apiVersion: API_VERSION,
-        kind: PEERSLICE_KIND,
-        metadata: { name: `${ns}-${slices++}` },
-        spec: { namespace: ns, pods: records.slice(at, at + MAX_SLICE_PEERS) },
-      });
+  const slices = peerSlices(pods);
+  if (!publishing) for (const slice of slices) api.putObject(PEERSLICES, slice);
   for (let p = 0; p < policies; p++)
     api.putObject(
       NETWORK_POLICIES,
@@ -137,8 +113,8 @@ async function serverSide(): Promise<void> {
   );
   console.log(
     publishing
-      ? `the operator's PeerSlice publisher, writing the slices of ${byNamespace.size} namespaces`
-      : `agent peers from: ${peersFrom} (${slices} PeerSlices served)`,
+      ? `the operator's PeerSlice publisher, writing the slices of ${SHAPE.namespaces} namespaces`
+      : `agent peers from: ${peersFrom} (${slices.length} PeerSlices served)`,
   );
   const child = spawn(
     process.execPath,
@@ -152,15 +128,7 @@ async function serverSide(): Promise<void> {
   createInterface({ input: child.stdout }).on('line', (line) => {
     const sample = JSON.parse(line) as Sample;
     samples.push(sample);
-    const objects =
-      sample.objects === undefined ? '' : `${sample.objects.toLocaleString('en-US')} objects, `;
-    console.log(
-      `  ${sample.step.padEnd(40)} RSS ${sample.rssMiB.toFixed(1).padStart(6)} MiB  heap ${sample.heapMiB
-        .toFixed(1)
-        .padStart(
-          6,
-        )} MiB  peak RSS ${sample.peakRssMiB.toFixed(0).padStart(4)} MiB  (${objects}${sample.seconds.toFixed(1)} s)`,
-    );
+    console.log(sampleLine(sample));
   });
   const code = await new Promise<number | null>((r) => child.once('exit', r));
   await front.close();
@@ -177,27 +145,6 @@ async function serverSide(): Promise<void> {
       `total RSS ${last.rssMiB.toFixed(1)} MiB = ${((last.rssMiB * MiB) / 1e6).toFixed(0)} MB` +
       (publishing ? '' : ' (goal ≤ 200 MB)'),
   );
-}
-
-/** This process's memory after a forced GC, as one line of JSON for the server side. */
-function reporter(): (step: string, objects?: number) => void {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) throw new Error('run with --expose-gc');
-  const t0 = performance.now();
-  return (step, objects) => {
-    gc();
-    gc();
-    const m = process.memoryUsage();
-    const sample: Sample = {
-      step,
-      rssMiB: m.rss / MiB,
-      heapMiB: m.heapUsed / MiB,
-      peakRssMiB: process.resourceUsage().maxRSS / 1024,
-      seconds: (performance.now() - t0) / 1000,
-      ...(objects === undefined ? {} : { objects }),
-    };
-    console.log(JSON.stringify(sample));
-  };
 }
 
 /** The operator's publisher (from its build): its pod cache synced, then every slice written. */

@@ -1,6 +1,14 @@
 // A large cluster's objects as an API server serves them (managedFields, last-applied
 // configuration, probes, container statuses): what the agent's caches receive, for the memory
 // benchmark (cache-memory.ts). Deterministic: object i is the same in every run.
+import {
+  API_VERSION,
+  MAX_SLICE_PEERS,
+  PEERSLICE_KIND,
+  Pod,
+  peerOfPod,
+  type PeerPod,
+} from '@flock/api';
 import * as builders from '@flock/api/testing';
 
 /** Namespaces, pods per app (a Deployment's replicas), nodes. */
@@ -253,4 +261,30 @@ export function networkPolicy(n: number, k: number) {
     },
     spec,
   };
+}
+
+/**
+ * The PeerSlices the operator's publisher writes for pods 0..pods-1: each namespace's records,
+ * up to MAX_SLICE_PEERS a slice.
+ */
+export function peerSlices(pods: number) {
+  const byNamespace = new Map<string, PeerPod[]>();
+  for (let i = 0; i < pods; i++) {
+    const p = pod(i);
+    const record = peerOfPod(Pod.parse(p));
+    if (!record) continue;
+    const list = byNamespace.get(p.metadata.namespace) ?? [];
+    list.push(record);
+    byNamespace.set(p.metadata.namespace, list);
+  }
+  const slices = [];
+  for (const [ns, records] of byNamespace)
+    for (let at = 0; at < records.length; at += MAX_SLICE_PEERS)
+      slices.push({
+        apiVersion: API_VERSION,
+        kind: PEERSLICE_KIND,
+        metadata: { name: `${ns}-${slices.length}` },
+        spec: { namespace: ns, pods: records.slice(at, at + MAX_SLICE_PEERS) },
+      });
+  return slices;
 }
