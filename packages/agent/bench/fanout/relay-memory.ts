@@ -115,7 +115,9 @@ async function parentSide(): Promise<void> {
     });
     const ca = await readFile(tls.cert, 'utf8');
     const flags = [`--max-old-space-size=${count('heap')}`, '--expose-gc'];
-    console.log(`child: node ${flags.join(' ')} (the chart's NODE_OPTIONS; peerRelay.maxHeapMiB: 384)`);
+    console.log(
+      `child: node ${flags.join(' ')} (the chart's NODE_OPTIONS; peerRelay.maxHeapMiB: 384)`,
+    );
     const relays: [string, string][] = [['this build', await operatorModule(PEER_RELAY_MODULE)]];
     if (values.base) relays.push([`base ${values.base}`, baseModule(values.base)]);
     for (const [label, module] of relays) {
