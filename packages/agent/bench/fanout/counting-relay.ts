@@ -3,13 +3,13 @@
 // on untouched to the agent's RelayStream, its lines counted on the way as a watch's are
 // (CountingTransport, watch "peer-relay"): a stream opened is a watch, a snapshot's records are
 // listed, a change is an event (`put` modified, `del` deleted), a tick a bookmark; and the
-// lines' bytes, uncompressed. A live `put` whose labels carry the churn's mark is a lag, seen
-// when its bytes arrive, as a watch event is seen just before its cache applies it. What the
+// lines' bytes, uncompressed. A `put` whose labels carry the churn's mark is a lag (live, or in a
+// snapshot: a write the agent had not seen yet), seen when its bytes arrive, as a watch event is seen just before its cache applies it. What the
 // wire carries (deflated, in TLS) is in the watcher's rchar (proc.ts): a socket is read too.
 import { Transform, pipeline } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { RelayOpen } from '../../src/policy/relay-client.js';
-import type { CountingTransport } from './counting-transport.js';
+import { FLIP_LABEL, type CountingTransport } from './counting-transport.js';
 
 /** The watch name the relay's lines are counted under. */
 export const RELAY_WATCH = 'peer-relay';
@@ -29,8 +29,10 @@ export function countingRelay(open: RelayOpen, counter: CountingTransport): Rela
     const line = (text: string) => {
       const t = typeOf(text);
       if (t === 'put') {
-        if (inSnapshot) return void counts.listed++;
-        counts.modified++;
+        if (inSnapshot) counts.listed++;
+        else counts.modified++;
+        // A write can reach an agent in a snapshot too (a new relay's, after a crash): seen then.
+        if (inSnapshot && !text.includes(FLIP_LABEL)) return;
         const e = JSON.parse(text) as { pod?: { labels?: Record<string, string> } };
         counter.sawLabels(e.pod?.labels);
       } else if (t === 'del') counts.deleted++;

@@ -22,6 +22,8 @@ export interface Setting {
   churn: Omit<ChurnPlan, 'firstWrite'>;
   /** The peer relay of a design that has one: its process and what watchers need to reach it. */
   relay?: { pid: number; files: RelayFiles };
+  /** Kill the relay `atMs` into each churn and start another (its CPU is then not counted). */
+  relayCrash?: { atMs: number; crash: () => Promise<void> };
 }
 
 export interface Sync {
@@ -97,12 +99,16 @@ const relayCpu = (s: Setting) => (s.relay ? cpuSeconds(s.relay.pid) : Promise.re
 
 async function runChurn(s: Setting): Promise<ChurnResult & { apiCpu: number; relayCpu: number }> {
   const [cpu0, relay0] = [await cpuSeconds(s.apiserverPid), await relayCpu(s)];
+  const crashed =
+    s.relay && s.relayCrash ? sleep(s.relayCrash.atMs).then(s.relayCrash.crash) : undefined;
   const result = await churn(s.api, s.pods, { ...s.churn, firstWrite: nextWrite });
   nextWrite = result.to;
+  await crashed;
   return {
     ...result,
     apiCpu: (await cpuSeconds(s.apiserverPid)) - cpu0,
-    relayCpu: (await relayCpu(s)) - relay0,
+    // Two processes when the relay was killed: the first one's last CPU is gone with it.
+    relayCpu: crashed !== undefined ? NaN : (await relayCpu(s)) - relay0,
   };
 }
 
@@ -233,7 +239,7 @@ export async function round(s: Setting, design: string, k: number): Promise<Roun
         writesPerSecond: writes / r.seconds,
         apiCpuPerSecond: r.apiCpu / r.seconds,
         apiRss: await rssBytes(s.apiserverPid),
-        ...(s.relay ? { relayCpuPerSecond: r.relayCpu / r.seconds } : {}),
+        ...(s.relay && !s.relayCrash ? { relayCpuPerSecond: r.relayCpu / r.seconds } : {}),
         events: total,
         eventsPerAgentPerSecond: total / k / r.seconds,
         bytesPerAgentPerSecond: received / k / r.seconds,

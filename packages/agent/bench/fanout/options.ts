@@ -20,12 +20,14 @@ export interface FanoutOptions {
   concurrency: number;
   /** The publisher's namespaces written in parallel (absent: its default). */
   publisherWorkers?: number;
+  /** Seconds into each churn at which the relay is killed (SIGKILL) and a new one started. */
+  killRelayAt?: number;
 }
 
 const USAGE = `usage: node dist/bench/fanout/run.js [--nodes 1000] [--pods-per-node 30]
   [--namespaces 100] [--policies-per-namespace 1] [--agents 10,50,100] [--churn-seconds 60]
   [--rate PODS_PER_S (default 0.1% of pods, at least 1)] [--cnp on|off] [--designs pods,peer-slices]
-  [--concurrency 32] [--publisher-workers N]`;
+  [--concurrency 32] [--publisher-workers N] [--kill-relay-at SECONDS_INTO_THE_CHURN]`;
 
 const count = (name: string, text: string, min: number): number => {
   const n = Number(text);
@@ -54,6 +56,7 @@ export function parseOptions(argv: string[]): FanoutOptions {
       designs: { type: 'string', default: 'pods,peer-slices' },
       concurrency: { type: 'string', default: '32' },
       'publisher-workers': { type: 'string' },
+      'kill-relay-at': { type: 'string' },
     },
   });
   if (values.cnp !== 'on' && values.cnp !== 'off') throw new Error(`--cnp: on or off\n${USAGE}`);
@@ -78,5 +81,8 @@ export function parseOptions(argv: string[]): FanoutOptions {
     ...(values['publisher-workers'] === undefined
       ? {}
       : { publisherWorkers: count('publisher-workers', values['publisher-workers'], 1) }),
+    ...(values['kill-relay-at'] === undefined
+      ? {}
+      : { killRelayAt: count('kill-relay-at', values['kill-relay-at'], 0) }),
   };
 }

@@ -11,6 +11,8 @@
 // with no watcher first: what the writes alone cost. Figures, not assertions. A design with a
 // peer relay (`peer-relay`) has the relay beside the publisher (relay-setup.ts: its certificate,
 // the agents' ServiceAccount and token, its EndpointSlice), its CPU measured as the API server's.
+// --kill-relay-at S: in each churn the relay is killed S seconds in and another started (a crash
+// under load: the lag and the writes some agent missed say what it cost; relay CPU not counted).
 //   ./dev npx tsc -b packages/agent/tsconfig.testing.json &&
 //   ./dev node packages/agent/dist/bench/fanout/run.js [--nodes 1000 --pods-per-node 30
 //     --agents 10,50,100 --churn-seconds 60 --cnp on]            (--help: options.ts)
@@ -104,6 +106,27 @@ try {
         );
       const here: Setting =
         relay && access ? { ...setting, relay: { pid: relay.pid, files: access } } : setting;
+      if (relay && access && o.killRelayAt !== undefined)
+        here.relayCrash = {
+          atMs: o.killRelayAt * 1000,
+          // A crash, as a node's death would be: SIGKILL, its EndpointSlice left as it was until
+          // the new one serves every slice and takes it over (what the Deployment does).
+          crash: async () => {
+            const t0 = Date.now();
+            process.kill(relay!.pid, 'SIGKILL');
+            relay = await startRelay(
+              cluster.cp.kubeconfigPath,
+              cluster.api,
+              access,
+              arm.relayCoalesceMs,
+            );
+            here.relay = { pid: relay.pid, files: access };
+            console.log(
+              `relay killed ${o.killRelayAt} s into the churn; another serving after ` +
+                `${((Date.now() - t0) / 1000).toFixed(1)} s`,
+            );
+          },
+        };
       for (const k of o.agents) {
         console.log(`${design}: ${k} agents (load ${load()})...`);
         rounds.push(await round(here, design, k));
