@@ -2,8 +2,8 @@
 // the record changes the slices' changes amount to. A slice change (the API server sends it
 // whole) becomes one `put` a record that is new or changed and one `del` a record that left
 // every slice; each line is encoded once and the same string goes to every agent. At least the
-// last `maxEvents` lines are kept, so an agent that reconnects within them resumes from its position
-// instead of receiving every record again.
+// last `maxEvents` lines are kept, so an agent that reconnects within them resumes from its
+// position instead of receiving every record again.
 import { randomUUID } from 'node:crypto';
 import type { PeerPod, RelayEvent } from '@flock/api';
 
@@ -41,7 +41,7 @@ interface Known {
 }
 
 const line = (e: RelayEvent) => `${JSON.stringify(e)}\n`;
-/** A put line around a record's JSON as kept (a namespace is a DNS label: nothing to escape). */
+/** A put line around a record's JSON as kept (the schema made `ns` a DNS label: no escaping). */
 const putLine = (ns: string, json: string, seq?: number) =>
   `{"t":"put",${seq === undefined ? '' : `"seq":${seq},`}"ns":"${ns}","pod":${json}}\n`;
 
