@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     maxLogEvents: o.maxLogEvents,
     watchdogMs: o.watchdog,
     coalesceMs: o.coalesce,
+    maxConnectionsPerSource: o.maxConnectionsPerSource,
   });
   const port = await relay.start(o.port, o.host || undefined);
   const health =

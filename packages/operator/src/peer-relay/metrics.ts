@@ -13,6 +13,8 @@ export class RelayMetrics {
   readonly cutOff: Counter;
   /** Requests by what the token check said (allowed, denied, busy; limited: not asked). */
   readonly tokens: Counter<'verdict'>;
+  /** Connections closed at once: their address had too many open. */
+  readonly refused: Counter;
 
   constructor(
     registry: Registry,
@@ -60,6 +62,11 @@ export class RelayMetrics {
     this.cutOff = new Counter({
       name: `${p}cut_off_total`,
       help: 'Streams cut off because their agent did not read its changes fast enough.',
+      registers,
+    });
+    this.refused = new Counter({
+      name: `${p}connections_refused_total`,
+      help: 'Connections closed at once because their address had too many open.',
       registers,
     });
     this.tokens = new Counter({

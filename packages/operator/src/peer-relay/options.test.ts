@@ -16,7 +16,13 @@ describe('flock-peer-relay settings', () => {
       allowUsers: ['system:serviceaccount:flock-system:flock-agent', 'system:serviceaccount:x:y'],
       maxLogEvents: 100_000,
       coalesce: 20,
+      maxConnectionsPerSource: 16,
     });
+    const many = parseRelayOptions([...required, '--max-connections-per-source=500'], {});
+    expect(many.maxConnectionsPerSource).toBe(500);
+    expect(() => parseRelayOptions([...required, '--max-connections-per-source=0'], {})).toThrow(
+      /max-connections-per-source/,
+    );
     expect(parseRelayOptions([...required, '--coalesce=0'], {}).coalesce).toBe(0);
     expect(parseRelayOptions([...required, '--coalesce=250ms'], {}).coalesce).toBe(250);
     expect(() => parseRelayOptions([...required, '--coalesce=2s'], {})).toThrow(/at most 1s/);

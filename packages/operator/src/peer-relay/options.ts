@@ -10,7 +10,7 @@ import {
   pathFlag,
 } from '@flock/kube';
 import { z } from 'zod';
-import { RELAY_COALESCE_MS } from './server.js';
+import { RELAY_COALESCE_MS, RELAY_CONNECTIONS_PER_SOURCE } from './server.js';
 
 export const RELAY_FLAGS = new FlagSet('flock-peer-relay', {
   kubeconfig: kubeconfigFlag,
@@ -48,6 +48,12 @@ export const RELAY_FLAGS = new FlagSet('flock-peer-relay', {
     arg: 'DURATION',
     schema: durationFlag(0).pipe(z.number().max(1_000, 'at most 1s')),
     default: `${RELAY_COALESCE_MS}ms`,
+  },
+  maxConnectionsPerSource: {
+    help: 'connections open at once from one address (an agent holds one)',
+    arg: 'N',
+    schema: intFlag(1, 100_000),
+    default: String(RELAY_CONNECTIONS_PER_SOURCE),
   },
   watchdog: {
     help: 'restart a watch silent for this long',

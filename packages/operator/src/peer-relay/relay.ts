@@ -33,6 +33,8 @@ export interface PeerRelayOptions {
   tickMs?: number;
   /** How long an agent's live changes are gathered before one write (RelayServer). */
   coalesceMs?: number;
+  /** Connections one address may hold open (default 16). */
+  maxConnectionsPerSource?: number;
   /** Where its metrics go (default: a registry of its own, `registry`). */
   registry?: Registry;
   /** Process metrics (CPU, memory, event loop) in the registry (default true). */
@@ -89,6 +91,9 @@ export class PeerRelay {
       ...(o.tls ? { tls: o.tls } : {}),
       ...(o.tickMs ? { tickMs: o.tickMs } : {}),
       ...(o.coalesceMs !== undefined ? { coalesceMs: o.coalesceMs } : {}),
+      ...(o.maxConnectionsPerSource !== undefined
+        ? { maxConnectionsPerSource: o.maxConnectionsPerSource }
+        : {}),
     });
   }
 

@@ -13,11 +13,12 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { constants, createDeflate } from 'node:zlib';
 import { RELAY_PATH, RELAY_TICK_MS, RelayQuery } from '@flock/api';
 import type { Logger } from '@flock/kube';
+import { ConnectionLimit } from './connection-limit.js';
 import { DenialLimit, denialSource } from './denial-limit.js';
 import type { RelayMetrics } from './metrics.js';
 import { LogOverrun, type PeerLog } from './peer-log.js';
@@ -39,6 +40,10 @@ export interface RelayServerOptions {
   metrics?: RelayMetrics;
   /** Sources that showed too many denied tokens: no review for them (denial-limit.ts). */
   denials?: DenialLimit;
+  /** Connections open at once from one address (connection-limit.ts; default 16). */
+  maxConnectionsPerSource?: number;
+  /** How long a connection may take to send its request, TLS handshake apart (default 10 s). */
+  requestTimeoutMs?: number;
 }
 
 interface Client {
@@ -48,6 +53,8 @@ interface Client {
 const SNAPSHOT_CHUNK = 64 * 1024;
 /** Live changes gathered this long an agent by default: a few writes per window, not one each. */
 export const RELAY_COALESCE_MS = 20;
+/** Connections one address may hold open by default (a node's agent needs one). */
+export const RELAY_CONNECTIONS_PER_SOURCE = 16;
 
 export class RelayServer {
   private readonly server: Server;
@@ -65,7 +72,22 @@ export class RelayServer {
         o.logger.warn('relay request failed', { error: String(error) });
         res.destroy();
       });
-    this.server = o.tls ? createHttpsServer(o.tls, handler) : createHttpServer(handler);
+    // A GET has no body: its request is its headers, sent at once by an agent. A connection that
+    // sends nothing is closed, not kept (the checks run every second of it).
+    const timeout = o.requestTimeoutMs ?? 10_000;
+    const limits = {
+      requestTimeout: timeout,
+      headersTimeout: timeout,
+      connectionsCheckingInterval: Math.min(1_000, timeout),
+    };
+    this.server = o.tls
+      ? createHttpsServer({ ...o.tls, ...limits, handshakeTimeout: timeout }, handler)
+      : createHttpServer(limits, handler);
+    const connections = new ConnectionLimit(
+      o.maxConnectionsPerSource ?? RELAY_CONNECTIONS_PER_SOURCE,
+      () => o.metrics?.refused.inc(),
+    );
+    this.server.on('connection', (socket: Socket) => void connections.admit(socket));
   }
 
   get connected(): number {
