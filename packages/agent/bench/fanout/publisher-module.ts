@@ -87,6 +87,8 @@ export type PeerRelayClass = new (o: {
   tls?: { cert: string; key: string };
   maxLogEvents?: number;
   coalesceMs?: number;
+  /** The benches' agents all connect from one address. */
+  maxConnectionsPerSource?: number;
 }) => PeerRelay;
 
 export const PEER_RELAY_MODULE = 'peer-relay/relay.js';

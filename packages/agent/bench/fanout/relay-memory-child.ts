@@ -31,6 +31,8 @@ const relay = new PeerRelay({
   authenticate: async () => 'allowed',
   tls: { cert: await readFile(cert, 'utf8'), key: await readFile(key, 'utf8') },
   maxLogEvents: Number(maxLogEvents),
+  // Every agent connects from 127.0.0.1.
+  maxConnectionsPerSource: 100_000,
 });
 const port = await relay.start(0, '127.0.0.1');
 await relay.slices.synced;

@@ -44,6 +44,8 @@ const relay = new PeerRelay({
   allowedUsers: [user],
   tls: { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') },
   ...(coalesce !== undefined ? { coalesceMs: Number(coalesce) } : {}),
+  // Every watcher connects from this machine's one address.
+  maxConnectionsPerSource: 100_000,
 });
 const port = await relay.start(0, host);
 await relay.slices.synced;
