@@ -78,13 +78,16 @@ const nodeOf = (p: LabPod) => lab.nodes.find((n) => n.plan.name === p.spec.nodeN
 
 describe('NAT64 and DNS64 (a Pool with nat64)', () => {
   it('every node runs the translator for the Pool’s prefix; the pod has no IPv4', async () => {
-    for (const plan of lab.plans) {
-      const nc = NodeConfig.parse(
-        await lab.api!.request({ method: 'GET', path: objectPath(NODECONFIGS, plan.name) }),
-      );
-      expect(nc.spec.nat64).toMatchObject({ prefix: LAB_NAT64_PREFIX, pool: '192.168.240.0/20' });
-      expect(nc.spec.nat64?.clusterCIDRs).toContain(POOL_CIDR4);
-    }
+    // The setup changed the Pool just before: the operator writes the NodeConfigs after it.
+    for (const plan of lab.plans)
+      await eventually(`${plan.name}'s NodeConfig has the Pool's nat64`, async () => {
+        const nc = NodeConfig.parse(
+          await lab.api!.request({ method: 'GET', path: objectPath(NODECONFIGS, plan.name) }),
+        );
+        expect(nc.spec.nat64).toMatchObject({ prefix: LAB_NAT64_PREFIX, pool: '192.168.240.0/20' });
+        expect(nc.spec.nat64?.clusterCIDRs).toContain(POOL_CIDR4);
+        return true;
+      });
     const node = nodeOf(await pod());
     await eventually('the prefix routed to flock64', async () => {
       const r = await node.ns.enter('ip', ['-6', 'route', 'show', LAB_NAT64_PREFIX], {
