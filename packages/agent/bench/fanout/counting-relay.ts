@@ -4,8 +4,9 @@
 // (CountingTransport, watch "peer-relay"): a stream opened is a watch, a snapshot's records are
 // listed, a change is an event (`put` modified, `del` deleted), a tick a bookmark; and the
 // lines' bytes, uncompressed. A `put` whose labels carry the churn's mark is a lag (live, or in a
-// snapshot: a write the agent had not seen yet), seen when its bytes arrive, as a watch event is seen just before its cache applies it. What the
-// wire carries (deflated, in TLS) is in the watcher's rchar (proc.ts): a socket is read too.
+// snapshot: a write the agent had not seen yet), seen when its bytes arrive, as a watch event is
+// seen just before its cache applies it. What the wire carries (deflated, in TLS) is in the
+// watcher's rchar (proc.ts): a socket is read too.
 import { Transform, pipeline } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { RelayOpen } from '../../src/policy/relay-client.js';

@@ -239,7 +239,7 @@ export async function round(s: Setting, design: string, k: number): Promise<Roun
         writesPerSecond: writes / r.seconds,
         apiCpuPerSecond: r.apiCpu / r.seconds,
         apiRss: await rssBytes(s.apiserverPid),
-        ...(s.relay && !s.relayCrash ? { relayCpuPerSecond: r.relayCpu / r.seconds } : {}),
+        ...(s.relay ? { relayCpuPerSecond: r.relayCpu / r.seconds } : {}),
         events: total,
         eventsPerAgentPerSecond: total / k / r.seconds,
         bytesPerAgentPerSecond: received / k / r.seconds,

@@ -37,9 +37,4 @@ export class ConnectionLimit {
     });
     return true;
   }
-
-  /** Addresses with connections open now. */
-  get sources(): number {
-    return this.open.size;
-  }
 }
